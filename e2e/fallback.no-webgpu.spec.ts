@@ -1,0 +1,13 @@
+import { expect, test } from '@playwright/test';
+import { metric, openReady, trainSteps } from './support/page';
+
+test('without WebGPU the page reports the fallback backend and why, and still trains', async ({ page }) => {
+  await openReady(page);
+  const backend = await page.getByTestId('backend').textContent();
+  expect(['wasm', 'webgl', 'cpu']).toContain(backend);
+  await expect(page.getByTestId('fallback')).toBeVisible();
+  await expect(page.getByTestId('fallback-reason').first()).toContainText(/WebGPU|adapter/i);
+  await trainSteps(page, 'train-1');
+  expect(Number.isFinite(await metric(page, 'loss'))).toBe(true);
+  expect(await metric(page, 'weights-moved')).toBeGreaterThan(0);
+});

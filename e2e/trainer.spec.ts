@@ -1,0 +1,39 @@
+import { expect, test } from '@playwright/test';
+import { metric, openReady, trainSteps } from './support/page';
+
+test('the trainer worker runs on webgpu and a step moves the weights with a finite loss', async ({ page }) => {
+  await openReady(page);
+  await expect(page.getByTestId('backend')).toHaveText('webgpu');
+  await expect(page.getByTestId('adapter')).not.toHaveText('none');
+  expect(await metric(page, 'weights-moved')).toBe(0);
+  await trainSteps(page, 'train-1');
+  const loss = await metric(page, 'loss');
+  expect(Number.isFinite(loss)).toBe(true);
+  expect(await metric(page, 'step-ms')).toBeGreaterThan(0);
+  expect(await metric(page, 'weights-moved')).toBeGreaterThan(0);
+  await expect(page.getByTestId('event-count')).not.toHaveText('0');
+});
+
+test('training on webgpu lowers the loss below its own first step', async ({ page }) => {
+  await openReady(page);
+  await trainSteps(page, 'train-20');
+  expect(await metric(page, 'steps')).toBe(20);
+  expect(await metric(page, 'loss')).toBeLessThan((await metric(page, 'first-loss')) * 0.8);
+});
+
+test('weights saved to IndexedDB survive a reload and load back exactly', async ({ page }) => {
+  await openReady(page);
+  await trainSteps(page, 'train-1');
+  await page.getByTestId('save').click();
+  await expect(page.getByTestId('saved-version')).not.toHaveText('—');
+  const saved = await page.getByTestId('fingerprint').textContent();
+  const version = await page.getByTestId('saved-version').textContent();
+
+  await page.reload();
+  await openReady(page);
+  // A fresh trainer starts from the seed's initial weights, not the trained ones.
+  await expect(page.getByTestId('fingerprint')).not.toHaveText(saved ?? '');
+  await page.getByTestId('load').click();
+  await expect(page.getByTestId('loaded-version')).toHaveText(version ?? '');
+  await expect(page.getByTestId('fingerprint')).toHaveText(saved ?? '');
+});

@@ -1,0 +1,57 @@
+/** Swim lane of the timeline an event belongs to (DESIGN §9). */
+export type Lane = 'trainer' | 'store' | `rollout-${number}` | 'controller' | 'sandbox';
+
+/** What happened in a span or at an instant (t0 === t1). */
+export type EventKind =
+  | 'init'
+  | 'generate'
+  | 'sandbox'
+  | 'episode'
+  | 'train-step'
+  | 'publish'
+  | 'adopt'
+  | 'interrupt'
+  | 'stale-drop'
+  | 'preempt'
+  | 'wait'
+  | 'load'
+  | 'error';
+
+/** One timeline event. Times are epoch milliseconds, comparable across threads. */
+export interface TimelineEvent {
+  lane: Lane;
+  kind: EventKind;
+  t0: number;
+  t1: number;
+  /** Policy version the work ran with, or −1 when none applies. */
+  version: number;
+  meta?: Record<string, string | number | boolean>;
+}
+
+/** Epoch milliseconds with sub-millisecond precision; the same clock in every worker. */
+export function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Bounded in-memory event log: keeps the newest `capacity` events. */
+export class EventLog {
+  private items: TimelineEvent[] = [];
+
+  constructor(readonly capacity = 10_000) {}
+
+  push(...events: TimelineEvent[]): void {
+    this.items.push(...events);
+    if (this.items.length > this.capacity) this.items.splice(0, this.items.length - this.capacity);
+  }
+
+  get events(): readonly TimelineEvent[] {
+    return this.items;
+  }
+
+  /** Removes and returns everything logged so far. */
+  drain(): TimelineEvent[] {
+    const out = this.items;
+    this.items = [];
+    return out;
+  }
+}

@@ -1,0 +1,62 @@
+import { VOCAB_SIZE } from '../env/vocab';
+
+/** Shape of the decoder-only transformer policy (DESIGN §4). Carried in every checkpoint. */
+export interface ModelArgs {
+  /** Number of distinct tokens (program, control and observation tokens). */
+  vocabSize: number;
+  /** Longest token sequence the model attends over; positions are learned embeddings. */
+  contextLength: number;
+  /** Width of the residual stream. */
+  dModel: number;
+  /** Number of transformer blocks. */
+  nLayers: number;
+  /** Attention heads per block; `dModel` must be divisible by it. */
+  nHeads: number;
+  /** Hidden width of each block's MLP (conventionally 4·dModel). */
+  dMlp: number;
+}
+
+/** The default policy: small enough to train in a browser tab, on WebGPU or in software. */
+export const DEFAULT_MODEL_ARGS: ModelArgs = {
+  vocabSize: VOCAB_SIZE,
+  contextLength: 64,
+  dModel: 64,
+  nLayers: 2,
+  nHeads: 4,
+  dMlp: 256,
+};
+
+/** Optimisation settings of one trainer (CleanRL-style: one typed object, a doc per field). */
+export interface TrainerConfig {
+  /** Adam learning rate. */
+  learningRate: number;
+  /** Global gradient-norm clip (DESIGN §5). */
+  maxGradNorm: number;
+  /** Weight of the value loss ½(V − R)². */
+  valueCoef: number;
+  /** Weight of the entropy bonus. */
+  entropyCoef: number;
+  /** Episodes per training batch. */
+  batchSize: number;
+  /** Seed for parameter initialisation and synthetic batches. */
+  seed: number;
+}
+
+export const DEFAULT_TRAINER_CONFIG: TrainerConfig = {
+  learningRate: 3e-3,
+  maxGradNorm: 0.5,
+  valueCoef: 0.5,
+  entropyCoef: 0.01,
+  batchSize: 8,
+  seed: 1,
+};
+
+/** Throws with a readable message when `args` cannot describe a model. */
+export function validateModelArgs(args: ModelArgs): void {
+  for (const [k, v] of Object.entries(args)) {
+    if (!Number.isInteger(v) || v <= 0) throw new Error(`model arg ${k} must be a positive integer, got ${v}`);
+  }
+  if (args.dModel % args.nHeads !== 0) {
+    throw new Error(`dModel (${args.dModel}) must be divisible by nHeads (${args.nHeads})`);
+  }
+}

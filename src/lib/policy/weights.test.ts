@@ -1,0 +1,36 @@
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from './config';
+import { initParams } from './model';
+import { packParams, paramsFromCheckpoint, unpackTensors, type Checkpoint } from './weights';
+
+const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 8, dModel: 16, dMlp: 32 };
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+});
+
+describe('weights as data', () => {
+  it('round-trips every parameter exactly through one ArrayBuffer', async () => {
+    const params = initParams(small, 5);
+    const packed = await packParams(params);
+    const ckpt: Checkpoint = { format: 'sandbox-rl-lab/weights@1', model: small, params: packed, step: 0 };
+    const back = paramsFromCheckpoint(ckpt);
+    expect([...back.keys()]).toEqual([...params.keys()]);
+    for (const [name, v] of params) expect(back.get(name)?.arraySync()).toEqual(v.arraySync());
+    tf.dispose([...params.values(), ...back.values()]);
+  });
+
+  it('rejects a checkpoint whose shapes do not match its model args', async () => {
+    const params = initParams(small, 5);
+    const packed = await packParams(params);
+    const wrong = { model: { ...small, dMlp: 64 }, params: packed };
+    expect(() => paramsFromCheckpoint(wrong)).toThrow(/h0\.mlp\.w1 has shape/);
+    tf.dispose([...params.values()]);
+  });
+
+  it('rejects an entry that points past the end of the buffer', () => {
+    const bad = { entries: [{ name: 'a', shape: [4], dtype: 'float32' as const, offset: 2 }], data: new ArrayBuffer(16) };
+    expect(() => unpackTensors(bad)).toThrow(/outside the buffer/);
+  });
+});

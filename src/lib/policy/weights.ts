@@ -1,0 +1,91 @@
+import * as tf from '@tensorflow/tfjs';
+import { validateModelArgs, type ModelArgs } from './config';
+import { paramShapes, type Params } from './model';
+
+/** Where one tensor lives inside a packed buffer. */
+export interface TensorEntry {
+  name: string;
+  shape: number[];
+  /** Stored as float32 either way; int32 entries (e.g. Adam's step counter) are cast back. */
+  dtype: 'float32' | 'int32';
+  /** Offset in float32 elements from the start of the buffer. */
+  offset: number;
+}
+
+/** Tensors packed into one ArrayBuffer plus the manifest needed to read them back. */
+export interface PackedTensors {
+  entries: TensorEntry[];
+  /** Float32 values of every entry, back to back. */
+  data: ArrayBuffer;
+}
+
+/** A checkpoint of the policy: model args + parameters (+ optimiser state for resume). */
+export interface Checkpoint {
+  format: 'sandbox-rl-lab/weights@1';
+  model: ModelArgs;
+  params: PackedTensors;
+  /** Adam moments and step counter; absent in a weights-only export. */
+  optimizer?: PackedTensors;
+  /** Optimiser steps taken when the checkpoint was made. */
+  step: number;
+}
+
+const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
+
+/** Reads `tensors` back from the backend (async, no GPU stall) into one buffer. */
+export async function packTensors(tensors: { name: string; tensor: tf.Tensor }[]): Promise<PackedTensors> {
+  const entries: TensorEntry[] = [];
+  let offset = 0;
+  for (const { name, tensor } of tensors) {
+    if (tensor.dtype !== 'float32' && tensor.dtype !== 'int32') {
+      throw new Error(`tensor ${name} is ${tensor.dtype}; only float32 and int32 are packed`);
+    }
+    entries.push({ name, shape: [...tensor.shape], dtype: tensor.dtype, offset });
+    offset += tensor.size;
+  }
+  const all = new Float32Array(offset);
+  const values = await Promise.all(tensors.map(({ tensor }) => tensor.data()));
+  values.forEach((v, i) => all.set(v, entries[i]?.offset ?? 0));
+  return { entries, data: all.buffer };
+}
+
+/** Splits a packed buffer back into tensors, checking every entry lies inside it. */
+export function unpackTensors(packed: PackedTensors): { name: string; tensor: tf.Tensor }[] {
+  const all = new Float32Array(packed.data);
+  return packed.entries.map((e) => {
+    const n = size(e.shape);
+    if (!Number.isInteger(e.offset) || e.offset < 0 || e.offset + n > all.length) {
+      throw new Error(`weights entry ${e.name} lies outside the buffer (${all.length} floats)`);
+    }
+    return { name: e.name, tensor: tf.tensor(all.subarray(e.offset, e.offset + n), e.shape, e.dtype) };
+  });
+}
+
+/** Packs a model's parameters in creation order. */
+export function packParams(params: Params): Promise<PackedTensors> {
+  return packTensors([...params.entries()].map(([name, tensor]) => ({ name, tensor })));
+}
+
+/**
+ * Rebuilds trainable parameters from a checkpoint, checking that names and shapes are exactly
+ * those a model with the checkpoint's args has.
+ */
+export function paramsFromCheckpoint(ckpt: Pick<Checkpoint, 'model' | 'params'>): Params {
+  validateModelArgs(ckpt.model);
+  const expected = paramShapes(ckpt.model);
+  const got = new Map(ckpt.params.entries.map((e) => [e.name, e.shape]));
+  for (const [name, shape] of expected) {
+    const s = got.get(name);
+    if (!s) throw new Error(`checkpoint is missing parameter ${name}`);
+    if (s.join(',') !== shape.join(',')) {
+      throw new Error(`parameter ${name} has shape [${s}], the model needs [${shape}]`);
+    }
+  }
+  if (got.size !== expected.length) throw new Error(`checkpoint has ${got.size} tensors, the model ${expected.length}`);
+  const params: Params = new Map();
+  for (const { name, tensor } of unpackTensors(ckpt.params)) {
+    params.set(name, tf.variable(tensor, true));
+    tensor.dispose();
+  }
+  return params;
+}

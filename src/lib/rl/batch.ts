@@ -1,0 +1,29 @@
+/**
+ * A training batch of token sequences as flat typed arrays (they cross threads as
+ * transferables). Every per-position array is [batch, length], row-major.
+ */
+export interface TokenBatch {
+  /** Number of sequences (B). */
+  batch: number;
+  /** Positions per sequence (T). */
+  length: number;
+  /** Model input at each position, [B, T]. */
+  tokens: Int32Array;
+  /** Token emitted at each position (the next token), [B, T]. */
+  actions: Int32Array;
+  /** 1 where the action was the policy's own choice, 0 for observation or padding, [B, T]. */
+  mask: Float32Array;
+  /** Advantage of each action, [B, T]. */
+  advantages: Float32Array;
+  /** Return target for the value head, [B, T]. */
+  returns: Float32Array;
+}
+
+/** Throws when the arrays of `b` do not all have B·T entries or the mask selects nothing. */
+export function validateBatch(b: TokenBatch): void {
+  const n = b.batch * b.length;
+  for (const key of ['tokens', 'actions', 'mask', 'advantages', 'returns'] as const) {
+    if (b[key].length !== n) throw new Error(`batch.${key} has ${b[key].length} entries, expected ${n}`);
+  }
+  if (!b.mask.some((m) => m > 0)) throw new Error('batch.mask selects no position');
+}

@@ -1,0 +1,58 @@
+import 'fake-indexeddb/auto';
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
+import { initParams } from '../policy/model';
+import { packParams, paramsFromCheckpoint } from '../policy/weights';
+import { openLabDb } from './db';
+import { ensureRun, getVersion, latestVersion, listVersions, putVersion } from './weights-store';
+
+const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 8, dModel: 16, dMlp: 32 };
+let dbCount = 0;
+const freshDb = () => openLabDb(`test-${dbCount++}`);
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+});
+
+describe('IndexedDB storage', () => {
+  it('saves weight versions and loads the latest back bit-exactly', async () => {
+    const db = await freshDb();
+    await ensureRun(db, { id: 'r1', name: 'run 1', config: { seed: 1 } });
+    const params = initParams(small, 9);
+    for (const version of [0, 1, 2]) {
+      const checkpoint = { format: 'sandbox-rl-lab/weights@1' as const, model: small, params: await packParams(params), step: version };
+      await putVersion(db, { runId: 'r1', version, createdAt: Date.now(), checkpoint, metrics: { loss: 1 / (version + 1) }, milestone: false });
+    }
+    expect(await listVersions(db, 'r1')).toEqual([0, 1, 2]);
+    expect((await db.get('runs', 'r1'))?.latestVersion).toBe(2);
+    const latest = await latestVersion(db, 'r1');
+    expect(latest?.version).toBe(2);
+    const restored = paramsFromCheckpoint(latest!.checkpoint);
+    expect(restored.get('head.w')?.arraySync()).toEqual(params.get('head.w')?.arraySync());
+    expect(await getVersion(db, 'r1', 7)).toBeUndefined();
+    tf.dispose([...params.values(), ...restored.values()]);
+    db.close();
+  });
+
+  it('refuses weights for an unknown run and writes nothing', async () => {
+    const db = await freshDb();
+    const params = initParams(small, 1);
+    const checkpoint = { format: 'sandbox-rl-lab/weights@1' as const, model: small, params: await packParams(params), step: 0 };
+    await expect(
+      putVersion(db, { runId: 'nope', version: 0, createdAt: 0, checkpoint, metrics: {}, milestone: false }),
+    ).rejects.toThrow(/no run nope/);
+    expect(await db.count('weights')).toBe(0);
+    tf.dispose([...params.values()]);
+    db.close();
+  });
+
+  it('keeps latestVersion monotonic and does not duplicate runs', async () => {
+    const db = await freshDb();
+    const a = await ensureRun(db, { id: 'r', name: 'a', config: {} });
+    const b = await ensureRun(db, { id: 'r', name: 'b', config: {} });
+    expect(b.name).toBe(a.name);
+    expect(await db.count('runs')).toBe(1);
+    db.close();
+  });
+});

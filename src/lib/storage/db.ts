@@ -1,0 +1,57 @@
+import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import type { Checkpoint } from '../policy/weights';
+
+/** Lifecycle of a training run. */
+export type RunStatus = 'created' | 'running' | 'paused' | 'finished' | 'failed';
+
+/** One training run (DESIGN §7 `runs`). */
+export interface RunRecord {
+  id: string;
+  /** Human label shown in the run list. */
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  status: RunStatus;
+  /** Newest published weight version, −1 before the first. */
+  latestVersion: number;
+  /** The full configuration the run was started with (JSON-serialisable). */
+  config: Record<string, unknown>;
+}
+
+/** One published weight version (DESIGN §7 `weights`, key [runId, version]). */
+export interface WeightsRecord {
+  runId: string;
+  version: number;
+  createdAt: number;
+  checkpoint: Checkpoint;
+  /** Metrics at publish time (loss, step ms, …). */
+  metrics: Record<string, number>;
+  /** Kept past retention (e.g. every 10th version). */
+  milestone: boolean;
+}
+
+export interface LabSchema extends DBSchema {
+  runs: { key: string; value: RunRecord; indexes: { 'by-updated': number } };
+  weights: { key: [string, number]; value: WeightsRecord; indexes: { 'by-run': string } };
+}
+
+export const DB_NAME = 'sandbox-rl-lab';
+/** Bump with a new step in the migration ladder below. */
+export const DB_VERSION = 1;
+
+export type LabDB = IDBPDatabase<LabSchema>;
+
+/** Opens (and creates or migrates) the one database of the app. */
+export function openLabDb(name = DB_NAME): Promise<LabDB> {
+  return openDB<LabSchema>(name, DB_VERSION, {
+    upgrade(db, oldVersion) {
+      // Migration ladder: each step upgrades from the version before it, in order.
+      if (oldVersion < 1) {
+        const runs = db.createObjectStore('runs', { keyPath: 'id' });
+        runs.createIndex('by-updated', 'updatedAt');
+        const weights = db.createObjectStore('weights', { keyPath: ['runId', 'version'] });
+        weights.createIndex('by-run', 'runId');
+      }
+    },
+  });
+}

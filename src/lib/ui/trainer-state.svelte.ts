@@ -1,0 +1,124 @@
+import { TrainerBridge } from '../bridge/trainer-bridge';
+import type { TrainerInfo } from '../../../workers/trainer.worker';
+import type { BackendName } from '../policy/backend';
+import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../policy/config';
+import type { StepMetrics } from '../policy/trainer';
+import { EventLog, type TimelineEvent } from '../pipeline/events';
+
+export type TrainerStatus = 'idle' | 'starting' | 'ready' | 'training' | 'busy' | 'error';
+
+/** Run id under which the foundation page saves its weights. */
+export const DEMO_RUN_ID = 'foundation-demo';
+
+/** UI state of the trainer worker: backend, step metrics, saved versions, timeline events. */
+export class TrainerState {
+  status = $state<TrainerStatus>('idle');
+  info = $state.raw<TrainerInfo | null>(null);
+  error = $state<string | null>(null);
+  history = $state.raw<StepMetrics[]>([]);
+  /** L1 distance of the per-parameter |w| sums from their value at start or load. */
+  weightsMoved = $state(0);
+  /** Sum of the per-parameter |w| sums: equal fingerprints mean equal weights, in practice. */
+  fingerprint = $state<number | null>(null);
+  /** ms from navigation start to the first finished training step. */
+  firstStepAt = $state<number | null>(null);
+  savedVersion = $state<number | null>(null);
+  savedBytes = $state<number | null>(null);
+  loadedVersion = $state<number | null>(null);
+  events = $state.raw<readonly TimelineEvent[]>([]);
+
+  private readonly log = new EventLog(2000);
+  private baseline: number[] = [];
+  private stopRequested = false;
+  private readonly bridge = new TrainerBridge((message) => {
+    this.status = 'error';
+    this.error = `trainer worker crashed: ${message}`;
+  });
+
+  get last(): StepMetrics | undefined {
+    return this.history.at(-1);
+  }
+
+  /** Starts the worker on the given backends (best first; all of them when omitted). */
+  async start(backends?: BackendName[]): Promise<void> {
+    this.status = 'starting';
+    this.error = null;
+    try {
+      this.info = await this.bridge.boot(
+        { backends, model: DEFAULT_MODEL_ARGS, config: DEFAULT_TRAINER_CONFIG },
+        (events) => {
+          this.log.push(...events);
+          this.events = [...this.log.events];
+        },
+      );
+      this.history = [];
+      await this.refreshFingerprint(true);
+      this.status = 'ready';
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** Takes `steps` steps, one worker call each so the page updates and Stop works between them. */
+  async train(steps: number): Promise<void> {
+    if (this.status !== 'ready') return;
+    this.status = 'training';
+    this.stopRequested = false;
+    try {
+      for (let i = 0; i < steps && !this.stopRequested; i++) {
+        const metrics = await this.bridge.api.train(1);
+        this.firstStepAt ??= performance.now();
+        this.history = [...this.history, ...metrics];
+      }
+      await this.refreshFingerprint(false);
+      this.status = 'ready';
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  stop(): void {
+    this.stopRequested = true;
+  }
+
+  async save(): Promise<void> {
+    await this.busy(async () => {
+      const { version, bytes } = await this.bridge.api.save(DEMO_RUN_ID, { model: DEFAULT_MODEL_ARGS, trainer: DEFAULT_TRAINER_CONFIG });
+      this.savedVersion = version;
+      this.savedBytes = bytes;
+    });
+  }
+
+  async loadLatest(): Promise<void> {
+    await this.busy(async () => {
+      const { version } = await this.bridge.api.load(DEMO_RUN_ID);
+      this.loadedVersion = version;
+      await this.refreshFingerprint(true);
+    });
+  }
+
+  private async busy(work: () => Promise<void>): Promise<void> {
+    if (this.status !== 'ready') return;
+    this.status = 'busy';
+    this.error = null;
+    try {
+      await work();
+      this.status = 'ready';
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+      this.status = 'ready';
+    }
+  }
+
+  private async refreshFingerprint(resetBaseline: boolean): Promise<void> {
+    const fp = await this.bridge.api.fingerprint();
+    if (resetBaseline) this.baseline = fp;
+    this.weightsMoved = fp.reduce((s, v, i) => s + Math.abs(v - (this.baseline[i] ?? 0)), 0);
+    this.fingerprint = fp.reduce((s, v) => s + v, 0);
+  }
+
+  private fail(err: unknown): void {
+    this.status = 'error';
+    this.error = err instanceof Error ? err.message : String(err);
+  }
+}
