@@ -7,7 +7,7 @@ test('without WebGPU the page reports the fallback backend and why, and still tr
   expect(['wasm', 'webgl', 'cpu']).toContain(backend);
   await expect(page.getByTestId('fallback')).toBeVisible();
   await expect(page.getByTestId('fallback-reason').first()).toContainText(/WebGPU|adapter/i);
-  await trainSteps(page, 'train-1');
+  await trainSteps(page, 1);
   expect(Number.isFinite(await metric(page, 'loss'))).toBe(true);
   expect(await metric(page, 'weights-moved')).toBeGreaterThan(0);
 });

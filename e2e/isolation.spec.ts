@@ -23,7 +23,10 @@ const TYPES: Record<string, string> = {
 /** A plain static server for dist/ that sends no COOP/COEP headers, like a static host. */
 function staticServer(root: string): Promise<Server> {
   const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(
+      /^(\.\.[/\\])+/,
+      '',
+    );
     let file = join(root, path);
     if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
     if (!existsSync(file)) {

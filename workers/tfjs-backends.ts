@@ -46,7 +46,8 @@ export const initBackend: BackendInit = async (name) => {
       return null;
     }
     case 'webgl':
-      if (typeof OffscreenCanvas === 'undefined') throw new Error('no OffscreenCanvas in this worker, so no WebGL');
+      if (typeof OffscreenCanvas === 'undefined')
+        throw new Error('no OffscreenCanvas in this worker, so no WebGL');
       await activate('webgl');
       return null;
     case 'cpu':

@@ -1,10 +1,21 @@
 /// <reference lib="webworker" />
 import * as Comlink from 'comlink';
 import * as tf from '@tensorflow/tfjs';
-import { BACKEND_ORDER, selectBackend, type BackendName, type BackendReport } from '../src/lib/policy/backend';
+import {
+  BACKEND_ORDER,
+  selectBackend,
+  type BackendName,
+  type BackendReport,
+} from '../src/lib/policy/backend';
 import type { ModelArgs, TrainerConfig } from '../src/lib/policy/config';
 import { PolicyTrainer, type StepMetrics } from '../src/lib/policy/trainer';
-import { packParams, packTensors, paramsFromCheckpoint, unpackTensors, type Checkpoint } from '../src/lib/policy/weights';
+import {
+  packParams,
+  packTensors,
+  paramsFromCheckpoint,
+  unpackTensors,
+  type Checkpoint,
+} from '../src/lib/policy/weights';
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
 import { imitationBatch } from '../src/lib/rl/synthetic';
 import { openLabDb, type LabDB } from '../src/lib/storage/db';
@@ -71,7 +82,14 @@ const api = {
       const batch = imitationBatch(t.config.batchSize, t.args.contextLength, batchSeed++);
       const m = await t.trainStep(batch);
       out.push(m);
-      emit({ lane: 'trainer', kind: 'train-step', t0, t1: now(), version, meta: { loss: m.loss, step: m.step } });
+      emit({
+        lane: 'trainer',
+        kind: 'train-step',
+        t0,
+        t1: now(),
+        version,
+        meta: { loss: m.loss, step: m.step },
+      });
     }
     return out;
   },
@@ -82,7 +100,10 @@ const api = {
   },
 
   /** Publishes the current weights and Adam state as the next version of `runId` in IndexedDB. */
-  async save(runId: string, config: Record<string, unknown> = {}): Promise<{ version: number; bytes: number }> {
+  async save(
+    runId: string,
+    config: Record<string, unknown> = {},
+  ): Promise<{ version: number; bytes: number }> {
     const t = requireTrainer();
     const t0 = now();
     const d = await database();
@@ -97,7 +118,14 @@ const api = {
       optimizer: await packTensors(optimizerWeights.map((w) => ({ name: w.name, tensor: w.tensor }))),
       step: t.step,
     };
-    await putVersion(d, { runId, version: next, createdAt: Date.now(), checkpoint, metrics: { step: t.step }, milestone: false });
+    await putVersion(d, {
+      runId,
+      version: next,
+      createdAt: Date.now(),
+      checkpoint,
+      metrics: { step: t.step },
+      milestone: false,
+    });
     version = next;
     const bytes = checkpoint.params.data.byteLength + (checkpoint.optimizer?.data.byteLength ?? 0);
     emit({ lane: 'store', kind: 'publish', t0, t1: now(), version, meta: { bytes } });

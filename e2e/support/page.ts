@@ -13,9 +13,15 @@ export async function metric(page: Page, testid: string): Promise<number> {
   return Number.parseFloat((await page.getByTestId(testid).textContent()) ?? 'NaN');
 }
 
-/** Clicks "Train N steps" and waits until the trainer is ready again. */
-export async function trainSteps(page: Page, button: 'train-1' | 'train-20'): Promise<void> {
-  await page.getByTestId(button).click();
-  await expect(page.getByTestId('trainer-status')).toHaveText('training');
-  await expect(page.getByTestId('trainer-status')).toHaveText('ready', { timeout: 170_000 });
+/** Trains `steps` steps from the page's controls and waits until they are done and the trainer is ready. */
+export async function trainSteps(page: Page, steps: number): Promise<void> {
+  const before = await metric(page, 'steps');
+  if (steps === 1) {
+    await page.getByTestId('train-1').click();
+  } else {
+    await page.getByTestId('train-steps').fill(String(steps));
+    await page.getByTestId('train-n').click();
+  }
+  await expect(page.getByTestId('steps')).toHaveText(String(before + steps), { timeout: 170_000 });
+  await expect(page.getByTestId('trainer-status')).toHaveText('ready');
 }

@@ -7,7 +7,11 @@ import { WorkerBridge } from './worker-bridge';
 export class TrainerBridge extends WorkerBridge<TrainerApi> {
   constructor(onCrash?: (message: string) => void) {
     super(
-      () => new Worker(new URL('../../../workers/trainer.worker.ts', import.meta.url), { type: 'module', name: 'trainer' }),
+      () =>
+        new Worker(new URL('../../../workers/trainer.worker.ts', import.meta.url), {
+          type: 'module',
+          name: 'trainer',
+        }),
       onCrash,
     );
   }

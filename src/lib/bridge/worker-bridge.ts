@@ -30,7 +30,9 @@ export class WorkerBridge<Api> {
     if (this.worker) return;
     const worker = this.create();
     worker.addEventListener('error', (e) => this.crashed(e.message || 'worker failed to load or threw'));
-    worker.addEventListener('messageerror', () => this.crashed('worker sent a message that could not be read'));
+    worker.addEventListener('messageerror', () =>
+      this.crashed('worker sent a message that could not be read'),
+    );
     this.worker = worker;
     this.remote = Comlink.wrap<Api>(worker);
     this.state = 'running';

@@ -3,8 +3,35 @@
  * extends it; the policy only depends on `VOCAB_SIZE` and the ids of the special tokens.
  */
 export const SPECIAL_TOKENS = ['<pad>', '<bos>', '<run>', '<submit>', '<sep>'] as const;
-export const PROGRAM_TOKENS = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'x', '+', '-', '*', '%', '(', ')'] as const;
-export const OBSERVATION_TOKENS = ['f(', ')=', ';', 'neg', 'err:syntax', 'err:runtime', 'err:timeout', 'err:output'] as const;
+export const PROGRAM_TOKENS = [
+  '0',
+  '1',
+  '2',
+  '3',
+  '4',
+  '5',
+  '6',
+  '7',
+  '8',
+  '9',
+  'x',
+  '+',
+  '-',
+  '*',
+  '%',
+  '(',
+  ')',
+] as const;
+export const OBSERVATION_TOKENS = [
+  'f(',
+  ')=',
+  ';',
+  'neg',
+  'err:syntax',
+  'err:runtime',
+  'err:timeout',
+  'err:output',
+] as const;
 
 export const VOCAB: readonly string[] = [...SPECIAL_TOKENS, ...PROGRAM_TOKENS, ...OBSERVATION_TOKENS];
 export const VOCAB_SIZE = VOCAB.length;

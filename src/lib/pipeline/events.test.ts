@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { EventLog, now, type TimelineEvent } from './events';
 
-const ev = (t0: number): TimelineEvent => ({ lane: 'trainer', kind: 'train-step', t0, t1: t0 + 1, version: 0 });
+const ev = (t0: number): TimelineEvent => ({
+  lane: 'trainer',
+  kind: 'train-step',
+  t0,
+  t1: t0 + 1,
+  version: 0,
+});
 
 describe('EventLog', () => {
   it('keeps only the newest events past capacity', () => {

@@ -19,7 +19,9 @@ describe('selectBackend', () => {
   });
 
   it('reports the adapter of the backend chosen', async () => {
-    const report = await selectBackend(['webgpu', 'cpu'], async (n) => (n === 'webgpu' ? 'google swiftshader' : null));
+    const report = await selectBackend(['webgpu', 'cpu'], async (n) =>
+      n === 'webgpu' ? 'google swiftshader' : null,
+    );
     expect(report).toMatchObject({ backend: 'webgpu', adapter: 'google swiftshader', fallbacks: [] });
   });
 
@@ -32,7 +34,9 @@ describe('selectBackend', () => {
   });
 
   it('describes adapters readably', () => {
-    expect(describeAdapter({ vendor: 'google', architecture: 'swiftshader', description: '' })).toBe('google swiftshader');
+    expect(describeAdapter({ vendor: 'google', architecture: 'swiftshader', description: '' })).toBe(
+      'google swiftshader',
+    );
     expect(describeAdapter({})).toBe('unknown adapter');
     expect(describeAdapter({ vendor: 'nvidia', device: 'H100' })).toBe('nvidia (H100)');
   });

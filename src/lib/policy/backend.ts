@@ -29,7 +29,10 @@ export type BackendInit = (name: BackendName) => Promise<string | null>;
  * Tries `order` in turn and returns the first backend whose `init` succeeds, recording the
  * reason each earlier one failed. Throws only when every backend fails.
  */
-export async function selectBackend(order: readonly BackendName[], init: BackendInit): Promise<BackendReport> {
+export async function selectBackend(
+  order: readonly BackendName[],
+  init: BackendInit,
+): Promise<BackendReport> {
   const t0 = performance.now();
   const fallbacks: BackendReport['fallbacks'] = [];
   let adapter: string | null = null;
@@ -42,11 +45,18 @@ export async function selectBackend(order: readonly BackendName[], init: Backend
       fallbacks.push({ backend, reason: err instanceof Error ? err.message : String(err) });
     }
   }
-  throw new Error(`no tfjs backend could start: ${fallbacks.map((f) => `${f.backend}: ${f.reason}`).join('; ')}`);
+  throw new Error(
+    `no tfjs backend could start: ${fallbacks.map((f) => `${f.backend}: ${f.reason}`).join('; ')}`,
+  );
 }
 
 /** Formats a WebGPU adapter's info as one line, e.g. "google swiftshader (SwiftShader Device)". */
-export function describeAdapter(info: { vendor?: string; architecture?: string; device?: string; description?: string }): string {
+export function describeAdapter(info: {
+  vendor?: string;
+  architecture?: string;
+  device?: string;
+  description?: string;
+}): string {
   const main = [info.vendor, info.architecture].filter(Boolean).join(' ');
   const extra = [info.device, info.description].filter(Boolean).join(', ');
   return [main || 'unknown adapter', extra ? `(${extra})` : ''].filter(Boolean).join(' ');

@@ -54,7 +54,8 @@ export const DEFAULT_TRAINER_CONFIG: TrainerConfig = {
 /** Throws with a readable message when `args` cannot describe a model. */
 export function validateModelArgs(args: ModelArgs): void {
   for (const [k, v] of Object.entries(args)) {
-    if (!Number.isInteger(v) || v <= 0) throw new Error(`model arg ${k} must be a positive integer, got ${v}`);
+    if (!Number.isInteger(v) || v <= 0)
+      throw new Error(`model arg ${k} must be a positive integer, got ${v}`);
   }
   if (args.dModel % args.nHeads !== 0) {
     throw new Error(`dModel (${args.dModel}) must be divisible by nHeads (${args.nHeads})`);

@@ -51,7 +51,8 @@ export function initParams(args: ModelArgs, seed: number): Params {
     const init = tf.tidy(() => {
       if (name.endsWith('.g')) return tf.ones(shape);
       if (/\.b(qkv|o|\d)?$/.test(name)) return tf.zeros(shape);
-      const std = name.endsWith('attn.wo') || name.endsWith('mlp.w2') ? 0.02 / Math.sqrt(2 * args.nLayers) : 0.02;
+      const std =
+        name.endsWith('attn.wo') || name.endsWith('mlp.w2') ? 0.02 / Math.sqrt(2 * args.nLayers) : 0.02;
       return tf.randomNormal(shape, 0, std, 'float32', s++);
     });
     params.set(name, tf.variable(init, true));
@@ -119,7 +120,10 @@ export function forward(params: Params, args: ModelArgs, tokens: tf.Tensor2D): P
       const h = layerNorm(x, p(params, `h${l}.ln1.g`), p(params, `h${l}.ln1.b`)); // [B, T, D]
       const qkv = linear(h, p(params, `h${l}.attn.wqkv`), p(params, `h${l}.attn.bqkv`)); // [B, T, 3D]
       const [q, k, v] = tf.split(qkv, 3, -1) as [tf.Tensor3D, tf.Tensor3D, tf.Tensor3D]; // 3 × [B, T, D]
-      const scores = tf.matMul(heads(q), heads(k), false, true).mul(1 / Math.sqrt(Dh)).add(mask); // [B, H, T, T]
+      const scores = tf
+        .matMul(heads(q), heads(k), false, true)
+        .mul(1 / Math.sqrt(Dh))
+        .add(mask); // [B, H, T, T]
       const att = tf.softmax(scores); // [B, H, T, T]
       const ctx = tf.matMul(att, heads(v)).transpose([0, 2, 1, 3]).reshape([B, T, D]) as tf.Tensor3D; // [B, T, D]
       x = x.add(linear(ctx, p(params, `h${l}.attn.wo`), p(params, `h${l}.attn.bo`))); // [B, T, D]

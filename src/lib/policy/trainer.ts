@@ -71,13 +71,15 @@ export class PolicyTrainer {
         return l.loss;
       }, vars);
       const { clipped, norm } = clipByGlobalNorm(grads, this.config.maxGradNorm);
-      this.optimizer.applyGradients(clipped as tf.NamedTensorMap);
+      this.optimizer.applyGradients(Object.entries(clipped).map(([name, tensor]) => ({ name, tensor })));
       if (!kept) throw new Error('loss closure did not run');
       return { loss: value, gradNorm: norm, ...kept };
     });
     tf.dispose(inputs);
     const [loss, pgLoss, valueLoss, entropy, gradNorm] = await Promise.all(
-      [parts.loss, parts.pgLoss, parts.valueLoss, parts.entropy, parts.gradNorm].map(async (t) => (await t.data())[0] ?? NaN),
+      [parts.loss, parts.pgLoss, parts.valueLoss, parts.entropy, parts.gradNorm].map(
+        async (t) => (await t.data())[0] ?? NaN,
+      ),
     );
     tf.dispose(parts);
     this.step += 1;

@@ -30,7 +30,10 @@ describe('weights as data', () => {
   });
 
   it('rejects an entry that points past the end of the buffer', () => {
-    const bad = { entries: [{ name: 'a', shape: [4], dtype: 'float32' as const, offset: 2 }], data: new ArrayBuffer(16) };
+    const bad = {
+      entries: [{ name: 'a', shape: [4], dtype: 'float32' as const, offset: 2 }],
+      data: new ArrayBuffer(16),
+    };
     expect(() => unpackTensors(bad)).toThrow(/outside the buffer/);
   });
 });

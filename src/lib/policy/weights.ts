@@ -81,7 +81,8 @@ export function paramsFromCheckpoint(ckpt: Pick<Checkpoint, 'model' | 'params'>)
       throw new Error(`parameter ${name} has shape [${s}], the model needs [${shape}]`);
     }
   }
-  if (got.size !== expected.length) throw new Error(`checkpoint has ${got.size} tensors, the model ${expected.length}`);
+  if (got.size !== expected.length)
+    throw new Error(`checkpoint has ${got.size} tensors, the model ${expected.length}`);
   const params: Params = new Map();
   for (const { name, tensor } of unpackTensors(ckpt.params)) {
     params.set(name, tf.variable(tensor, true));

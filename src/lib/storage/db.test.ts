@@ -21,14 +21,27 @@ describe('IndexedDB storage', () => {
     await ensureRun(db, { id: 'r1', name: 'run 1', config: { seed: 1 } });
     const params = initParams(small, 9);
     for (const version of [0, 1, 2]) {
-      const checkpoint = { format: 'sandbox-rl-lab/weights@1' as const, model: small, params: await packParams(params), step: version };
-      await putVersion(db, { runId: 'r1', version, createdAt: Date.now(), checkpoint, metrics: { loss: 1 / (version + 1) }, milestone: false });
+      const checkpoint = {
+        format: 'sandbox-rl-lab/weights@1' as const,
+        model: small,
+        params: await packParams(params),
+        step: version,
+      };
+      await putVersion(db, {
+        runId: 'r1',
+        version,
+        createdAt: Date.now(),
+        checkpoint,
+        metrics: { loss: 1 / (version + 1) },
+        milestone: false,
+      });
     }
     expect(await listVersions(db, 'r1')).toEqual([0, 1, 2]);
     expect((await db.get('runs', 'r1'))?.latestVersion).toBe(2);
     const latest = await latestVersion(db, 'r1');
-    expect(latest?.version).toBe(2);
-    const restored = paramsFromCheckpoint(latest!.checkpoint);
+    if (!latest) throw new Error('no latest version');
+    expect(latest.version).toBe(2);
+    const restored = paramsFromCheckpoint(latest.checkpoint);
     expect(restored.get('head.w')?.arraySync()).toEqual(params.get('head.w')?.arraySync());
     expect(await getVersion(db, 'r1', 7)).toBeUndefined();
     tf.dispose([...params.values(), ...restored.values()]);
@@ -38,7 +51,12 @@ describe('IndexedDB storage', () => {
   it('refuses weights for an unknown run and writes nothing', async () => {
     const db = await freshDb();
     const params = initParams(small, 1);
-    const checkpoint = { format: 'sandbox-rl-lab/weights@1' as const, model: small, params: await packParams(params), step: 0 };
+    const checkpoint = {
+      format: 'sandbox-rl-lab/weights@1' as const,
+      model: small,
+      params: await packParams(params),
+      step: 0,
+    };
     await expect(
       putVersion(db, { runId: 'nope', version: 0, createdAt: 0, checkpoint, metrics: {}, milestone: false }),
     ).rejects.toThrow(/no run nope/);

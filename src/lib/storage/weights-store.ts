@@ -1,7 +1,10 @@
 import type { LabDB, RunRecord, WeightsRecord } from './db';
 
 /** Creates a run record, or returns the stored one when the id exists. */
-export async function ensureRun(db: LabDB, run: Omit<RunRecord, 'createdAt' | 'updatedAt' | 'latestVersion' | 'status'>): Promise<RunRecord> {
+export async function ensureRun(
+  db: LabDB,
+  run: Omit<RunRecord, 'createdAt' | 'updatedAt' | 'latestVersion' | 'status'>,
+): Promise<RunRecord> {
   const tx = db.transaction('runs', 'readwrite');
   const existing = await tx.store.get(run.id);
   if (existing) {
@@ -29,7 +32,11 @@ export async function putVersion(db: LabDB, record: WeightsRecord): Promise<void
     throw new Error(`no run ${record.runId}: create it before publishing weights`);
   }
   await tx.objectStore('weights').put(record);
-  await runs.put({ ...run, latestVersion: Math.max(run.latestVersion, record.version), updatedAt: Date.now() });
+  await runs.put({
+    ...run,
+    latestVersion: Math.max(run.latestVersion, record.version),
+    updatedAt: Date.now(),
+  });
   await tx.done;
 }
 

@@ -83,7 +83,10 @@ export class TrainerState {
 
   async save(): Promise<void> {
     await this.busy(async () => {
-      const { version, bytes } = await this.bridge.api.save(DEMO_RUN_ID, { model: DEFAULT_MODEL_ARGS, trainer: DEFAULT_TRAINER_CONFIG });
+      const { version, bytes } = await this.bridge.api.save(DEMO_RUN_ID, {
+        model: DEFAULT_MODEL_ARGS,
+        trainer: DEFAULT_TRAINER_CONFIG,
+      });
       this.savedVersion = version;
       this.savedBytes = bytes;
     });

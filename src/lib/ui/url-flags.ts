@@ -10,7 +10,8 @@ export function backendsFromUrl(search: string): BackendName[] | undefined {
   if (!raw) return undefined;
   const names = raw.split(',').map((s) => s.trim());
   for (const n of names) {
-    if (!isBackendName(n)) throw new Error(`unknown backend "${n}" in the URL (use webgpu, wasm, webgl or cpu)`);
+    if (!isBackendName(n))
+      throw new Error(`unknown backend "${n}" in the URL (use webgpu, wasm, webgl or cpu)`);
   }
   return names as BackendName[];
 }

@@ -1,0 +1,8 @@
+import type { TrainerState } from './lib/ui/trainer-state.svelte';
+
+declare global {
+  interface Window {
+    /** Present only with the `?debug` URL flag: the page's state, for e2e tests and the bench. */
+    __lab?: { trainer: TrainerState };
+  }
+}
