@@ -13,6 +13,8 @@ export default defineConfig({
   workers: 1,
   retries: 0,
   reporter: [['list'], ['json', { outputFile: 'test-results/e2e.json' }]],
+  // Playwright empties its outputDir on start: keep it apart from the unit report beside it.
+  outputDir: 'test-results/e2e-artifacts',
   use: { baseURL: `http://127.0.0.1:${PORT}/`, trace: 'off' },
   webServer: {
     command: `npx vite preview --host 127.0.0.1 --port ${PORT} --strictPort`,

@@ -33,3 +33,4 @@ if (e2e) {
 }
 
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+if (failed > 0) process.exitCode = 1;

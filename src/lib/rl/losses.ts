@@ -58,7 +58,10 @@ export function clipByGlobalNorm(
   maxNorm: number,
 ): { clipped: Record<string, tf.Tensor>; norm: tf.Scalar } {
   return tf.tidy(() => {
-    const norm = tf.addN(Object.values(grads).map((g) => g.square().sum())).sqrt() as tf.Scalar;
+    const norm = tf
+      .stack(Object.values(grads).map((g) => g.square().sum()))
+      .sum()
+      .sqrt() as tf.Scalar;
     const scale = tf.minimum(1, tf.div(maxNorm, norm.add(1e-6)));
     const clipped: Record<string, tf.Tensor> = {};
     for (const [k, g] of Object.entries(grads)) clipped[k] = g.mul(scale);
