@@ -1,8 +1,9 @@
+import type { SandboxState } from './lib/ui/sandbox-state.svelte';
 import type { TrainerState } from './lib/ui/trainer-state.svelte';
 
 declare global {
   interface Window {
     /** Present only with the `?debug` URL flag: the page's state, for e2e tests and the bench. */
-    __lab?: { trainer: TrainerState };
+    __lab?: { trainer: TrainerState; sandbox: SandboxState };
   }
 }

@@ -1,0 +1,96 @@
+import { expect, test, type JSHandle, type Page } from '@playwright/test';
+
+/** The parts of the page's `?debug` hook (src/global.d.ts) these tests call. */
+interface Outcome {
+  name: string;
+  problem: string | null;
+}
+interface SoakReport {
+  runs: number;
+  wrong: number;
+  wasmGrowthMb: number;
+  jsHeapGrowthMb: number | null;
+}
+interface SandboxApi {
+  contract(kind: 'quickjs' | 'webcontainer'): Promise<Outcome[]>;
+  soak(runs: number): Promise<SoakReport>;
+}
+type LabWindow = { __lab?: { sandbox: { bridge: { api: SandboxApi } } } };
+
+/** A handle on the page's sandbox worker API (comlink proxy). */
+function sandboxApi(page: Page): Promise<JSHandle<SandboxApi>> {
+  return page.evaluateHandle(() => {
+    const api = (window as unknown as LabWindow).__lab?.sandbox.bridge.api;
+    if (!api) throw new Error('open the page with ?debug');
+    return api;
+  });
+}
+
+/** Opens the page with the debug hook and a short WebContainer boot timeout (closed network here). */
+async function open(page: Page): Promise<void> {
+  await page.goto('./?debug&wcTimeout=3000');
+  await page.waitForFunction(() => (window as unknown as LabWindow).__lab !== undefined);
+}
+
+test('the sandbox contract holds for QuickJS in a real browser worker', async ({ page }) => {
+  await open(page);
+  const outcomes = await (await sandboxApi(page)).evaluate((api) => api.contract('quickjs'));
+  expect(outcomes.length).toBeGreaterThan(20);
+  const broken = outcomes.filter((o) => o.problem !== null);
+  expect(broken, JSON.stringify(broken, null, 1)).toEqual([]);
+});
+
+test('soak: 10 000 runs in one worker, none wrong, heap growth under 10 MB', async ({ page }) => {
+  test.setTimeout(300_000);
+  await open(page);
+  const report = await (await sandboxApi(page)).evaluate((api) => api.soak(10_000));
+  console.log(`soak: ${JSON.stringify(report)}`);
+  expect(report.runs).toBe(10_000);
+  expect(report.wrong).toBe(0);
+  expect(report.wasmGrowthMb).toBeLessThan(10);
+  if (report.jsHeapGrowthMb !== null) expect(report.jsHeapGrowthMb).toBeLessThan(10);
+});
+
+test('the sandbox panel runs a program, reports a broken one, and runs the next', async ({ page }) => {
+  await open(page);
+  await page.getByTestId('sandbox-choice').selectOption('quickjs');
+  await page.getByTestId('sandbox-code').fill('const f = (x) => { console.log("in", x); return x * x; }');
+  await page.getByTestId('sandbox-inputs').fill('[2, 3]');
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-outputs')).toHaveText('[4,9]');
+  await expect(page.getByTestId('sandbox-stdout')).toHaveText('in 2\nin 3');
+  await expect(page.getByTestId('sandbox-ran-on')).toHaveText('quickjs');
+
+  await page.getByTestId('sandbox-code').fill('const f = (x) => { while (true) {} }');
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-kind')).toHaveText('timeout');
+
+  await page.getByTestId('sandbox-inputs').fill('[1,');
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-error')).toContainText('inputs are not valid JSON');
+
+  await page.getByTestId('sandbox-code').fill('const f = (x) => x - 1');
+  await page.getByTestId('sandbox-inputs').fill('[10]');
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-outputs')).toHaveText('[9]');
+});
+
+test('WebContainer: contract when it boots, otherwise a clear fallback to QuickJS', async ({ page }) => {
+  await open(page);
+  const status = page.getByTestId('webcontainer-status');
+  await expect(status).not.toHaveText(/idle|booting/, { timeout: 30_000 });
+  const text = (await status.textContent()) ?? '';
+  if (text.startsWith('unavailable')) {
+    // Auto mode must still run the program, on QuickJS, and say why.
+    await page.getByTestId('sandbox-choice').selectOption('auto');
+    await page.getByTestId('sandbox-run').click();
+    await expect(page.getByTestId('sandbox-ran-on')).toHaveText('quickjs');
+    await expect(page.getByTestId('sandbox-notice')).toContainText('WebContainer is unavailable');
+    console.log(`WebContainer contract skipped: ${text}`);
+    test.skip(true, `WebContainer did not boot: ${text}`);
+  }
+  const outcomes = await (await sandboxApi(page)).evaluate((api) => api.contract('webcontainer'));
+  // WebContainer is a full Node.js by design: its programs may use require and process.
+  const core = outcomes.filter((o) => !['fetch', 'require', 'process', 'XMLHttpRequest'].includes(o.name));
+  expect(core.filter((o) => o.problem !== null)).toEqual([]);
+});

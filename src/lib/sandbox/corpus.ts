@@ -1,0 +1,144 @@
+import type { JsonValue, SandboxErrorKind, SandboxRequest } from './types';
+
+/** One case of the sandbox contract: a request and what must come back. */
+export interface ContractCase {
+  name: string;
+  request: SandboxRequest;
+  /** 'ok' or the error kind the run must report. */
+  expect: 'ok' | SandboxErrorKind;
+  /** For 'ok': the exact outputs. */
+  outputs?: JsonValue[];
+  /** For 'ok': the exact stdout. */
+  stdout?: string;
+}
+
+/** A normal program that must still succeed after every bad one. */
+export const NORMAL: ContractCase = {
+  name: 'normal program',
+  request: { code: 'const f = (x) => x * 2 + 1', inputs: [1, 2, -3] },
+  expect: 'ok',
+  outputs: [3, 5, -5],
+};
+
+const hostProbe = (expr: string): SandboxRequest => ({ code: `const f = () => ${expr}`, inputs: [0] });
+
+/** Programs a learning policy (or a user) may write, each with the outcome the contract demands. */
+export const CONTRACT: ContractCase[] = [
+  NORMAL,
+  {
+    name: 'function declaration',
+    request: { code: 'function f(x) { return x % 3; }', inputs: [7, 8] },
+    expect: 'ok',
+    outputs: [1, 2],
+  },
+  {
+    name: 'console.log is captured',
+    request: { code: 'const f = (x) => { console.log("x is", x, { y: [x] }); return x; }', inputs: [4] },
+    expect: 'ok',
+    outputs: [4],
+    stdout: 'x is 4 {"y":[4]}',
+  },
+  {
+    name: 'virtual file system',
+    request: {
+      code: 'const f = (x) => { fs.writeFile("out.txt", fs.readFile("in.txt") + x); return fs.list(); }',
+      inputs: [1],
+      files: { 'in.txt': 'n=' },
+    },
+    expect: 'ok',
+    outputs: [['in.txt', 'out.txt']],
+  },
+  {
+    name: 'reading a missing file throws',
+    request: { code: 'const f = () => fs.readFile("nope")', inputs: [0] },
+    expect: 'runtime',
+  },
+  {
+    name: 'infinite loop',
+    request: { code: 'const f = (x) => { while (true) {} }', inputs: [1] },
+    expect: 'timeout',
+  },
+  {
+    name: 'unbounded recursion',
+    request: { code: 'const f = (x) => f(x + 1) + 1', inputs: [1] },
+    expect: 'memory',
+  },
+  {
+    name: 'memory bomb',
+    request: {
+      code: 'const f = (x) => { const a = []; while (true) a.push("m".repeat(65536) + a.length); }',
+      inputs: [1],
+    },
+    expect: 'memory',
+  },
+  {
+    name: 'a 100 MB string as output',
+    request: { code: 'const f = () => "x".repeat(100 * 1024 * 1024)', inputs: [0] },
+    expect: 'memory',
+  },
+  {
+    name: 'an output over the size limit',
+    request: { code: 'const f = () => "x".repeat(2 * 1024 * 1024)', inputs: [0] },
+    expect: 'output',
+  },
+  {
+    name: 'throwing a non-Error',
+    request: { code: 'const f = () => { throw { not: "an error" }; }', inputs: [0] },
+    expect: 'runtime',
+  },
+  { name: 'syntax error', request: { code: 'const f = (x) => x +', inputs: [0] }, expect: 'syntax' },
+  { name: 'missing f', request: { code: 'const g = (x) => x', inputs: [0] }, expect: 'runtime' },
+  { name: 'f not a function', request: { code: 'const f = 42', inputs: [0] }, expect: 'runtime' },
+  { name: 'fetch', request: hostProbe('fetch("http://127.0.0.1/")'), expect: 'runtime' },
+  { name: 'XMLHttpRequest', request: hostProbe('new XMLHttpRequest()'), expect: 'runtime' },
+  { name: 'postMessage', request: hostProbe('postMessage("hi")'), expect: 'runtime' },
+  { name: 'indexedDB', request: hostProbe('indexedDB.open("x")'), expect: 'runtime' },
+  { name: 'importScripts', request: hostProbe('importScripts("x.js")'), expect: 'runtime' },
+  { name: 'require', request: hostProbe('require("fs")'), expect: 'runtime' },
+  { name: 'process', request: hostProbe('process.exit(1)'), expect: 'runtime' },
+  {
+    name: 'globalThis.constructor reaches only the sandbox',
+    request: hostProbe(
+      '[typeof globalThis.constructor.constructor("return this")().self, typeof document, typeof setTimeout]',
+    ),
+    expect: 'ok',
+    outputs: [['undefined', 'undefined', 'undefined']],
+  },
+  {
+    name: 'dynamic import()',
+    request: hostProbe('import("data:text/javascript,export default 1")'),
+    expect: 'output',
+  },
+  {
+    name: 'polluting Object.prototype and globals',
+    request: {
+      code: 'Object.prototype.polluted = 1; globalThis.leak = 2; Array.prototype.map = null; const f = () => 1',
+      inputs: [0],
+    },
+    expect: 'ok',
+    outputs: [1],
+  },
+  {
+    name: 'the next run is clean',
+    request: { code: 'const f = () => [typeof ({}).polluted, typeof leak, typeof [].map]', inputs: [0] },
+    expect: 'ok',
+    outputs: [['undefined', 'undefined', 'function']],
+  },
+  {
+    name: 'a 100 KB program',
+    request: {
+      code: `const table = [${Array.from({ length: 20000 }, (_, i) => i % 97).join(',')}];\nconst f = (x) => table[x]`,
+      inputs: [0, 98],
+    },
+    expect: 'ok',
+    outputs: [0, 1],
+  },
+  { name: 'undefined output', request: hostProbe('undefined'), expect: 'output' },
+  { name: 'NaN output', request: hostProbe('NaN'), expect: 'output' },
+  { name: 'function output', request: hostProbe('() => 1'), expect: 'output' },
+  {
+    name: 'cyclic output',
+    request: hostProbe('(() => { const a = {}; a.self = a; return a; })()'),
+    expect: 'output',
+  },
+];

@@ -1,0 +1,8 @@
+import { newQuickJSWASMModuleFromVariant } from 'quickjs-emscripten-core';
+import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync';
+import { QuickJSSandbox } from './quickjs';
+
+/** A QuickJS sandbox for node (unit tests, tools): the wasm is read from the package. */
+export async function createNodeQuickJS(): Promise<QuickJSSandbox> {
+  return new QuickJSSandbox(await newQuickJSWASMModuleFromVariant(RELEASE_SYNC));
+}

@@ -1,0 +1,140 @@
+import type { WebContainer } from '@webcontainer/api';
+import { parseJsonResult } from './json';
+import { RESULT_MARKER, nodeScript } from './node-runner';
+import { resolveLimits, type Sandbox, type SandboxRequest, type SandboxResult } from './types';
+
+/** Where the page's one WebContainer stands. */
+export type WebContainerStatus =
+  | { state: 'idle' }
+  | { state: 'booting'; since: number }
+  | { state: 'ready'; bootMs: number }
+  | { state: 'unavailable'; reason: string };
+
+/** Default boot timeout: `boot()` never settles when StackBlitz's servers cannot be reached. */
+export const WEBCONTAINER_BOOT_TIMEOUT_MS = 20_000;
+
+/**
+ * Wall-clock budget of one WebContainer run on top of the program's deadline: spawning `node`
+ * takes far longer than a QuickJS context.
+ */
+export const WEBCONTAINER_SPAWN_MS = 3_000;
+
+/**
+ * Boots the page's single WebContainer (main thread only, once per page), with a timeout.
+ * `load` imports `@webcontainer/api` lazily so pages that never use it do not pay for it.
+ */
+export class WebContainerHost {
+  status: WebContainerStatus = { state: 'idle' };
+  private booting: Promise<WebContainer | null> | undefined;
+
+  constructor(
+    private readonly onStatus: (s: WebContainerStatus) => void = () => undefined,
+    private readonly load: () => Promise<{ boot(): Promise<WebContainer> }> = async () =>
+      (await import('@webcontainer/api')).WebContainer,
+  ) {}
+
+  /** The container, or null when it is unavailable (the reason is in `status`). */
+  boot(timeoutMs = WEBCONTAINER_BOOT_TIMEOUT_MS): Promise<WebContainer | null> {
+    this.booting ??= this.doBoot(timeoutMs);
+    return this.booting;
+  }
+
+  private set(status: WebContainerStatus): void {
+    this.status = status;
+    this.onStatus(status);
+  }
+
+  private async doBoot(timeoutMs: number): Promise<WebContainer | null> {
+    const t0 = performance.now();
+    this.set({ state: 'booting', since: Date.now() });
+    if (!globalThis.crossOriginIsolated) {
+      this.set({
+        state: 'unavailable',
+        reason: 'the page is not cross-origin isolated (COOP/COEP), which WebContainer needs',
+      });
+      return null;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const api = await this.load();
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `boot() did not finish within ${timeoutMs / 1000} s (StackBlitz's servers unreachable?)`,
+              ),
+            ),
+          timeoutMs,
+        );
+      });
+      const container = await Promise.race([api.boot(), timeout]);
+      this.set({ state: 'ready', bootMs: performance.now() - t0 });
+      return container;
+    } catch (err) {
+      this.set({ state: 'unavailable', reason: err instanceof Error ? err.message : String(err) });
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Runs programs with real Node.js inside the page's WebContainer (same result type as QuickJS). */
+export class WebContainerSandbox implements Sandbox {
+  readonly kind = 'webcontainer' as const;
+
+  constructor(private readonly container: WebContainer) {}
+
+  async run(request: SandboxRequest): Promise<SandboxResult> {
+    const t0 = performance.now();
+    const limits = resolveLimits(request.limits);
+    const fs = this.container.fs;
+    await fs.rm('/srl', { recursive: true, force: true });
+    await fs.mkdir('/srl/files', { recursive: true });
+    for (const [name, text] of Object.entries(request.files ?? {}))
+      await fs.writeFile(`/srl/files/${name.replace(/[\\/]/g, '_')}`, text);
+    await fs.writeFile('/srl/run.cjs', nodeScript(request, limits));
+    const proc = await this.container.spawn('node', ['/srl/run.cjs']);
+    let text = '';
+    void proc.output.pipeTo(new WritableStream({ write: (chunk) => void (text += chunk) }));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const killed = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), limits.deadlineMs + WEBCONTAINER_SPAWN_MS);
+    });
+    const exit = await Promise.race([proc.exit, killed]);
+    clearTimeout(timer);
+    const ms = performance.now() - t0;
+    if (exit === 'timeout') {
+      proc.kill();
+      return {
+        ok: false,
+        stdout: '',
+        error: { kind: 'timeout', message: 'node ran past its wall-clock limit and was killed' },
+        ms,
+      };
+    }
+    const line = text.split(/\r?\n/).find((l) => l.startsWith(RESULT_MARKER));
+    if (!line) {
+      const kind = /SyntaxError/.test(text)
+        ? 'syntax'
+        : /heap out of memory|Maximum call stack/.test(text)
+          ? 'memory'
+          : 'runtime';
+      return {
+        ok: false,
+        stdout: '',
+        error: { kind, message: text.trim().slice(-500) || `node exited with code ${exit}` },
+        ms,
+      };
+    }
+    const payload = line.slice(RESULT_MARKER.length);
+    const thrown = /^\{"thrown":/.test(payload) ? (JSON.parse(payload) as { thrown: string }).thrown : null;
+    if (thrown) return { ok: false, stdout: '', error: { kind: 'runtime', message: thrown }, ms };
+    return { ...parseJsonResult(payload, request.inputs.length), ms };
+  }
+
+  dispose(): void {
+    // The container lives as long as the page (one boot per page); nothing to free per sandbox.
+  }
+}

@@ -1,0 +1,86 @@
+import { SandboxBridge } from '../bridge/sandbox-bridge';
+import type { CacheStats } from '../sandbox/cache';
+import type { JsonValue, SandboxKind, SandboxResult } from '../sandbox/types';
+import {
+  WEBCONTAINER_BOOT_TIMEOUT_MS,
+  WebContainerHost,
+  WebContainerSandbox,
+  type WebContainerStatus,
+} from '../sandbox/webcontainer';
+
+/** Which sandbox the panel runs programs in. */
+export type SandboxChoice = 'auto' | 'quickjs' | 'webcontainer';
+
+/** Parses the panel's inputs field: a JSON array of inputs. Throws with a readable message. */
+export function parseInputs(text: string): JsonValue[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`inputs are not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  if (!Array.isArray(value)) throw new Error('inputs must be a JSON array, e.g. [1, 2, 3]');
+  return value as JsonValue[];
+}
+
+/** UI state of the sandbox panel and of the page's one WebContainer. */
+export class SandboxState {
+  code = $state('const f = (x) => x * 2 + 1');
+  inputs = $state('[1, 2, 3]');
+  choice = $state<SandboxChoice>('auto');
+  running = $state(false);
+  result = $state.raw<SandboxResult | null>(null);
+  /** Sandbox the last result came from. */
+  ranOn = $state<SandboxKind | null>(null);
+  /** Why the last run did not use the sandbox that was chosen, or null. */
+  notice = $state<string | null>(null);
+  error = $state<string | null>(null);
+  webcontainer = $state.raw<WebContainerStatus>({ state: 'idle' });
+  cache = $state.raw<CacheStats | null>(null);
+
+  readonly bridge = new SandboxBridge((message) => {
+    this.error = `sandbox worker crashed: ${message}; it restarts on the next run`;
+    this.bridge.terminate();
+  });
+  private readonly host = new WebContainerHost((s) => (this.webcontainer = s));
+
+  /** Boots the page's WebContainer in the background; QuickJS serves runs meanwhile. */
+  async bootWebContainer(timeoutMs = WEBCONTAINER_BOOT_TIMEOUT_MS): Promise<void> {
+    const container = await this.host.boot(timeoutMs);
+    if (container) {
+      const sandbox = new WebContainerSandbox(container);
+      await this.bridge.attachWebContainer((req) => sandbox.run(req));
+    }
+  }
+
+  private pick(): { kind: SandboxKind; notice: string | null } {
+    const wc = this.webcontainer;
+    if (this.choice === 'quickjs') return { kind: 'quickjs', notice: null };
+    if (wc.state === 'ready') return { kind: 'webcontainer', notice: null };
+    const why = wc.state === 'unavailable' ? `unavailable: ${wc.reason}` : wc.state;
+    return { kind: 'quickjs', notice: `WebContainer is ${why} — ran on QuickJS instead` };
+  }
+
+  async run(): Promise<void> {
+    this.error = null;
+    let inputs: JsonValue[];
+    try {
+      inputs = parseInputs(this.inputs);
+    } catch (err) {
+      this.error = (err as Error).message;
+      return;
+    }
+    const { kind, notice } = this.pick();
+    this.running = true;
+    try {
+      this.result = await this.bridge.api.run({ code: this.code, inputs }, kind);
+      this.ranOn = kind;
+      this.notice = notice;
+      this.cache = await this.bridge.api.cacheStats();
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+    } finally {
+      this.running = false;
+    }
+  }
+}
