@@ -92,6 +92,29 @@ const api = {
     };
   },
 
+  /** Runs each request in order on QuickJS, uncached (the bench's `--programs FILE`). */
+  async runBatch(requests: SandboxRequest[]): Promise<SandboxResult[]> {
+    const sandbox = await loadQuickJS();
+    return requests.map((r) => sandbox.runSync(r));
+  },
+
+  /** ms past the deadline before each of `runs` infinite loops came back. */
+  async timeoutOvershoot(runs: number, deadlineMs: number): Promise<number[]> {
+    const sandbox = await loadQuickJS();
+    const out: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const r = sandbox.runSync({
+        code: `const f = () => { for (let i = ${i}; ; i++) {} }`,
+        inputs: [0],
+        limits: { deadlineMs },
+      });
+      if (r.error?.kind !== 'timeout')
+        throw new Error(`an infinite loop came back as ${r.error?.kind ?? 'ok'}`);
+      out.push(r.ms - deadlineMs);
+    }
+    return out;
+  },
+
   cacheStats(): CacheStats | null {
     return cached?.cache.stats ?? null;
   },

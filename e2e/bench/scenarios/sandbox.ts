@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import type { JSHandle } from 'playwright-core';
+import type { Scenario } from '../harness.ts';
+
+/** One line of a `--programs FILE`: a program and its inputs. */
+interface ProgramLine {
+  code: string;
+  inputs: unknown[];
+}
+
+interface SoakReport {
+  runs: number;
+  wrong: number;
+  runsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  wasmGrowthMb: number;
+  jsHeapGrowthMb: number | null;
+}
+
+interface RunResult {
+  ok: boolean;
+  outputs?: unknown[];
+  error?: { kind: string };
+  ms: number;
+}
+
+interface SandboxApi {
+  soak(runs: number): Promise<SoakReport>;
+  timeoutOvershoot(runs: number, deadlineMs: number): Promise<number[]>;
+  runBatch(requests: ProgramLine[]): Promise<RunResult[]>;
+}
+
+/** Reads a JSON-lines file of programs; throws naming the first bad line. */
+export function readPrograms(path: string): ProgramLine[] {
+  const lines = readFileSync(path, 'utf8').split(/\r?\n/);
+  const out: ProgramLine[] = [];
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      throw new Error(`${path}:${i + 1}: not valid JSON`);
+    }
+    const o = v as Partial<ProgramLine>;
+    if (typeof o !== 'object' || o === null || typeof o.code !== 'string' || !Array.isArray(o.inputs)) {
+      throw new Error(`${path}:${i + 1}: expected {"code": string, "inputs": array}`);
+    }
+    out.push({ code: o.code, inputs: o.inputs });
+  });
+  return out;
+}
+
+const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
+const p99 = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.99 * xs.length))] ?? NaN;
+
+const scenario: Scenario = {
+  name: 'sandbox',
+  description:
+    'QuickJS runs per second in one worker (fresh context per run), latency, timeout overshoot, heap growth',
+  async run({ baseUrl, launch, options, log }) {
+    const programs = options.programs?.flatMap(readPrograms);
+    const browser = await launch({ webgpu: false });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${baseUrl}?debug&wcTimeout=1`);
+      await page.waitForFunction(() => (window as unknown as { __lab?: unknown }).__lab !== undefined);
+      const api = (await page.evaluateHandle(
+        () =>
+          (window as unknown as { __lab: { sandbox: { bridge: { api: SandboxApi } } } }).__lab.sandbox.bridge
+            .api,
+      )) as JSHandle<SandboxApi>;
+      await api.evaluate((a) => a.soak(500)); // warm-up: wasm compile, JIT
+      const soak = await api.evaluate((a) => a.soak(10_000));
+      log(`soak: ${JSON.stringify(soak)}`);
+      if (soak.wrong) throw new Error(`${soak.wrong} of ${soak.runs} soak runs returned wrong outputs`);
+      const overshoot = await api.evaluate((a) => a.timeoutOvershoot(100, 50));
+      const result: Record<string, unknown> = {
+        'sandbox.kind': 'quickjs',
+        'sandbox.runsPerSec': Math.round(soak.runsPerSec),
+        'sandbox.p50Ms': round(soak.p50Ms, 3),
+        'sandbox.p99Ms': round(soak.p99Ms, 3),
+        'sandbox.timeoutOvershootMs': round(p99(overshoot)),
+        'sandbox.heapGrowthMb': round(Math.max(soak.wasmGrowthMb, soak.jsHeapGrowthMb ?? 0)),
+      };
+      if (programs) {
+        const results = await api.evaluate((a, reqs) => a.runBatch(reqs), programs);
+        result['sandbox.programs'] = results.map((r) => ({
+          kind: r.ok ? 'ok' : (r.error?.kind ?? 'internal'),
+          ms: round(r.ms, 3),
+          ...(r.ok ? { outputs: r.outputs } : {}),
+        }));
+      }
+      return result;
+    } finally {
+      await browser.close();
+    }
+  },
+};
+
+export default scenario;
