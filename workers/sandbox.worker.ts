@@ -13,6 +13,8 @@ export interface SoakReport {
   runs: number;
   /** Runs whose outputs were not the expected ones. */
   wrong: number;
+  /** The first few of those: run index, error kind and message, ms. */
+  failures: { run: number; kind: string; message: string; ms: number }[];
   runsPerSec: number;
   p50Ms: number;
   p99Ms: number;
@@ -69,6 +71,7 @@ const api = {
     const heap0 = jsHeap();
     const times: number[] = [];
     let wrong = 0;
+    const failures: SoakReport['failures'] = [];
     const t0 = performance.now();
     for (let i = 0; i < runs; i++) {
       const a = (i % 7) + 1;
@@ -76,7 +79,17 @@ const api = {
       const r = sandbox.runSync({ code: `const f = (x) => x * ${a} + ${b}`, inputs: [0, 1, 2, 5] });
       times.push(r.ms);
       const want = [b, a + b, 2 * a + b, 5 * a + b];
-      if (!r.ok || JSON.stringify(r.outputs) !== JSON.stringify(want)) wrong += 1;
+      if (!r.ok || JSON.stringify(r.outputs) !== JSON.stringify(want)) {
+        wrong += 1;
+        if (failures.length < 5) {
+          failures.push({
+            run: i,
+            kind: r.error?.kind ?? 'wrong outputs',
+            message: r.error?.message ?? JSON.stringify(r.outputs),
+            ms: r.ms,
+          });
+        }
+      }
     }
     const elapsed = performance.now() - t0;
     times.sort((x, y) => x - y);
@@ -84,6 +97,7 @@ const api = {
     return {
       runs,
       wrong,
+      failures,
       runsPerSec: runs / (elapsed / 1000),
       p50Ms: quantile(times, 0.5),
       p99Ms: quantile(times, 0.99),

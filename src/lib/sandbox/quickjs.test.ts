@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runContract } from './contract';
 import { CONTRACT } from './corpus';
-import type { QuickJSSandbox } from './quickjs';
+import { MIN_POLLS, interruptReason, type QuickJSSandbox } from './quickjs';
 import { createNodeQuickJS } from './quickjs-node';
 
 let sandbox: QuickJSSandbox;
@@ -33,5 +33,21 @@ describe('QuickJS sandbox contract (node)', () => {
       kind: 'internal',
       message: expect.stringMatching(/deadlineMs must be a positive number/),
     });
+  });
+});
+
+describe('interruptReason', () => {
+  it('stops a run past its deadline once it has been computing', () => {
+    expect(interruptReason(MIN_POLLS, 51, 50, 200, false)).toBe('deadline');
+    expect(interruptReason(MIN_POLLS, 49, 50, 200, false)).toBeNull();
+  });
+
+  it('lets a run that barely computed (its thread was descheduled) go on, up to the hard cap', () => {
+    expect(interruptReason(1, 86, 50, 200, false)).toBeNull();
+    expect(interruptReason(1, 201, 50, 200, false)).toBe('deadline');
+  });
+
+  it('stops a run that grew the heap past the limit at once', () => {
+    expect(interruptReason(1, 0, 50, 200, true)).toBe('memory');
   });
 });

@@ -1,11 +1,12 @@
 import type {
+  Intrinsics,
   QuickJSContext,
   QuickJSHandle,
   QuickJSRuntime,
   QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
-import { parseJsonResult } from './json';
 import {
+  type JsonValue,
   resolveLimits,
   type Sandbox,
   type SandboxErrorKind,
@@ -15,41 +16,11 @@ import {
 } from './types';
 
 /**
- * Installed in every fresh context before the program: `console.log` captured to a buffer and a
- * tiny `fs` over the request's files. Pure ECMAScript, evaluated inside QuickJS.
+ * Checks an object or array output inside the sandbox (only parsed when `f` returns one):
+ * values JSON cannot carry faithfully (undefined, NaN, ±Infinity, functions, symbols, bigints,
+ * cycles, class instances such as Promises) are reported, not coerced.
  */
-const PRELUDE = `(() => {
-  const out = [];
-  const files = JSON.parse(__srl_files);
-  const show = (v) => {
-    if (typeof v === 'string') return v;
-    try { const s = JSON.stringify(v); return s === undefined ? String(v) : s; } catch { return String(v); }
-  };
-  globalThis.console = { log: (...args) => { out.push(args.map(show).join(' ')); } };
-  globalThis.fs = {
-    readFile(name) {
-      name = String(name);
-      if (!Object.prototype.hasOwnProperty.call(files, name)) throw new Error('ENOENT: no such file ' + name);
-      return files[name];
-    },
-    writeFile(name, data) { files[String(name)] = String(data); },
-    list() { return Object.keys(files).sort(); },
-  };
-  Object.defineProperty(globalThis, '__srl', { value: { out, files } });
-  delete globalThis.__srl_files;
-})();`;
-
-/**
- * Calls f on every input and returns one JSON string. Values JSON cannot carry faithfully
- * (undefined, NaN, ±Infinity, functions, symbols, bigints, cycles) are reported, not coerced.
- */
-const RUNNER = `(() => {
-  let fn;
-  try { fn = f; } catch { return JSON.stringify({ problem: 'the program defines no function f' }); }
-  if (typeof fn !== 'function') return JSON.stringify({ problem: 'f is ' + typeof fn + ', not a function' });
-  const inputs = JSON.parse(__srl_inputs);
-  const outputs = [];
-  for (let i = 0; i < inputs.length; i++) outputs.push(fn(inputs[i]));
+const CHECK_JSON = `(v) => {
   const seen = [];
   const check = (v, path) => {
     const t = typeof v;
@@ -67,12 +38,41 @@ const RUNNER = `(() => {
     seen.pop();
     return null;
   };
-  for (let i = 0; i < outputs.length; i++) {
-    const p = check(outputs[i], 'f(input ' + i + ')');
-    if (p) return JSON.stringify({ problem: p, kind: 'output' });
-  }
-  return JSON.stringify({ outputs, stdout: __srl.out.join('\\n'), files: __srl.files });
-})()`;
+  return check(v, '');
+}`;
+
+/**
+ * Language features of every fresh context: what task programs use. Leaving out Proxy, typed
+ * arrays and the big-number types roughly halves the cost of creating a context.
+ */
+export const SANDBOX_INTRINSICS: Intrinsics = {
+  BaseObjects: true,
+  Date: true,
+  Eval: true,
+  StringNormalize: true,
+  RegExp: true,
+  JSON: true,
+  MapSet: true,
+  Promise: true,
+};
+
+/** Interrupt polls (≈ 10 000 bytecode steps each) a run must have made before its deadline applies. */
+export const MIN_POLLS = 20;
+/** Past deadline × this factor a run is stopped however little it computed. */
+export const HARD_DEADLINE_FACTOR = 4;
+
+/** Why the interrupt handler stops a run now, or null to let it go on (see runSync). */
+export function interruptReason(
+  polls: number,
+  now: number,
+  deadline: number,
+  hardDeadline: number,
+  overMemory: boolean,
+): 'deadline' | 'memory' | null {
+  if (overMemory) return 'memory';
+  if (now > deadline && (polls >= MIN_POLLS || now > hardDeadline)) return 'deadline';
+  return null;
+}
 
 class GuestError extends Error {
   constructor(
@@ -104,7 +104,13 @@ export function classifyThrown(
   if (/out of memory/i.test(message)) return new GuestError('memory', `out of memory: ${message}`);
   if (/stack overflow|call stack/i.test(message))
     return new GuestError('memory', `stack limit exceeded: ${message}`);
-  if (stage === 'compile') return new GuestError('syntax', `${name || 'SyntaxError'}: ${message}`);
+  // A parse error's stack has no call frames; a SyntaxError thrown by running code (JSON.parse,
+  // new RegExp, …) has the native or eval frame it came from.
+  const stack =
+    typeof (err as { stack?: unknown }).stack === 'string' ? (err as { stack: string }).stack : '';
+  if (stage === 'compile' && name === 'SyntaxError' && !/\(native\)|<eval>|<anonymous>/.test(stack)) {
+    return new GuestError('syntax', `SyntaxError: ${message}`);
+  }
   return new GuestError('runtime', name ? `${name}: ${message}` : message);
 }
 
@@ -168,12 +174,23 @@ export class QuickJSSandbox implements Sandbox {
     try {
       this.runtime.setMemoryLimit(limits.memoryBytes);
       this.runtime.setMaxStackSize(limits.stackBytes);
+      // QuickJS polls this handler about every 10 000 bytecode steps. A run is stopped at its
+      // deadline only once it has really been computing (MIN_POLLS polls); a short program whose
+      // thread was merely descheduled on a busy machine is left to finish, up to a hard cap.
+      let polls = 0;
+      const hardDeadline = t0 + limits.deadlineMs * HARD_DEADLINE_FACTOR;
       this.runtime.setInterruptHandler(() => {
-        if (memory.buffer.byteLength > ceiling) interrupt.reason = 'memory';
-        else if (performance.now() > deadline) interrupt.reason = 'deadline';
+        polls += 1;
+        interrupt.reason = interruptReason(
+          polls,
+          performance.now(),
+          deadline,
+          hardDeadline,
+          memory.buffer.byteLength > ceiling,
+        );
         return interrupt.reason !== null;
       });
-      vm = this.runtime.newContext();
+      vm = this.runtime.newContext({ intrinsics: SANDBOX_INTRINSICS });
       const result = this.execute(vm, request, limits, interrupt);
       return { ...result, ms: performance.now() - t0 };
     } catch (err) {
@@ -203,50 +220,62 @@ export class QuickJSSandbox implements Sandbox {
     limits: SandboxLimits,
     interrupt: { reason: 'deadline' | 'memory' | null },
   ): Omit<SandboxResult, 'ms'> {
-    const setString = (name: string, value: string) => {
-      const h = vm.newString(value);
-      vm.setProp(vm.global, name, h);
-      h.dispose();
-    };
-    const evaluate = (
-      code: string,
-      file: string,
+    const throwIfError = <T>(
+      r: { error: QuickJSHandle; value?: undefined } | { value: T; error?: undefined },
       stage: 'compile' | 'run',
-      compileOnly = false,
-    ): QuickJSHandle => {
-      const r = vm.evalCode(code, file, { type: 'global', compileOnly });
+    ): T => {
       if (r.error) {
         const dumped: unknown = vm.dump(r.error);
         r.error.dispose();
         throw classifyThrown(dumped, stage, interrupt.reason);
       }
-      return r.value;
+      return r.value as T;
     };
+    const io = installHostIo(vm, req.files ?? {}, limits.outputChars);
 
-    setString('__srl_files', JSON.stringify(req.files ?? {}));
-    setString('__srl_inputs', JSON.stringify(req.inputs));
-    evaluate(PRELUDE, 'prelude.js', 'run').dispose();
-    evaluate(req.code, 'program.js', 'compile', true).dispose();
-    evaluate(req.code, 'program.js', 'run').dispose();
-    const handle = evaluate(RUNNER, 'runner.js', 'run');
-    try {
-      if (vm.typeof(handle) !== 'string') throw new GuestError('output', 'the runner was tampered with');
-      const lengthHandle = vm.getProp(handle, 'length');
-      const length = vm.getNumber(lengthHandle);
-      lengthHandle.dispose();
-      if (length > limits.outputChars) {
-        throw new GuestError(
-          'output',
-          `outputs, stdout and files are ${length} characters, over the ${limits.outputChars} limit`,
-        );
-      }
-      const text = vm.getString(handle);
-      const pending = this.runtime.executePendingJobs();
-      if (pending.error) pending.error.dispose();
-      return parseJsonResult(text, req.inputs.length);
-    } finally {
-      handle.dispose();
+    // Parsed once (a 100 KB program takes tens of ms to parse); see classifyThrown for how a
+    // parse error is told apart from a SyntaxError thrown by running code.
+    throwIfError(vm.evalCode(req.code, 'program.js', { type: 'global' }), 'compile').dispose();
+
+    // `typeof f` never throws, even where no f was declared.
+    const fn = throwIfError(vm.evalCode('typeof f === "undefined" ? undefined : f', 'runner.js'), 'run');
+    const fType = vm.typeof(fn);
+    if (fType !== 'function') {
+      fn.dispose();
+      throw new GuestError(
+        'runtime',
+        fType === 'undefined' ? 'the program defines no function f' : `f is ${fType}, not a function`,
+      );
     }
+    const outputs: JsonValue[] = [];
+    let checker: QuickJSHandle | undefined;
+    try {
+      req.inputs.forEach((input, i) => {
+        const arg = toHandle(vm, input);
+        const result = vm.callFunction(fn, vm.undefined, arg);
+        arg.dispose();
+        const out = throwIfError(result, 'run');
+        try {
+          const check = () => (checker ??= throwIfError(vm.evalCode(CHECK_JSON, 'check.js'), 'run'));
+          outputs.push(readJson(vm, out, `f(input ${i})`, check, limits.outputChars));
+        } finally {
+          out.dispose();
+        }
+      });
+    } finally {
+      fn.dispose();
+      checker?.dispose();
+    }
+    const pending = this.runtime.executePendingJobs();
+    if (pending.error) pending.error.dispose();
+    const size = JSON.stringify(outputs).length + io.chars();
+    if (size > limits.outputChars || io.overflow()) {
+      throw new GuestError(
+        'output',
+        `outputs, stdout and files are over the ${limits.outputChars}-character limit`,
+      );
+    }
+    return { ok: true, outputs, stdout: io.stdout.join('\n'), files: Object.fromEntries(io.files) };
   }
 
   private rebuild(): void {
@@ -266,4 +295,128 @@ export class QuickJSSandbox implements Sandbox {
 
 function fail(kind: SandboxErrorKind, message: string, t0: number): SandboxResult {
   return { ok: false, stdout: '', error: { kind, message }, ms: performance.now() - t0 };
+}
+
+/** A guest value for a JSON input: primitives directly, anything else through the JSON parser. */
+function toHandle(vm: QuickJSContext, v: JsonValue): QuickJSHandle {
+  if (typeof v === 'number') return vm.newNumber(v);
+  if (typeof v === 'string') return vm.newString(v);
+  if (v === null) return vm.null;
+  if (typeof v === 'boolean') return v ? vm.true : vm.false;
+  const r = vm.evalCode(`(${JSON.stringify(v)})`, 'input.js');
+  if (r.error) {
+    r.error.dispose();
+    throw new Error('an input could not be passed to the sandbox');
+  }
+  return r.value;
+}
+
+/** Reads one output of `f` as JSON, refusing what JSON cannot carry (see `CHECK_JSON`). */
+function readJson(
+  vm: QuickJSContext,
+  h: QuickJSHandle,
+  path: string,
+  checker: () => QuickJSHandle,
+  maxChars: number,
+): JsonValue {
+  const t = vm.typeof(h);
+  if (t === 'number') {
+    const n = vm.getNumber(h);
+    if (!Number.isFinite(n)) throw new GuestError('output', `${path} is ${n}`);
+    return n;
+  }
+  if (t === 'boolean') return vm.dump(h) as boolean;
+  if (t === 'string' || t === 'object') {
+    const len = vm.getProp(h, 'length');
+    const n = vm.typeof(len) === 'number' ? vm.getNumber(len) : 0;
+    len.dispose();
+    if (t === 'string' && n > maxChars)
+      throw new GuestError('output', `${path} is a string of ${n} characters, over the limit`);
+    if (t === 'string') return vm.getString(h);
+    const problem = vm.callFunction(checker(), vm.undefined, h);
+    if (problem.error) {
+      problem.error.dispose();
+      throw new GuestError('output', `${path} could not be checked`);
+    }
+    const message = problem.value;
+    const text = vm.typeof(message) === 'string' ? vm.getString(message) : null;
+    message.dispose();
+    if (text !== null) throw new GuestError('output', `${path}${text}`);
+    return vm.dump(h) as JsonValue;
+  }
+  throw new GuestError('output', `${path} is ${t === 'undefined' ? 'undefined' : `a ${t}`}`);
+}
+
+/** Host side of `console.log` and `fs` for one run. */
+interface HostIo {
+  stdout: string[];
+  files: Map<string, string>;
+  chars(): number;
+  overflow(): boolean;
+}
+
+/**
+ * Installs `console.log` (captured) and a tiny `fs` over `files` as host functions: no guest
+ * code to parse per run, and nothing of the host reachable through them but these strings.
+ */
+function installHostIo(vm: QuickJSContext, initial: Record<string, string>, maxChars: number): HostIo {
+  const stdout: string[] = [];
+  const files = new Map(Object.entries(initial));
+  let chars = 0;
+  let overflow = false;
+  const count = (n: number) => {
+    chars += n;
+    if (chars > maxChars) overflow = true;
+    return !overflow;
+  };
+  const text = (h: QuickJSHandle): string => {
+    if (vm.typeof(h) === 'string') return vm.getString(h);
+    try {
+      const dumped: unknown = vm.dump(h);
+      return typeof dumped === 'string' ? dumped : (JSON.stringify(dumped) ?? String(dumped));
+    } catch {
+      return String(vm.typeof(h));
+    }
+  };
+  const define = (
+    target: QuickJSHandle,
+    name: string,
+    impl: (...args: QuickJSHandle[]) => QuickJSHandle | undefined,
+  ) => {
+    const fn = vm.newFunction(name, impl);
+    vm.setProp(target, name, fn);
+    fn.dispose();
+  };
+  const consoleObj = vm.newObject();
+  define(consoleObj, 'log', (...args) => {
+    const line = args.map(text).join(' ');
+    if (count(line.length + 1)) stdout.push(line);
+  });
+  vm.setProp(vm.global, 'console', consoleObj);
+  consoleObj.dispose();
+  const fsObj = vm.newObject();
+  define(fsObj, 'readFile', (name) => {
+    const key = name ? text(name) : '';
+    const value = files.get(key);
+    if (value === undefined) throw new Error(`ENOENT: no such file ${key}`);
+    return vm.newString(value);
+  });
+  define(fsObj, 'writeFile', (name, data) => {
+    const key = name ? text(name) : '';
+    const value = data ? text(data) : '';
+    if (count(key.length + value.length)) files.set(key, value);
+  });
+  define(fsObj, 'list', () => {
+    const arr = vm.newArray();
+    [...files.keys()].sort().forEach((k, i) => {
+      const h = vm.newString(k);
+      vm.setProp(arr, i, h);
+      h.dispose();
+    });
+    return arr;
+  });
+  vm.setProp(vm.global, 'fs', fsObj);
+  fsObj.dispose();
+  for (const [k, v] of files) count(k.length + v.length);
+  return { stdout, files, chars: () => chars, overflow: () => overflow };
 }
