@@ -20,8 +20,6 @@ export interface SoakReport {
   p99Ms: number;
   /** Growth of the QuickJS wasm heap from after warm-up to the end, in MB. */
   wasmGrowthMb: number;
-  /** Growth of the worker's JS heap, in MB, where the browser reports it (Chromium). */
-  jsHeapGrowthMb: number | null;
 }
 
 let quickjs: Promise<QuickJSSandbox> | undefined;
@@ -46,8 +44,6 @@ async function sandboxFor(kind: SandboxKind): Promise<Sandbox> {
   return cached;
 }
 
-const jsHeap = () =>
-  (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize ?? null;
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 
@@ -68,7 +64,6 @@ const api = {
     const sandbox = await loadQuickJS();
     const memory = sandbox.wasmMemory;
     const wasm0 = memory.buffer.byteLength;
-    const heap0 = jsHeap();
     const times: number[] = [];
     let wrong = 0;
     const failures: SoakReport['failures'] = [];
@@ -93,7 +88,6 @@ const api = {
     }
     const elapsed = performance.now() - t0;
     times.sort((x, y) => x - y);
-    const heap1 = jsHeap();
     return {
       runs,
       wrong,
@@ -102,7 +96,6 @@ const api = {
       p50Ms: quantile(times, 0.5),
       p99Ms: quantile(times, 0.99),
       wasmGrowthMb: (memory.buffer.byteLength - wasm0) / 2 ** 20,
-      jsHeapGrowthMb: heap0 === null || heap1 === null ? null : (heap1 - heap0) / 2 ** 20,
     };
   },
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { JSHandle } from 'playwright-core';
+import { workerMemoryBytes } from '../../support/memory.ts';
 import type { Scenario } from '../harness.ts';
 
 /** One line of a `--programs FILE`: a program and its inputs. */
@@ -15,7 +16,6 @@ interface SoakReport {
   p50Ms: number;
   p99Ms: number;
   wasmGrowthMb: number;
-  jsHeapGrowthMb: number | null;
 }
 
 interface RunResult {
@@ -73,7 +73,10 @@ const scenario: Scenario = {
             .api,
       )) as JSHandle<SandboxApi>;
       await api.evaluate((a) => a.soak(500)); // warm-up: wasm compile, JIT
+      const before = await workerMemoryBytes(page, 'sandbox.worker');
       const soak = await api.evaluate((a) => a.soak(10_000));
+      const after = await workerMemoryBytes(page, 'sandbox.worker');
+      const jsGrowthMb = before === null || after === null ? null : (after - before) / 2 ** 20;
       log(`soak: ${JSON.stringify(soak)}`);
       if (soak.wrong) throw new Error(`${soak.wrong} of ${soak.runs} soak runs returned wrong outputs`);
       const overshoot = await api.evaluate((a) => a.timeoutOvershoot(100, 50));
@@ -83,7 +86,8 @@ const scenario: Scenario = {
         'sandbox.p50Ms': round(soak.p50Ms, 3),
         'sandbox.p99Ms': round(soak.p99Ms, 3),
         'sandbox.timeoutOvershootMs': round(p99(overshoot)),
-        'sandbox.heapGrowthMb': round(Math.max(soak.wasmGrowthMb, soak.jsHeapGrowthMb ?? 0)),
+        // The worker's JS memory (as the browser attributes it) plus the QuickJS wasm heap.
+        'sandbox.heapGrowthMb': round((jsGrowthMb ?? 0) + soak.wasmGrowthMb),
       };
       if (programs) {
         const results = await api.evaluate((a, reqs) => a.runBatch(reqs), programs);
