@@ -92,11 +92,6 @@ export const CONTRACT: ContractCase[] = [
     request: { code: 'JSON.parse("{"); const f = (x) => x', inputs: [0] },
     expect: 'runtime',
   },
-  {
-    name: 'a SyntaxError thrown by running code is a runtime error',
-    request: { code: 'JSON.parse("{"); const f = (x) => x', inputs: [0] },
-    expect: 'runtime',
-  },
   { name: 'missing f', request: { code: 'const g = (x) => x', inputs: [0] }, expect: 'runtime' },
   { name: 'f not a function', request: { code: 'const f = 42', inputs: [0] }, expect: 'runtime' },
   { name: 'fetch', request: hostProbe('fetch("http://127.0.0.1/")'), expect: 'runtime' },

@@ -1,6 +1,5 @@
 import type { WebContainer } from '@webcontainer/api';
-import { parseJsonResult } from './json';
-import { RESULT_MARKER, nodeScript } from './node-runner';
+import { nodeScript, readNodeOutput } from './node-runner';
 import { resolveLimits, type Sandbox, type SandboxRequest, type SandboxResult } from './types';
 
 /** Where the page's one WebContainer stands. */
@@ -114,24 +113,7 @@ export class WebContainerSandbox implements Sandbox {
         ms,
       };
     }
-    const line = text.split(/\r?\n/).find((l) => l.startsWith(RESULT_MARKER));
-    if (!line) {
-      const kind = /SyntaxError/.test(text)
-        ? 'syntax'
-        : /heap out of memory|Maximum call stack/.test(text)
-          ? 'memory'
-          : 'runtime';
-      return {
-        ok: false,
-        stdout: '',
-        error: { kind, message: text.trim().slice(-500) || `node exited with code ${exit}` },
-        ms,
-      };
-    }
-    const payload = line.slice(RESULT_MARKER.length);
-    const thrown = /^\{"thrown":/.test(payload) ? (JSON.parse(payload) as { thrown: string }).thrown : null;
-    if (thrown) return { ok: false, stdout: '', error: { kind: 'runtime', message: thrown }, ms };
-    return { ...parseJsonResult(payload, request.inputs.length), ms };
+    return { ...readNodeOutput(text, exit, request.inputs.length), ms };
   }
 
   dispose(): void {
