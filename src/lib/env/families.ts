@@ -1,0 +1,138 @@
+import { fnv1a } from '../sandbox/cache';
+import { Rng } from '../rl/random';
+import type { Example, Level, Task, TaskSuite } from './suite';
+
+/** A parameterised family of tasks: `source(p)` is the program text, `apply(p, x)` its value. */
+export interface Family {
+  name: string;
+  level: Level;
+  /** Every parameter tuple of the family, in a fixed order. */
+  params: readonly (readonly number[])[];
+  /** The target program as a JavaScript expression in x (DESIGN §3 token alphabet). */
+  source(p: readonly number[]): string;
+  apply(p: readonly number[], x: number): number;
+}
+
+const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+const pairs = (as: number[], bs: number[]) => as.flatMap((a) => bs.map((b) => [a, b] as const));
+const at = (p: readonly number[], i: number) => p[i] ?? 0;
+const sign = (n: number) => (n < 0 ? `-${-n}` : `+${n}`);
+
+/** The built-in families (issue 4): constant, x+b, a·x, a·x+b, (x+a)·b, x·x+b, x%a, a conditional. */
+export const FAMILIES: readonly Family[] = [
+  {
+    name: 'constant',
+    level: 'easy',
+    params: range(0, 9).map((c) => [c]),
+    source: (p) => `${at(p, 0)}`,
+    apply: (p) => at(p, 0),
+  },
+  {
+    name: 'x+b',
+    level: 'easy',
+    params: range(-9, 9)
+      .filter((b) => b !== 0)
+      .map((b) => [b]),
+    source: (p) => `x${sign(at(p, 0))}`,
+    apply: (p, x) => x + at(p, 0),
+  },
+  {
+    name: 'a*x',
+    level: 'easy',
+    params: range(2, 9).map((a) => [a]),
+    source: (p) => `${at(p, 0)}*x`,
+    apply: (p, x) => at(p, 0) * x,
+  },
+  {
+    name: 'a*x+b',
+    level: 'medium',
+    params: pairs(range(2, 9), range(1, 9)),
+    source: (p) => `${at(p, 0)}*x+${at(p, 1)}`,
+    apply: (p, x) => at(p, 0) * x + at(p, 1),
+  },
+  {
+    name: '(x+a)*b',
+    level: 'medium',
+    params: pairs(range(1, 9), range(2, 9)),
+    source: (p) => `(x+${at(p, 0)})*${at(p, 1)}`,
+    apply: (p, x) => (x + at(p, 0)) * at(p, 1),
+  },
+  {
+    name: 'x*x+b',
+    level: 'medium',
+    params: range(0, 9).map((b) => [b]),
+    source: (p) => `x*x+${at(p, 0)}`,
+    apply: (p, x) => x * x + at(p, 0),
+  },
+  {
+    name: 'x%a',
+    level: 'hard',
+    params: range(2, 9).map((a) => [a]),
+    source: (p) => `x%${at(p, 0)}`,
+    apply: (p, x) => x % at(p, 0),
+  },
+  {
+    name: 'x>a?x:b',
+    level: 'hard',
+    params: pairs(range(1, 6), range(0, 9)),
+    source: (p) => `x>${at(p, 0)}?x:${at(p, 1)}`,
+    apply: (p, x) => (x > at(p, 0) ? x : at(p, 1)),
+  },
+];
+
+/** Inputs shown to the policy, and inputs of the hidden tests. */
+export const VISIBLE_INPUTS = [1, 2, 4];
+export const HIDDEN_INPUTS = [0, 3, 5, 7, 10, 13];
+
+/** Fraction of each family's tasks held out from training (issue 4: at least 20%). */
+export const HELD_OUT_FRACTION = 0.25;
+
+const examplesOf = (f: Family, p: readonly number[], inputs: number[]): Example[] =>
+  inputs.map((x) => ({ input: x, output: f.apply(p, x) }));
+
+/** A built-in task, with its family and target program (for tests and the brute-force baseline). */
+export interface GeneratedTask extends Task {
+  family: string;
+  program: string;
+  heldOut: boolean;
+}
+
+/**
+ * Generates every family's tasks and splits each family deterministically into training and
+ * held-out tasks: the same seed gives the same suite and the same split, on every machine.
+ */
+export function generateTasks(seed: number, families: readonly Family[] = FAMILIES): GeneratedTask[] {
+  const out: GeneratedTask[] = [];
+  for (const f of families) {
+    const tasks = f.params.map((p) => ({
+      id: `${f.name}:${p.join(',')}`,
+      level: f.level,
+      examples: examplesOf(f, p, VISIBLE_INPUTS),
+      hidden: examplesOf(f, p, HIDDEN_INPUTS),
+      family: f.name,
+      program: f.source(p),
+      heldOut: false,
+    }));
+    const order = [...tasks].sort((a, b) => fnv1a(`${seed}:${a.id}`).localeCompare(fnv1a(`${seed}:${b.id}`)));
+    const heldOut = Math.max(1, Math.ceil(tasks.length * HELD_OUT_FRACTION));
+    for (const t of order.slice(0, heldOut)) t.heldOut = true;
+    out.push(...tasks);
+  }
+  // One shuffle of the whole list so suites do not list families in blocks.
+  const rng = new Rng(seed);
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [out[i], out[j]] = [out[j] as GeneratedTask, out[i] as GeneratedTask];
+  }
+  return out;
+}
+
+/** The built-in training and held-out suites for `seed`, as suite files would hold them. */
+export function builtInSuites(seed: number): { train: TaskSuite; heldOut: TaskSuite } {
+  const strip = ({ id, level, examples, hidden }: GeneratedTask): Task => ({ id, level, examples, hidden });
+  const tasks = generateTasks(seed);
+  return {
+    train: { name: `built-in (seed ${seed}) training`, tasks: tasks.filter((t) => !t.heldOut).map(strip) },
+    heldOut: { name: `built-in (seed ${seed}) held-out`, tasks: tasks.filter((t) => t.heldOut).map(strip) },
+  };
+}
