@@ -1,4 +1,5 @@
 import { expect, test, type JSHandle, type Page } from '@playwright/test';
+import { HOST_ACCESS_CASES } from '../src/lib/sandbox/corpus';
 import { workerMemoryBytes } from './support/memory';
 
 /** The parts of the page's `?debug` hook (src/global.d.ts) these tests call. */
@@ -95,8 +96,6 @@ test('WebContainer: contract when it boots, otherwise a clear fallback to QuickJ
     test.skip(true, `WebContainer did not boot: ${text}`);
   }
   const outcomes = await (await sandboxApi(page)).evaluate((api) => api.contract('webcontainer'));
-  // WebContainer is a full Node.js by design: its programs may use require and process.
-  const host = ['fetch', 'require', 'process', 'globalThis.constructor reaches only the sandbox'];
-  const core = outcomes.filter((o) => !host.includes(o.name));
+  const core = outcomes.filter((o) => !HOST_ACCESS_CASES.has(o.name));
   expect(core.filter((o) => o.problem !== null)).toEqual([]);
 });

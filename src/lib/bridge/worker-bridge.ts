@@ -11,8 +11,6 @@ export class WorkerBridge<Api> {
   private worker: Worker | undefined;
   private remote: Comlink.Remote<Api> | undefined;
   state: WorkerState = 'stopped';
-  /** Message of the last uncaught error in the worker, if it crashed. */
-  lastError: string | undefined;
 
   constructor(
     private readonly create: () => Worker,
@@ -36,7 +34,6 @@ export class WorkerBridge<Api> {
     this.worker = worker;
     this.remote = Comlink.wrap<Api>(worker);
     this.state = 'running';
-    this.lastError = undefined;
   }
 
   terminate(): void {
@@ -54,7 +51,6 @@ export class WorkerBridge<Api> {
 
   private crashed(message: string): void {
     this.state = 'crashed';
-    this.lastError = message;
     this.onCrash(message);
   }
 }

@@ -16,13 +16,6 @@ describe('EventLog', () => {
     expect(log.events.map((e) => e.t0)).toEqual([2, 3, 4]);
   });
 
-  it('drains everything once', () => {
-    const log = new EventLog();
-    log.push(ev(1), ev(2));
-    expect(log.drain()).toHaveLength(2);
-    expect(log.drain()).toHaveLength(0);
-  });
-
   it('uses an epoch clock', () => {
     expect(Math.abs(now() - Date.now())).toBeLessThan(1000);
   });

@@ -47,11 +47,4 @@ export class EventLog {
   get events(): readonly TimelineEvent[] {
     return this.items;
   }
-
-  /** Removes and returns everything logged so far. */
-  drain(): TimelineEvent[] {
-    const out = this.items;
-    this.items = [];
-    return out;
-  }
 }

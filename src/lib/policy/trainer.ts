@@ -76,20 +76,22 @@ export class PolicyTrainer {
       return { loss: value, gradNorm: norm, ...kept };
     });
     tf.dispose(inputs);
-    const [loss, pgLoss, valueLoss, entropy, gradNorm] = await Promise.all(
-      [parts.loss, parts.pgLoss, parts.valueLoss, parts.entropy, parts.gradNorm].map(
-        async (t) => (await t.data())[0] ?? NaN,
-      ),
-    );
+    // One readback for all five scalars: on WebGPU each read is a buffer map, so it is on the
+    // critical path of every step.
+    const packed = tf.tidy(() =>
+      tf.stack([parts.loss, parts.pgLoss, parts.valueLoss, parts.entropy, parts.gradNorm]),
+    ); // [5]
     tf.dispose(parts);
+    const [loss = NaN, pgLoss = NaN, valueLoss = NaN, entropy = NaN, gradNorm = NaN] = await packed.data();
+    packed.dispose();
     this.step += 1;
     return {
       step: this.step,
-      loss: loss ?? NaN,
-      pgLoss: pgLoss ?? NaN,
-      valueLoss: valueLoss ?? NaN,
-      entropy: entropy ?? NaN,
-      gradNorm: gradNorm ?? NaN,
+      loss,
+      pgLoss,
+      valueLoss,
+      entropy,
+      gradNorm,
       ms: performance.now() - t0,
     };
   }

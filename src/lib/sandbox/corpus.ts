@@ -147,3 +147,18 @@ export const CONTRACT: ContractCase[] = [
     expect: 'output',
   },
 ];
+
+/**
+ * Cases about reaching the host. A full Node.js runtime (the WebContainer sandbox) is allowed
+ * those capabilities by design, so its contract leaves them out.
+ */
+export const HOST_ACCESS_CASES: ReadonlySet<string> = new Set([
+  'fetch',
+  'XMLHttpRequest',
+  'postMessage',
+  'indexedDB',
+  'importScripts',
+  'require',
+  'process',
+  'globalThis.constructor reaches only the sandbox',
+]);

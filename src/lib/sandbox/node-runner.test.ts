@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONTRACT } from './corpus';
+import { CONTRACT, HOST_ACCESS_CASES } from './corpus';
 import { nodeScript, readNodeOutput } from './node-runner';
 import { resolveLimits } from './types';
 
@@ -13,17 +13,6 @@ import { resolveLimits } from './types';
 const root = mkdtempSync(join(tmpdir(), 'srl-node-runner-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-// Node.js is a full runtime by design: reaching for its host is allowed there.
-const HOST_CASES = [
-  'fetch',
-  'require',
-  'process',
-  'XMLHttpRequest',
-  'postMessage',
-  'indexedDB',
-  'importScripts',
-  'globalThis.constructor reaches only the sandbox',
-];
 const RESOURCE_CASES = [
   'infinite loop',
   'memory bomb',
@@ -31,7 +20,7 @@ const RESOURCE_CASES = [
   'unbounded recursion',
   'dynamic import()',
 ];
-const cases = CONTRACT.filter((c) => !HOST_CASES.includes(c.name) && !RESOURCE_CASES.includes(c.name));
+const cases = CONTRACT.filter((c) => !HOST_ACCESS_CASES.has(c.name) && !RESOURCE_CASES.includes(c.name));
 
 describe('WebContainer node runner, run with real Node.js', () => {
   it.each(cases.map((c, i) => [c.name, c, i] as const))('%s', (_name, c, i) => {
