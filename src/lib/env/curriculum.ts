@@ -1,0 +1,80 @@
+import { LEVELS, type Level, type Task } from './suite';
+
+/** Curriculum settings (DESIGN §3, seed 001). */
+export interface CurriculumConfig {
+  /** Off: train on every level at once. */
+  enabled: boolean;
+  /** Episodes of the current level the success rate is measured over. */
+  window: number;
+  /** Promote to the next level when the success rate over a full window reaches this. */
+  promoteAt: number;
+}
+
+export const DEFAULT_CURRICULUM: CurriculumConfig = { enabled: true, window: 20, promoteAt: 0.7 };
+
+/** What the page shows of the curriculum. */
+export interface CurriculumView {
+  enabled: boolean;
+  level: Level;
+  /** Success rate over the last `window` episodes of the level (null before any). */
+  rate: number | null;
+  /** Episodes counted in `rate`. */
+  seen: number;
+  /** Levels promoted from, in order, with the episode count at promotion. */
+  promotions: { from: Level; to: Level; episode: number }[];
+}
+
+/** easy → medium → hard: promote when the last `window` episodes of a level succeed ≥ `promoteAt`. */
+export class Curriculum {
+  private levelIndex = 0;
+  private recent: boolean[] = [];
+  private episodes = 0;
+  private readonly promotions: CurriculumView['promotions'] = [];
+
+  constructor(readonly config: CurriculumConfig = DEFAULT_CURRICULUM) {
+    if (!Number.isInteger(config.window) || config.window < 1)
+      throw new Error(`curriculum window must be a positive integer, got ${config.window}`);
+    if (!(config.promoteAt > 0 && config.promoteAt <= 1))
+      throw new Error(`curriculum promoteAt must be in (0, 1], got ${config.promoteAt}`);
+  }
+
+  get level(): Level {
+    return LEVELS[this.levelIndex] ?? 'hard';
+  }
+
+  /** The tasks to train on now: the current level's, or all of them when off. */
+  tasksFor<T extends Task>(tasks: readonly T[]): T[] {
+    if (!this.config.enabled) return [...tasks];
+    const atLevel = tasks.filter((t) => t.level === this.level);
+    return atLevel.length > 0 ? atLevel : [...tasks];
+  }
+
+  /** Records one finished training episode; returns the new level when this promoted. */
+  record(level: Level, solved: boolean): Level | null {
+    this.episodes += 1;
+    if (!this.config.enabled || level !== this.level) return null;
+    this.recent.push(solved);
+    if (this.recent.length > this.config.window) this.recent.shift();
+    const full = this.recent.length === this.config.window;
+    if (!full || this.rate() < this.config.promoteAt || this.levelIndex === LEVELS.length - 1) return null;
+    const from = this.level;
+    this.levelIndex += 1;
+    this.recent = [];
+    this.promotions.push({ from, to: this.level, episode: this.episodes });
+    return this.level;
+  }
+
+  private rate(): number {
+    return this.recent.filter(Boolean).length / Math.max(1, this.recent.length);
+  }
+
+  view(): CurriculumView {
+    return {
+      enabled: this.config.enabled,
+      level: this.level,
+      rate: this.recent.length ? this.rate() : null,
+      seen: this.recent.length,
+      promotions: [...this.promotions],
+    };
+  }
+}

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { QuickJSSandbox } from '../sandbox/quickjs';
+import { createNodeQuickJS } from '../sandbox/quickjs-node';
+import { DEFAULT_REWARD } from './config';
+import { bruteForce, playEpisodes, RandomAgent, summarize, type EvalTask, type TokenAgent } from './evaluate';
+import { generateTasks } from './families';
+import type { Episode } from './episode';
+import { sourceToTokens } from './tokenizer';
+import { SUBMIT, tokenId } from './vocab';
+
+let sandbox: QuickJSSandbox;
+beforeAll(async () => {
+  sandbox = await createNodeQuickJS();
+});
+afterAll(() => sandbox.dispose());
+
+const easy = generateTasks(1).filter((t) => t.level === 'easy');
+
+/** An oracle that writes each task's target program: the upper bound every table should reach. */
+class Oracle implements TokenAgent {
+  readonly name = 'oracle';
+  constructor(private readonly programs: Map<string, string>) {}
+  choose(episodes: readonly Episode[]): number[] {
+    return episodes.map((e) => {
+      const target = sourceToTokens(this.programs.get(e.task.id) ?? '0');
+      const written = e.programText.length;
+      return written < target.length ? tokenId(target[written] ?? '0') : SUBMIT;
+    });
+  }
+}
+
+describe('evaluation', () => {
+  it('plays every task, batched, and scores an oracle at success 1 with the full reward', async () => {
+    const oracle = new Oracle(new Map(easy.map((t) => [t.id, t.program])));
+    const progress: number[] = [];
+    const eps = await playEpisodes(easy, oracle, sandbox, { batch: 7, onProgress: (d) => progress.push(d) });
+    expect(eps).toHaveLength(easy.length);
+    expect(progress[progress.length - 1]).toBe(easy.length);
+    expect(eps.every((e) => e.solved && e.turns === 1)).toBe(true);
+    const rows = summarize('oracle', 'greedy', eps);
+    const all = rows.find((r) => r.split === 'train' && r.level === 'all');
+    expect(all?.success).toBe(1);
+    expect(all?.meanReward).toBeCloseTo(
+      DEFAULT_REWARD.pass + DEFAULT_REWARD.ranOk + DEFAULT_REWARD.closeness - DEFAULT_REWARD.turnCost,
+      10,
+    );
+    expect(rows.map((r) => `${r.split}/${r.level}`)).toEqual([
+      'train/all',
+      'train/easy',
+      'heldOut/all',
+      'heldOut/easy',
+    ]);
+  });
+
+  it('random tokens rarely solve a task and are reproducible by seed', async () => {
+    const tasks = easy.slice(0, 12);
+    const a = await playEpisodes(tasks, new RandomAgent(5), sandbox, { samples: 2 });
+    const b = await playEpisodes(tasks, new RandomAgent(5), sandbox, { samples: 2 });
+    expect(a).toEqual(b);
+    expect(a).toHaveLength(24);
+    const success = a.filter((e) => e.solved).length / a.length;
+    expect(success).toBeLessThan(0.5);
+    expect(a.every((e) => e.turns >= 1 && e.turns <= 3)).toBe(true);
+  });
+
+  it('brute force finds every easy task within the programs of up to 3 tokens and counts its runs', async () => {
+    const tasks: EvalTask[] = easy.slice(0, 10);
+    const eps = await bruteForce(tasks, sandbox);
+    for (const [i, e] of eps.entries()) {
+      expect(e.solved, tasks[i]?.id).toBe(true);
+      expect(e.runs).toBeGreaterThan(0);
+      expect(e.runs).toBeLessThanOrEqual(1839 + 1);
+    }
+    // A constant task is found among the first 11 programs; x+7 needs more.
+    const constant: EvalTask = {
+      id: 'c',
+      level: 'easy',
+      heldOut: true,
+      examples: [1, 2, 4].map((x) => ({ input: x, output: 3 })),
+      hidden: [{ input: 9, output: 3 }],
+    };
+    const [c] = await bruteForce([constant], sandbox);
+    expect(c?.runs).toBe(4 + 1); // '0' '1' '2' '3', then the submit
+  });
+
+  it('brute force gives up at its cap, charging the cap', async () => {
+    const square = (x: number) => ({ input: x, output: x * x + x });
+    const hard: EvalTask = {
+      id: 'x*x+x',
+      level: 'hard',
+      heldOut: false,
+      examples: [1, 2, 4].map(square),
+      hidden: [3, 5].map(square),
+    };
+    const [e] = await bruteForce([hard], sandbox, { maxRuns: 50 });
+    expect(e).toMatchObject({ solved: false, runs: 50, reward: -DEFAULT_REWARD.noSubmit });
+  });
+});

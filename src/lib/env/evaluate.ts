@@ -1,0 +1,206 @@
+import { Rng } from '../rl/random';
+import type { Sandbox } from '../sandbox/types';
+import { DEFAULT_ENV_CONFIG, type EnvConfig } from './config';
+import { Episode, programCode } from './episode';
+import { programsOfLength } from './grammar';
+import { LEVELS, type Level, type Task } from './suite';
+import { sourceToTokens } from './tokenizer';
+import { SUBMIT, tokenId } from './vocab';
+
+/** Something that writes tokens: picks the next token of each unfinished episode, in one batch. */
+export interface TokenAgent {
+  readonly name: string;
+  choose(episodes: readonly Episode[]): Promise<number[]> | number[];
+}
+
+/** A task with its split: held-out tasks are never trained on. */
+export interface EvalTask extends Task {
+  heldOut: boolean;
+}
+
+/** What one evaluated episode came to. */
+export interface EpisodeSummary {
+  taskId: string;
+  level: Level;
+  heldOut: boolean;
+  solved: boolean;
+  turns: number;
+  reward: number;
+  /** Sandbox runs spent (the brute-force baseline's cost). */
+  runs: number;
+}
+
+/** The uniform-random baseline: a legal token, uniformly, at every position. */
+export class RandomAgent implements TokenAgent {
+  readonly name = 'random';
+  private readonly rng: Rng;
+  constructor(seed: number) {
+    this.rng = new Rng(seed);
+  }
+  choose(episodes: readonly Episode[]): number[] {
+    return episodes.map((e) => this.rng.pick(e.legalTokens()));
+  }
+}
+
+/**
+ * Plays one episode per task (× `samples`) with `agent`, `batch` episodes at a time, through
+ * the sandbox. `onProgress(done, total)` reports finished episodes.
+ */
+export async function playEpisodes(
+  tasks: readonly EvalTask[],
+  agent: TokenAgent,
+  sandbox: Sandbox,
+  opts: {
+    config?: EnvConfig;
+    samples?: number;
+    batch?: number;
+    onProgress?: (done: number, total: number) => void;
+  } = {},
+): Promise<EpisodeSummary[]> {
+  const config = opts.config ?? DEFAULT_ENV_CONFIG;
+  const queue = tasks.flatMap((t) => Array.from({ length: opts.samples ?? 1 }, () => t));
+  const out: EpisodeSummary[] = [];
+  for (let i = 0; i < queue.length; i += opts.batch ?? 32) {
+    const chunk = queue.slice(i, i + (opts.batch ?? 32));
+    const episodes = chunk.map((t) => new Episode(t, config));
+    let active = episodes;
+    while (active.length > 0) {
+      const tokens = await agent.choose(active);
+      for (const [j, ep] of active.entries()) await ep.step(tokens[j] ?? SUBMIT, sandbox);
+      active = active.filter((e) => !e.done);
+    }
+    episodes.forEach((ep, j) => out.push(summarizeEpisode(ep, chunk[j]?.heldOut ?? false)));
+    opts.onProgress?.(out.length, queue.length);
+  }
+  return out;
+}
+
+export function summarizeEpisode(ep: Episode, heldOut: boolean): EpisodeSummary {
+  return {
+    taskId: ep.task.id,
+    level: ep.task.level,
+    heldOut,
+    solved: ep.solved,
+    turns: ep.turns.length,
+    reward: ep.parts.total,
+    runs: ep.turns.length,
+  };
+}
+
+/** Default cap of the brute-force baseline: every program of up to 4 tokens (16 062) fits. */
+export const BRUTE_FORCE_MAX_RUNS = 20_000;
+
+/**
+ * The brute-force baseline: enumerate programs by length (shortest first, vocabulary order),
+ * run each on the visible examples, submit the first that matches them all. Its cost is the
+ * number of sandbox runs it needs per task (capped at `maxRuns`; a task it cannot solve within
+ * the cap costs `maxRuns` and scores as an episode with no submit). Runs on the same inputs are
+ * shared between tasks (the sandbox's result cache would do the same), but each task is charged
+ * every run it would need on its own. Its reward is the env's reward for submitting the found
+ * program in one turn.
+ */
+export async function bruteForce(
+  tasks: readonly EvalTask[],
+  sandbox: Sandbox,
+  opts: { config?: EnvConfig; maxRuns?: number; onProgress?: (done: number, total: number) => void } = {},
+): Promise<EpisodeSummary[]> {
+  const config = opts.config ?? DEFAULT_ENV_CONFIG;
+  const maxRuns = opts.maxRuns ?? BRUTE_FORCE_MAX_RUNS;
+  const maxLength = config.maxTokensPerTurn - 1;
+  const programs: string[] = [];
+  const candidates = (function* () {
+    for (let len = 1; len <= maxLength; len++) yield* programsOfLength(len);
+  })();
+  const outputsByInputs = new Map<string, (number | null)[][]>();
+  const out: EpisodeSummary[] = [];
+  for (const task of tasks) {
+    const ep = new Episode(task, config);
+    const inputs = ep.shown.map((e) => e.input);
+    const key = JSON.stringify(inputs);
+    const known = outputsByInputs.get(key) ?? [];
+    outputsByInputs.set(key, known);
+    let found: string | null = null;
+    let runs = 0;
+    for (let i = 0; i < maxRuns; i++) {
+      if (i >= programs.length) {
+        const next = candidates.next();
+        if (next.done) break;
+        programs.push(next.value);
+      }
+      const program = programs[i] as string;
+      if (i >= known.length) {
+        const r = await sandbox.run({ code: programCode(program), inputs, limits: config.limits });
+        known.push(
+          inputs.map((_, j) =>
+            r.ok && typeof r.outputs?.[j] === 'number' ? (r.outputs[j] as number) : null,
+          ),
+        );
+      }
+      runs = i + 1;
+      if (known[i]?.every((y, j) => y === ep.shown[j]?.output)) {
+        found = program;
+        break;
+      }
+    }
+    if (found !== null) {
+      for (const t of sourceToTokens(found)) await ep.step(tokenId(t), sandbox);
+      await ep.step(SUBMIT, sandbox);
+    }
+    out.push({
+      taskId: task.id,
+      level: task.level,
+      heldOut: task.heldOut,
+      solved: ep.solved,
+      turns: runs + (found === null ? 0 : 1),
+      reward: found === null ? -config.reward.noSubmit : ep.parts.total,
+      runs: runs + (found === null ? 0 : 1),
+    });
+    opts.onProgress?.(out.length, tasks.length);
+  }
+  return out;
+}
+
+/** One row of the evaluation table. */
+export interface EvalRow {
+  agent: string;
+  /** `greedy` (argmax) or `sampled` (temperature 1); baselines with one way of acting use `sampled`. */
+  mode: 'greedy' | 'sampled';
+  split: 'train' | 'heldOut';
+  level: Level | 'all';
+  episodes: number;
+  success: number;
+  meanTurns: number;
+  meanReward: number;
+  runsPerTask: number;
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/** Rows per split × level (and `all`), only for groups with episodes. */
+export function summarize(
+  agent: string,
+  mode: EvalRow['mode'],
+  episodes: readonly EpisodeSummary[],
+): EvalRow[] {
+  const rows: EvalRow[] = [];
+  for (const split of ['train', 'heldOut'] as const) {
+    for (const level of ['all', ...LEVELS] as const) {
+      const group = episodes.filter(
+        (e) => (split === 'heldOut') === e.heldOut && (level === 'all' || e.level === level),
+      );
+      if (group.length === 0) continue;
+      rows.push({
+        agent,
+        mode,
+        split,
+        level,
+        episodes: group.length,
+        success: mean(group.map((e) => (e.solved ? 1 : 0))),
+        meanTurns: mean(group.map((e) => e.turns)),
+        meanReward: mean(group.map((e) => e.reward)),
+        runsPerTask: mean(group.map((e) => e.runs)),
+      });
+    }
+  }
+  return rows;
+}
