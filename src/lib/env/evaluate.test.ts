@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
 import { DEFAULT_REWARD } from './config';
-import { bruteForce, playEpisodes, RandomAgent, summarize, type EvalTask, type TokenAgent } from './evaluate';
+import {
+  agentFigures,
+  bruteForce,
+  evaluateAgents,
+  playEpisodes,
+  RandomAgent,
+  summarize,
+  type EvalTask,
+  type TokenAgent,
+} from './evaluate';
 import { generateTasks } from './families';
 import type { Episode } from './episode';
 import { sourceToTokens } from './tokenizer';
@@ -94,5 +103,39 @@ describe('evaluation', () => {
     };
     const [e] = await bruteForce([hard], sandbox, { maxRuns: 50 });
     expect(e).toMatchObject({ solved: false, runs: 50, reward: -DEFAULT_REWARD.noSubmit });
+  });
+});
+
+describe('evaluation table', () => {
+  it('evaluates token agents greedy and sampled, brute force once, and reduces rows to bench figures', async () => {
+    const tasks = easy.slice(0, 8);
+    const progress: string[] = [];
+    const rows = await evaluateAgents(
+      tasks,
+      sandbox,
+      [
+        { name: 'random', kind: 'tokens', sampled: new RandomAgent(1) },
+        {
+          name: 'oracle',
+          kind: 'tokens',
+          greedy: new Oracle(new Map(tasks.map((t) => [t.id, t.program]))),
+          sampled: new RandomAgent(2),
+        },
+        { name: 'bruteforce', kind: 'bruteforce' },
+      ],
+      { samples: 2, onProgress: (p) => progress.push(`${p.agent}/${p.mode}`) },
+    );
+    expect(new Set(progress)).toEqual(
+      new Set(['random/sampled', 'oracle/greedy', 'oracle/sampled', 'bruteforce/sampled']),
+    );
+    const sampled = rows.filter((r) => r.agent === 'random' && r.level === 'all');
+    expect(sampled.reduce((s, r) => s + r.episodes, 0)).toBe(16);
+    const oracle = agentFigures(rows, 'oracle');
+    const heldOut = tasks.filter((t) => t.heldOut).length;
+    expect(oracle.successTrain).toBe(tasks.length > heldOut ? 1 : null);
+    expect(oracle.meanTurns).toBe(1);
+    const brute = agentFigures(rows, 'bruteforce');
+    expect(brute.sandboxRunsPerTask).toBeGreaterThan(1);
+    expect(agentFigures(rows, 'random').sandboxRunsPerTask).toBeUndefined();
   });
 });

@@ -204,3 +204,84 @@ export function summarize(
   }
   return rows;
 }
+
+/** An agent to evaluate: a token agent (greedy and/or sampled play) or the brute-force search. */
+export type AgentSpec =
+  | { name: string; kind: 'tokens'; greedy?: TokenAgent; sampled: TokenAgent }
+  | { name: string; kind: 'bruteforce'; maxRuns?: number };
+
+/** Progress of an evaluation: which agent and mode, episodes done of total. */
+export interface EvalProgress {
+  agent: string;
+  mode: EvalRow['mode'];
+  done: number;
+  total: number;
+}
+
+/**
+ * Evaluates every agent on `tasks` (training and held-out, per level) and returns the table:
+ * token agents greedily (once per task) and sampled (`samples` per task), brute force once.
+ */
+export async function evaluateAgents(
+  tasks: readonly EvalTask[],
+  sandbox: Sandbox,
+  agents: readonly AgentSpec[],
+  opts: { config?: EnvConfig; samples?: number; onProgress?: (p: EvalProgress) => void } = {},
+): Promise<EvalRow[]> {
+  const rows: EvalRow[] = [];
+  for (const a of agents) {
+    if (a.kind === 'bruteforce') {
+      const progress = (done: number, total: number) =>
+        opts.onProgress?.({ agent: a.name, mode: 'sampled', done, total });
+      const eps = await bruteForce(tasks, sandbox, {
+        config: opts.config,
+        maxRuns: a.maxRuns,
+        onProgress: progress,
+      });
+      rows.push(...summarize(a.name, 'sampled', eps));
+      continue;
+    }
+    const modes: [EvalRow['mode'], TokenAgent, number][] = [];
+    if (a.greedy) modes.push(['greedy', a.greedy, 1]);
+    modes.push(['sampled', a.sampled, opts.samples ?? 1]);
+    for (const [mode, agent, samples] of modes) {
+      const progress = (done: number, total: number) =>
+        opts.onProgress?.({ agent: a.name, mode, done, total });
+      const eps = await playEpisodes(tasks, agent, sandbox, {
+        config: opts.config,
+        samples,
+        onProgress: progress,
+      });
+      rows.push(...summarize(a.name, mode, eps));
+    }
+  }
+  return rows;
+}
+
+/** The bench's figures for one agent (issue 4 `tasks` scenario): greedy rows when the agent has them. */
+export interface AgentFigures {
+  successTrain: number | null;
+  successHeldOut: number | null;
+  meanTurns: number;
+  meanReward: number;
+  sandboxRunsPerTask?: number;
+}
+
+export function agentFigures(rows: readonly EvalRow[], agent: string): AgentFigures {
+  const mine = rows.filter((r) => r.agent === agent && r.level === 'all');
+  const mode = mine.some((r) => r.mode === 'greedy') ? 'greedy' : 'sampled';
+  const pick = mine.filter((r) => r.mode === mode);
+  const train = pick.find((r) => r.split === 'train');
+  const held = pick.find((r) => r.split === 'heldOut');
+  const n = pick.reduce((s, r) => s + r.episodes, 0);
+  const avg = (key: 'meanTurns' | 'meanReward' | 'runsPerTask') =>
+    pick.reduce((s, r) => s + r[key] * r.episodes, 0) / Math.max(1, n);
+  const out: AgentFigures = {
+    successTrain: train ? train.success : null,
+    successHeldOut: held ? held.success : null,
+    meanTurns: avg('meanTurns'),
+    meanReward: avg('meanReward'),
+  };
+  if (agent === 'bruteforce') out.sandboxRunsPerTask = avg('runsPerTask');
+  return out;
+}

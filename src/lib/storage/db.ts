@@ -1,4 +1,5 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import type { TaskSuite } from '../env/suite';
 import type { Checkpoint } from '../policy/weights';
 
 /** Lifecycle of a training run. */
@@ -30,14 +31,22 @@ export interface WeightsRecord {
   milestone: boolean;
 }
 
+/** A task suite the user imported or wrote (DESIGN §7 `tasks`, key: the suite's name). */
+export interface SuiteRecord {
+  name: string;
+  savedAt: number;
+  suite: TaskSuite;
+}
+
 export interface LabSchema extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { 'by-updated': number } };
   weights: { key: [string, number]; value: WeightsRecord; indexes: { 'by-run': string } };
+  tasks: { key: string; value: SuiteRecord };
 }
 
 export const DB_NAME = 'sandbox-rl-lab';
 /** Bump with a new step in the migration ladder below. */
-export const DB_VERSION = 1;
+export const DB_VERSION = 2;
 
 export type LabDB = IDBPDatabase<LabSchema>;
 
@@ -51,6 +60,9 @@ export function openLabDb(name = DB_NAME): Promise<LabDB> {
         runs.createIndex('by-updated', 'updatedAt');
         const weights = db.createObjectStore('weights', { keyPath: ['runId', 'version'] });
         weights.createIndex('by-run', 'runId');
+      }
+      if (oldVersion < 2) {
+        db.createObjectStore('tasks', { keyPath: 'name' });
       }
     },
   });
