@@ -31,8 +31,10 @@ describe('masked sampling', () => {
   it('never samples a masked token, and samples in proportion to the probabilities', () => {
     const rng = new Rng(2);
     const counts = new Float64Array(4);
-    for (let i = 0; i < 6000; i++)
-      counts[pickMasked(logits, mask, { greedy: false, temperature: 1 }, rng).token] += 1;
+    for (let i = 0; i < 6000; i++) {
+      const t = pickMasked(logits, mask, { greedy: false, temperature: 1 }, rng).token;
+      counts[t] = (counts[t] ?? 0) + 1;
+    }
     expect(counts[3]).toBe(0);
     expect((counts[0] ?? 0) / 6000).toBeCloseTo(Math.exp(2 - lse), 1);
     expect((counts[1] ?? 0) / 6000).toBeCloseTo(Math.exp(0 - lse), 1);
