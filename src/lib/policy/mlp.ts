@@ -1,0 +1,72 @@
+import * as tf from '@tensorflow/tfjs';
+import type { Params } from './model';
+
+/** Shape of the MLP policy for custom environments (issue 4). */
+export interface MlpArgs {
+  /** Length of the observation vector. */
+  inputs: number;
+  /** Width of the hidden layer. */
+  hidden: number;
+  /** Number of discrete actions. */
+  actions: number;
+}
+
+/** A two-layer tanh MLP with a policy head and a value head; small normal init, seeded. */
+export function initMlp(args: MlpArgs, seed: number): Params {
+  const { inputs: I, hidden: H, actions: A } = args;
+  const v = (name: string, t: tf.Tensor) => [name, tf.variable(t, true)] as const;
+  return new Map([
+    v('w1', tf.randomNormal([I, H], 0, 1 / Math.sqrt(I), 'float32', seed)), // [I, H]
+    v('b1', tf.zeros([H])), // [H]
+    v('wp', tf.randomNormal([H, A], 0, 0.01, 'float32', seed + 1)), // [H, A]
+    v('bp', tf.zeros([A])), // [A]
+    v('wv', tf.randomNormal([H, 1], 0, 1 / Math.sqrt(H), 'float32', seed + 2)), // [H, 1]
+    v('bv', tf.zeros([1])), // [1]
+  ]);
+}
+
+const get = (p: Params, name: string): tf.Variable => {
+  const t = p.get(name);
+  if (!t) throw new Error(`mlp parameter ${name} is missing`);
+  return t;
+};
+
+/** Logits [B, A] and values [B] for observations [B, I]. */
+export function mlpForward(p: Params, obs: tf.Tensor2D): { logits: tf.Tensor2D; values: tf.Tensor1D } {
+  return tf.tidy(() => {
+    const h = obs.matMul(get(p, 'w1')).add(get(p, 'b1')).tanh() as tf.Tensor2D; // [B, H]
+    const logits = h.matMul(get(p, 'wp')).add(get(p, 'bp')) as tf.Tensor2D; // [B, A]
+    const values = h.matMul(get(p, 'wv')).add(get(p, 'bv')).squeeze([1]) as tf.Tensor1D; // [B]
+    return { logits, values };
+  });
+}
+
+/** The same policy as plain arrays, for acting step by step without a tensor op per step. */
+export interface MlpSnapshot {
+  args: MlpArgs;
+  w1: Float32Array;
+  b1: Float32Array;
+  wp: Float32Array;
+  bp: Float32Array;
+}
+
+export async function snapshotMlp(p: Params, args: MlpArgs): Promise<MlpSnapshot> {
+  const read = async (n: string) => new Float32Array(await get(p, n).data());
+  return { args, w1: await read('w1'), b1: await read('b1'), wp: await read('wp'), bp: await read('bp') };
+}
+
+/** Action logits of one observation, computed on the CPU from a snapshot. */
+export function mlpLogits(s: MlpSnapshot, obs: readonly number[]): number[] {
+  const { inputs: I, hidden: H, actions: A } = s.args;
+  const h = new Float64Array(H);
+  for (let j = 0; j < H; j++) {
+    let z = s.b1[j] ?? 0;
+    for (let i = 0; i < I; i++) z += (obs[i] ?? 0) * (s.w1[i * H + j] ?? 0);
+    h[j] = Math.tanh(z);
+  }
+  return Array.from({ length: A }, (_, a) => {
+    let z = s.bp[a] ?? 0;
+    for (let j = 0; j < H; j++) z += (h[j] ?? 0) * (s.wp[j * A + a] ?? 0);
+    return z;
+  });
+}

@@ -1,0 +1,93 @@
+import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { classifyThrown, HARD_DEADLINE_FACTOR, interruptReason, SANDBOX_INTRINSICS } from './quickjs';
+import { resolveLimits, type JsonValue, type SandboxErrorKind, type SandboxLimits } from './types';
+
+/** A failure inside a session: the sandbox's error kinds, and a message for the page. */
+export class SessionError extends Error {
+  constructor(
+    readonly kind: SandboxErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A long-lived QuickJS context for code that keeps state between calls (a custom JS
+ * environment's `reset()` / `step(a)`, issue 4): the code is evaluated once, then each `call`
+ * evaluates one expression with its own deadline and returns its value as JSON. It has its own
+ * runtime with the same limits and no host capability (not even `console.log`).
+ */
+export class QuickJSSession {
+  private readonly runtime: QuickJSRuntime;
+  private readonly vm: QuickJSContext;
+  private readonly limits: SandboxLimits;
+  private interrupted: 'deadline' | 'memory' | null = null;
+  private deadline = 0;
+  private hardDeadline = 0;
+  private polls = 0;
+
+  constructor(module: QuickJSWASMModule, code: string, limits: Partial<SandboxLimits> = {}) {
+    this.limits = resolveLimits(limits);
+    this.runtime = module.newRuntime();
+    this.runtime.setMemoryLimit(this.limits.memoryBytes);
+    this.runtime.setMaxStackSize(this.limits.stackBytes);
+    this.runtime.setInterruptHandler(() => {
+      this.polls += 1;
+      this.interrupted = interruptReason(
+        this.polls,
+        performance.now(),
+        this.deadline,
+        this.hardDeadline,
+        false,
+      );
+      return this.interrupted !== null;
+    });
+    this.vm = this.runtime.newContext({ intrinsics: SANDBOX_INTRINSICS });
+    try {
+      this.evaluate(code, 'compile', 'env.js');
+    } catch (err) {
+      this.dispose();
+      throw err;
+    }
+  }
+
+  /** Evaluates `expression` and returns its value through JSON (undefined becomes null). */
+  call(expression: string): JsonValue {
+    const text = this.evaluate(`JSON.stringify(${expression}) ?? 'null'`, 'run', 'call.js');
+    if (typeof text !== 'string') throw new SessionError('output', `${expression} did not give JSON`);
+    if (text.length > this.limits.outputChars)
+      throw new SessionError(
+        'output',
+        `${expression} returned more than ${this.limits.outputChars} characters`,
+      );
+    return JSON.parse(text) as JsonValue;
+  }
+
+  private evaluate(code: string, stage: 'compile' | 'run', file: string): unknown {
+    this.polls = 0;
+    this.interrupted = null;
+    const t0 = performance.now();
+    this.deadline = t0 + this.limits.deadlineMs;
+    this.hardDeadline = t0 + this.limits.deadlineMs * HARD_DEADLINE_FACTOR;
+    const r = this.vm.evalCode(code, file, { type: 'global' });
+    if (r.error) {
+      const dumped: unknown = this.vm.dump(r.error);
+      r.error.dispose();
+      const e = classifyThrown(dumped, stage, this.interrupted);
+      throw new SessionError(e.kind, e.message);
+    }
+    const value: unknown = this.vm.dump(r.value);
+    r.value.dispose();
+    return value;
+  }
+
+  dispose(): void {
+    try {
+      this.vm.dispose();
+      this.runtime.dispose();
+    } catch {
+      // A runtime broken by a failed call may not free cleanly; it is dropped either way.
+    }
+  }
+}
