@@ -72,7 +72,7 @@ export class CustomEnv {
     if (typeof r.done !== 'boolean')
       throw new Error(`${where}.done must be true or false, got ${JSON.stringify(r.done)}`);
     return {
-      observation: this.observation(r.observation, `${where}.observation`),
+      observation: this.observation(r.observation ?? null, `${where}.observation`),
       reward: r.reward,
       done: r.done,
     };

@@ -152,7 +152,8 @@ export class CustomTrainer {
       return pg.add(vLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
     }, true);
     const lossValue = loss ? ((await loss.data())[0] ?? NaN) : NaN;
-    tf.dispose([obsT, actT, retT, advT, loss]);
+    tf.dispose([obsT, actT, retT, advT]);
+    loss?.dispose();
     this.iteration += 1;
     return {
       iteration: this.iteration,
