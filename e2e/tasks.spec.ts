@@ -1,0 +1,161 @@
+import { expect, test, type Page } from '@playwright/test';
+
+/** A small valid suite: four easy tasks, all reachable by the brute-force search (≤ 3 tokens). */
+const tasks = [
+  ['plus-one', (x: number) => x + 1],
+  ['double', (x: number) => 2 * x],
+  ['seven', () => 7],
+  ['minus-two', (x: number) => x - 2],
+] as const;
+const SUITE = {
+  name: 'e2e suite',
+  tasks: tasks.map(([id, f]) => ({
+    id,
+    level: 'easy',
+    examples: [1, 2, 4].map((x) => ({ input: x, output: f(x) })),
+    hidden: [0, 3, 9].map((x) => ({ input: x, output: f(x) })),
+  })),
+};
+
+/** Opens the page with a fast CPU-side trainer backend: these tests are about tasks, not WebGPU. */
+async function open(page: Page): Promise<void> {
+  await page.goto('./?backend=wasm&wcTimeout=3000');
+  await expect(page.getByTestId('suite-select').locator('option')).not.toHaveCount(0);
+}
+
+async function importText(page: Page, name: string, text: string): Promise<void> {
+  await page
+    .getByTestId('suite-import')
+    .setInputFiles({ name, mimeType: 'application/json', buffer: Buffer.from(text) });
+}
+
+test('import a suite file, evaluate it against the baselines, see the table', async ({ page }) => {
+  await open(page);
+  await importText(page, 'suite.json', JSON.stringify(SUITE));
+  await expect(page.getByTestId('tasks-notice')).toContainText('Imported "e2e suite": 4 tasks');
+  await expect(page.getByTestId('suite-select')).toHaveValue('e2e suite');
+  await expect(page.getByTestId('suite-counts')).toHaveText('4 tasks, 4 held out');
+
+  await page.getByTestId('evaluate').click();
+  const table = page.getByTestId('eval-table');
+  await expect(table).toBeVisible({ timeout: 120_000 });
+  const row = (agent: string, mode: string) =>
+    table.locator(`tr[data-agent="${agent}"][data-mode="${mode}"][data-split="heldOut"][data-level="all"]`);
+  for (const [agent, mode] of [
+    ['random', 'sampled'],
+    ['untrained', 'greedy'],
+    ['untrained', 'sampled'],
+    ['bruteforce', 'sampled'],
+  ]) {
+    await expect(row(agent, mode)).toHaveCount(1);
+  }
+  // Brute force finds every one of these short programs; its runs per task are counted.
+  await expect(row('bruteforce', 'sampled').getByTestId('success')).toHaveText('100%');
+  const runs = Number(await row('bruteforce', 'sampled').locator('td').last().textContent());
+  expect(runs).toBeGreaterThan(1);
+  // The imported suite survives a reload (IndexedDB `tasks` store).
+  await page.reload();
+  await expect(page.getByTestId('suite-select').locator('option', { hasText: 'e2e suite' })).toHaveCount(1);
+});
+
+test('a bad suite file is rejected whole with its first problem and path; nothing changes', async ({
+  page,
+}) => {
+  await open(page);
+  const select = page.getByTestId('suite-select');
+  const before = await select.locator('option').allTextContents();
+  const selected = await select.inputValue();
+  const first = SUITE.tasks[0];
+  const bad: [string, string, RegExp][] = [
+    ['not-json.json', '{ "name": "x", "tasks": [', /not valid JSON/],
+    ['no-tasks.json', JSON.stringify({ name: 'x' }), /\$\.tasks/],
+    [
+      'non-finite.json',
+      JSON.stringify(SUITE).replace('"output":2', '"output":1e999'),
+      /\$\.tasks\[0\]\.examples\[0\]\.output/,
+    ],
+    [
+      'duplicate.json',
+      JSON.stringify({ name: 'x', tasks: [first, first] }),
+      /\$\.tasks\[1\]\.id.*duplicate/i,
+    ],
+    [
+      'empty-tests.json',
+      JSON.stringify({ name: 'x', tasks: [{ ...first, hidden: [] }] }),
+      /\$\.tasks\[0\]\.hidden/,
+    ],
+    [
+      'bad-level.json',
+      JSON.stringify({ name: 'x', tasks: [{ ...first, level: 'expert' }] }),
+      /\$\.tasks\[0\]\.level/,
+    ],
+  ];
+  for (const [name, text, message] of bad) {
+    await importText(page, name, text);
+    await expect(page.getByTestId('import-error')).toContainText(`${name} was not imported`);
+    await expect(page.getByTestId('import-error')).toContainText(message);
+    expect(await select.locator('option').allTextContents()).toEqual(before);
+    await expect(select).toHaveValue(selected);
+  }
+});
+
+test('write a task in the editor, try a program on it, add it to my tasks', async ({ page }) => {
+  await open(page);
+  await page.getByTestId('task-program').fill('3*x-2');
+  await page.getByTestId('task-try').click();
+  await expect(page.getByTestId('task-passed')).toHaveText('7/7 tests pass');
+  await page.getByTestId('task-program').fill('3*x');
+  await page.getByTestId('task-try').click();
+  await expect(page.getByTestId('task-passed')).toHaveText('0/7 tests pass');
+  await page.getByTestId('task-program').fill('x +');
+  await page.getByTestId('task-try').click();
+  await expect(page.getByTestId('task-results')).toContainText('syntax');
+
+  // Edit the task text in CodeMirror: a broken task is refused with the field named.
+  const editor = page.getByTestId('task-editor').locator('.cm-content');
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.insertText(
+    JSON.stringify({ id: 'sq', level: 'hard', examples: [{ input: 2, output: 4 }], hidden: [] }),
+  );
+  await page.getByTestId('task-add').click();
+  await expect(page.getByTestId('task-error')).toContainText('task.hidden');
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.insertText(
+    JSON.stringify({
+      id: 'sq',
+      level: 'hard',
+      examples: [{ input: 2, output: 4 }],
+      hidden: [{ input: 3, output: 9 }],
+    }),
+  );
+  await page.getByTestId('task-add').click();
+  await expect(page.getByTestId('tasks-notice')).toContainText('Added sq to "my tasks"');
+  await expect(page.getByTestId('suite-select')).toHaveValue('my tasks');
+  await expect(page.getByTestId('suite-counts')).toHaveText('1 tasks, 1 held out');
+});
+
+test('an MLP policy trains on the CartPole custom JS environment to a clearly better return than random', async ({
+  page,
+}) => {
+  await open(page);
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 150_000 });
+  const random = Number(await page.getByTestId('env-random').textContent());
+  const trained = Number(await page.getByTestId('env-trained').textContent());
+  expect(random).toBeGreaterThan(5);
+  expect(trained).toBeGreaterThan(2 * random);
+});
+
+test('a broken custom environment gets a clear message', async ({ page }) => {
+  await open(page);
+  const editor = page.getByTestId('env-editor').locator('.cm-content');
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.insertText(
+    'const spec = { observations: 2, actions: 2, maxSteps: 10 };\nfunction reset() { return [0]; }\nfunction step(a) { return {}; }',
+  );
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-error')).toContainText('reset() must be an array of 2 finite numbers');
+});

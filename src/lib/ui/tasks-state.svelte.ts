@@ -1,0 +1,196 @@
+import * as Comlink from 'comlink';
+import type { AgentName, TryRow } from '../../../workers/rollout.worker';
+import { RolloutBridge } from '../bridge/rollout-bridge';
+import type { EvalProgress, EvalRow, EvalTask } from '../env/evaluate';
+import { generateTasks } from '../env/families';
+import { parseSuite, type Task, type TaskSuite } from '../env/suite';
+import { DEFAULT_MODEL_ARGS } from '../policy/config';
+import { openLabDb, type LabDB } from '../storage/db';
+import { listSuites, putSuite } from '../storage/suites-store';
+
+/** A suite the page can evaluate: the built-in one (with its split) or a saved one (all held-out). */
+export interface SuiteEntry {
+  name: string;
+  source: 'built-in' | 'saved';
+  tasks: EvalTask[];
+}
+
+/** Seed of the built-in suite shown in the page. */
+export const BUILT_IN_SEED = 1;
+export const BUILT_IN_NAME = `built-in (seed ${BUILT_IN_SEED})`;
+/** The suite that "Add to my tasks" writes to. */
+export const MY_TASKS = 'my tasks';
+
+const EXAMPLE_TASK: Task = {
+  id: 'triple-minus-two',
+  level: 'medium',
+  examples: [1, 2, 4].map((x) => ({ input: x, output: 3 * x - 2 })),
+  hidden: [0, 3, 5, 10].map((x) => ({ input: x, output: 3 * x - 2 })),
+};
+
+/** The suite file of an entry: tasks without their split (a file has none). */
+export function suiteFile(entry: SuiteEntry): TaskSuite {
+  return {
+    name: entry.name,
+    tasks: entry.tasks.map(({ id, level, examples, hidden }) => ({ id, level, examples, hidden })),
+  };
+}
+
+/** Reads one task typed in the editor, checked the way a suite file is. Throws with path and problem. */
+export function parseTaskText(text: string): Task {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`the task is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const parsed = parseSuite(JSON.stringify({ name: 'editor', tasks: [value] }));
+  if (!parsed.ok) throw new Error(`${parsed.path.replace('$.tasks[0]', 'task')}: ${parsed.message}`);
+  const task = parsed.suite.tasks[0];
+  if (!task) throw new Error('no task');
+  return task;
+}
+
+/** UI state of the tasks panel: suites, import/export, the evaluation table, the task editor. */
+export class TasksState {
+  suites = $state.raw<SuiteEntry[]>([]);
+  selected = $state(BUILT_IN_NAME);
+  /** The last import's problem (file, path, message); null after a good import. */
+  importError = $state<string | null>(null);
+  notice = $state<string | null>(null);
+  evaluating = $state(false);
+  progress = $state.raw<EvalProgress | null>(null);
+  rows = $state.raw<EvalRow[]>([]);
+  evalError = $state<string | null>(null);
+  /** Sampled episodes per task for the token agents. */
+  samples = $state(2);
+  agents = $state<AgentName[]>(['random', 'untrained', 'bruteforce']);
+  taskText = $state(JSON.stringify(EXAMPLE_TASK, null, 2));
+  program = $state('3*x-2');
+  tryRows = $state.raw<TryRow[]>([]);
+  tryError = $state<string | null>(null);
+  backend = $state<string | null>(null);
+
+  readonly rollout = new RolloutBridge('rollout-tasks', (message) => {
+    this.evalError = `rollout worker crashed: ${message}; it restarts on the next evaluation`;
+    this.evaluating = false;
+    this.rollout.terminate();
+    this.ready = null;
+  });
+  private ready: Promise<unknown> | null = null;
+  private db: Promise<LabDB> | null = null;
+
+  get current(): SuiteEntry | undefined {
+    return this.suites.find((s) => s.name === this.selected);
+  }
+
+  private database(): Promise<LabDB> {
+    this.db ??= openLabDb();
+    return this.db;
+  }
+
+  /** Lists the built-in suite and every saved suite. */
+  async load(): Promise<void> {
+    const builtIn: SuiteEntry = {
+      name: BUILT_IN_NAME,
+      source: 'built-in',
+      tasks: generateTasks(BUILT_IN_SEED).map(({ family: _f, program: _p, ...t }) => t),
+    };
+    const saved = await listSuites(await this.database());
+    this.suites = [
+      builtIn,
+      ...saved.map((r): SuiteEntry => ({
+        name: r.suite.name,
+        source: 'saved',
+        tasks: r.suite.tasks.map((t) => ({ ...t, heldOut: true })),
+      })),
+    ];
+  }
+
+  /**
+   * Imports a suite file: validated whole, then saved and selected. A bad file changes nothing
+   * and says what is wrong and where.
+   */
+  async importFile(fileName: string, text: string): Promise<boolean> {
+    const parsed = parseSuite(text);
+    if (!parsed.ok) {
+      this.importError = `${fileName} was not imported: ${parsed.path}: ${parsed.message}`;
+      return false;
+    }
+    if (parsed.suite.name === BUILT_IN_NAME) {
+      this.importError = `${fileName} was not imported: $.name: "${BUILT_IN_NAME}" is the built-in suite's name`;
+      return false;
+    }
+    const replaced = this.suites.some((s) => s.name === parsed.suite.name);
+    await putSuite(await this.database(), parsed.suite);
+    await this.load();
+    this.selected = parsed.suite.name;
+    this.importError = null;
+    this.notice = `${replaced ? 'Replaced' : 'Imported'} "${parsed.suite.name}": ${parsed.suite.tasks.length} tasks (all held out)`;
+    return true;
+  }
+
+  /** The selected suite as a file to download. */
+  exportFile(): { fileName: string; text: string } | null {
+    const entry = this.current;
+    if (!entry) return null;
+    const fileName = `${entry.name.replace(/[^\w.-]+/g, '-')}.json`;
+    return { fileName, text: JSON.stringify(suiteFile(entry), null, 2) };
+  }
+
+  private async init(): Promise<void> {
+    this.ready ??= this.rollout.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 }).then((info) => {
+      this.backend = info.backend;
+    });
+    await this.ready;
+  }
+
+  /** Evaluates the selected suite with the chosen agents; fills `rows`. */
+  async evaluate(): Promise<void> {
+    const entry = this.current;
+    if (!entry || this.evaluating) return;
+    this.evaluating = true;
+    this.evalError = null;
+    this.progress = null;
+    try {
+      await this.init();
+      this.rows = await this.rollout.api.evaluate(
+        { tasks: entry.tasks, agents: [...this.agents], samples: this.samples, seed: 1 },
+        Comlink.proxy((p: EvalProgress) => (this.progress = p)),
+      );
+    } catch (err) {
+      this.evalError = err instanceof Error ? err.message : String(err);
+    } finally {
+      this.evaluating = false;
+    }
+  }
+
+  /** Runs the editor's program on the editor's task. */
+  async tryTask(): Promise<void> {
+    this.tryError = null;
+    this.tryRows = [];
+    try {
+      const task = parseTaskText(this.taskText);
+      if (!this.program.trim()) throw new Error('write a program (an expression in x) to try');
+      this.tryRows = await this.rollout.api.tryProgram(task, this.program);
+    } catch (err) {
+      this.tryError = err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  /** Adds the editor's task to the "my tasks" suite (replacing a task with the same id). */
+  async addTask(): Promise<void> {
+    this.tryError = null;
+    try {
+      const task = parseTaskText(this.taskText);
+      const mine = this.suites.find((s) => s.name === MY_TASKS);
+      const tasks = [...(mine ? suiteFile(mine).tasks.filter((t) => t.id !== task.id) : []), task];
+      await putSuite(await this.database(), { name: MY_TASKS, tasks });
+      await this.load();
+      this.selected = MY_TASKS;
+      this.notice = `Added ${task.id} to "${MY_TASKS}" (${tasks.length} tasks)`;
+    } catch (err) {
+      this.tryError = err instanceof Error ? err.message : String(err);
+    }
+  }
+}

@@ -1,0 +1,187 @@
+/// <reference lib="webworker" />
+import * as Comlink from 'comlink';
+import * as tf from '@tensorflow/tfjs';
+import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync';
+import wasmLocation from '@jitl/quickjs-wasmfile-release-sync/wasm?url';
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { CustomEnv, type CustomEnvSpec } from '../src/lib/env/custom';
+import { programCode } from '../src/lib/env/episode';
+import {
+  evaluateAgents,
+  RandomAgent,
+  type AgentSpec,
+  type EvalProgress,
+  type EvalRow,
+  type EvalTask,
+} from '../src/lib/env/evaluate';
+import type { EnvConfig } from '../src/lib/env/config';
+import type { Task } from '../src/lib/env/suite';
+import { selectBackend, type BackendName, type BackendReport } from '../src/lib/policy/backend';
+import type { ModelArgs } from '../src/lib/policy/config';
+import { initParams, type Params } from '../src/lib/policy/model';
+import { DEFAULT_SAMPLER, PolicyAgent } from '../src/lib/policy/sampler';
+import { paramsFromCheckpoint, type Checkpoint } from '../src/lib/policy/weights';
+import type { CustomIteration, CustomTrainConfig } from '../src/lib/rl/custom-config';
+import { CustomTrainer, randomReturn } from '../src/lib/rl/custom-trainer';
+import { CachedSandbox } from '../src/lib/sandbox/cache';
+import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
+import { QuickJSSession, SessionError } from '../src/lib/sandbox/session';
+import { initBackend } from './tfjs-backends';
+
+/** How the page starts a rollout worker. */
+export interface RolloutInit {
+  /** Backends to try for inference, best first (default: wasm → webgl → cpu; see README). */
+  backends?: BackendName[];
+  model: ModelArgs;
+  /** Seed of the untrained policy's weights and of sampling. */
+  seed: number;
+}
+
+/** The agents an evaluation can include (issue 4 baselines, plus the trained policy when loaded). */
+export type AgentName = 'random' | 'untrained' | 'bruteforce' | 'policy';
+
+export interface EvalRequest {
+  tasks: EvalTask[];
+  agents: AgentName[];
+  /** Sampled episodes per task for token agents. */
+  samples: number;
+  /** Cap of the brute-force search, in sandbox runs per task. */
+  bruteMaxRuns?: number;
+  config?: EnvConfig;
+  seed: number;
+}
+
+/** One test of a task, run with the user's program (the task editor's "try"). */
+export interface TryRow {
+  set: 'example' | 'hidden';
+  input: number;
+  expected: number;
+  got: string;
+  pass: boolean;
+}
+
+export interface CustomEnvReport {
+  spec: CustomEnvSpec;
+  randomReturn: number;
+  untrainedReturn: number;
+  trainedReturn: number;
+  iterations: CustomIteration[];
+}
+
+export const DEFAULT_ROLLOUT_BACKENDS: BackendName[] = ['wasm', 'webgl', 'cpu'];
+
+let module: Promise<QuickJSWASMModule> | undefined;
+let sandbox: CachedSandbox | undefined;
+let untrained: Params | undefined;
+let trained: Params | undefined;
+let modelArgs: ModelArgs | undefined;
+
+function quickjsModule(): Promise<QuickJSWASMModule> {
+  module ??= newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmLocation }));
+  return module;
+}
+
+async function getSandbox(): Promise<CachedSandbox> {
+  sandbox ??= new CachedSandbox(new QuickJSSandbox(await quickjsModule()));
+  return sandbox;
+}
+
+const api = {
+  /** Selects the inference backend and builds the untrained policy. */
+  async init(opts: RolloutInit): Promise<BackendReport & { parameters: number }> {
+    const report = await selectBackend(opts.backends ?? DEFAULT_ROLLOUT_BACKENDS, initBackend);
+    if (untrained) tf.dispose([...untrained.values()]);
+    untrained = initParams(opts.model, opts.seed);
+    modelArgs = opts.model;
+    await getSandbox();
+    const parameters = [...untrained.values()].reduce((n, v) => n + v.size, 0);
+    return { ...report, parameters };
+  },
+
+  /** Loads trained weights as the `policy` agent (a published version). */
+  loadPolicy(checkpoint: Checkpoint): void {
+    if (trained) tf.dispose([...trained.values()]);
+    trained = paramsFromCheckpoint(checkpoint);
+    modelArgs = checkpoint.model;
+  },
+
+  /** The evaluation table (issue 4 §6): every requested agent on every task. */
+  async evaluate(req: EvalRequest, onProgress?: (p: EvalProgress) => void): Promise<EvalRow[]> {
+    if (!untrained || !modelArgs) throw new Error('rollout worker not initialised: call init() first');
+    const args = modelArgs;
+    const sb = await getSandbox();
+    const policy = (name: string, params: Params): AgentSpec => ({
+      name,
+      kind: 'tokens',
+      greedy: new PolicyAgent(name, params, args, { ...DEFAULT_SAMPLER, greedy: true, seed: req.seed }),
+      sampled: new PolicyAgent(name, params, args, { ...DEFAULT_SAMPLER, seed: req.seed }),
+    });
+    const agents: AgentSpec[] = [];
+    for (const name of req.agents) {
+      if (name === 'random') agents.push({ name, kind: 'tokens', sampled: new RandomAgent(req.seed) });
+      if (name === 'bruteforce') agents.push({ name, kind: 'bruteforce', maxRuns: req.bruteMaxRuns });
+      if (name === 'untrained') agents.push(policy(name, untrained));
+      if (name === 'policy') {
+        if (!trained)
+          throw new Error('no trained policy is loaded: train a run first, or leave "policy" out');
+        agents.push(policy(name, trained));
+      }
+    }
+    return evaluateAgents(req.tasks, sb, agents, { config: req.config, samples: req.samples, onProgress });
+  },
+
+  /** Runs `(x) => (program)` on a task's examples and hidden tests (the task editor's "try"). */
+  async tryProgram(task: Task, program: string): Promise<TryRow[]> {
+    const sb = await getSandbox();
+    const tests = [
+      ...task.examples.map((e) => ({ ...e, set: 'example' as const })),
+      ...task.hidden.map((e) => ({ ...e, set: 'hidden' as const })),
+    ];
+    const r = await sb.run({ code: programCode(program), inputs: tests.map((t) => t.input) });
+    return tests.map((t, i) => {
+      const y = r.outputs?.[i];
+      const got = r.ok ? JSON.stringify(y) : `${r.error?.kind ?? 'error'}: ${r.error?.message ?? ''}`;
+      return { set: t.set, input: t.input, expected: t.output, got, pass: r.ok && y === t.output };
+    });
+  },
+
+  /**
+   * Trains an MLP policy on a custom JS environment (issue 4 §7) and reports returns against
+   * the random and untrained baselines. Errors in the user's code come back as messages.
+   */
+  async trainCustomEnv(
+    code: string,
+    config: CustomTrainConfig,
+    onIteration?: (it: CustomIteration) => void,
+  ): Promise<CustomEnvReport> {
+    const session = new QuickJSSession(await quickjsModule(), code, { deadlineMs: 100 });
+    try {
+      const env = new CustomEnv(session);
+      const trainer = new CustomTrainer(env, config);
+      try {
+        const random = randomReturn(env, 20, config.seed);
+        const untrainedReturn = await trainer.evaluate(10, false);
+        const iterations: CustomIteration[] = [];
+        for (let i = 0; i < config.iterations; i++) {
+          const it = await trainer.step();
+          iterations.push(it);
+          onIteration?.(it);
+        }
+        const trainedReturn = await trainer.evaluate(10, true);
+        return { spec: env.spec, randomReturn: random, untrainedReturn, trainedReturn, iterations };
+      } finally {
+        trainer.dispose();
+      }
+    } catch (err) {
+      if (err instanceof SessionError)
+        throw new Error(`the environment's code failed (${err.kind}): ${err.message}`, { cause: err });
+      throw err;
+    } finally {
+      session.dispose();
+    }
+  },
+};
+
+export type RolloutApi = typeof api;
+
+Comlink.expose(api);
