@@ -46,7 +46,7 @@ test('import a suite file, evaluate it against the baselines, see the table', as
     ['untrained', 'greedy'],
     ['untrained', 'sampled'],
     ['bruteforce', 'sampled'],
-  ]) {
+  ] as const) {
     await expect(row(agent, mode)).toHaveCount(1);
   }
   // Brute force finds every one of these short programs; its runs per task are counted.

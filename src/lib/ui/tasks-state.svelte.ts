@@ -151,18 +151,28 @@ export class TasksState {
     if (!entry || this.evaluating) return;
     this.evaluating = true;
     this.evalError = null;
-    this.progress = null;
     try {
-      await this.init();
-      this.rows = await this.rollout.api.evaluate(
-        { tasks: entry.tasks, agents: [...this.agents], samples: this.samples, seed: 1 },
-        Comlink.proxy((p: EvalProgress) => (this.progress = p)),
-      );
+      this.rows = await this.evaluateTasks(entry.tasks, [...this.agents], this.samples);
     } catch (err) {
       this.evalError = err instanceof Error ? err.message : String(err);
     } finally {
       this.evaluating = false;
     }
+  }
+
+  /** Evaluates `tasks` in the rollout worker, updating `progress` (the page and the bench use this). */
+  async evaluateTasks(
+    tasks: EvalTask[],
+    agents: AgentName[],
+    samples: number,
+    bruteMaxRuns?: number,
+  ): Promise<EvalRow[]> {
+    this.progress = null;
+    await this.init();
+    return this.rollout.api.evaluate(
+      { tasks, agents, samples, bruteMaxRuns, seed: 1 },
+      Comlink.proxy((p: EvalProgress) => (this.progress = p)),
+    );
   }
 
   /** Runs the editor's program on the editor's task. */

@@ -1,0 +1,117 @@
+import { readFileSync } from 'node:fs';
+import type { JSHandle } from 'playwright-core';
+import {
+  agentFigures,
+  type EvalProgress,
+  type EvalRow,
+  type EvalTask,
+} from '../../../src/lib/env/evaluate.ts';
+import { generateTasks } from '../../../src/lib/env/families.ts';
+import { parseSuite } from '../../../src/lib/env/suite.ts';
+import type { Scenario } from '../harness.ts';
+
+/** The part of the page's `?debug` state this scenario uses (src/lib/ui/tasks-state.svelte.ts). */
+interface TasksLab {
+  tasks: {
+    progress: EvalProgress | null;
+    backend: string | null;
+    evaluateTasks(
+      tasks: EvalTask[],
+      agents: string[],
+      samples: number,
+      bruteMaxRuns?: number,
+    ): Promise<EvalRow[]>;
+  };
+}
+
+/** The built-in suite (seed 1, with its split), or a suite file whose tasks all count as held-out. */
+export function benchTasks(file: string | undefined): { tasks: EvalTask[]; source: string } {
+  if (!file)
+    return {
+      tasks: generateTasks(1).map(({ family: _f, program: _p, ...t }) => t),
+      source: 'built-in (seed 1)',
+    };
+  const parsed = parseSuite(readFileSync(file, 'utf8'));
+  if (!parsed.ok) throw new Error(`${file}: ${parsed.path}: ${parsed.message}`);
+  return { tasks: parsed.suite.tasks.map((t) => ({ ...t, heldOut: true })), source: file };
+}
+
+const round = (v: number | null | undefined, d = 3) =>
+  v === null || v === undefined ? null : Math.round(v * 10 ** d) / 10 ** d;
+
+const scenario: Scenario = {
+  name: 'tasks',
+  description:
+    'evaluates a task suite (built-in, or --tasks FILE) with random tokens, the untrained policy, brute force and the policy',
+  async run({ baseUrl, launch, options, log }) {
+    const { tasks, source } = benchTasks(options.tasks?.[0]);
+    const samples = Number(options.samples?.[0] ?? 2);
+    const bruteMaxRuns = options.bruteMaxRuns?.[0] ? Number(options.bruteMaxRuns[0]) : undefined;
+    log(`tasks: ${tasks.length} from ${source}`);
+    const browser = await launch({ webgpu: false });
+    try {
+      const page = await browser.newPage();
+      // The trainer on wasm: this scenario measures evaluation, not the trainer's startup.
+      await page.goto(`${baseUrl}?debug&backend=wasm&wcTimeout=1`);
+      await page.waitForFunction(() => (window as unknown as { __lab?: unknown }).__lab !== undefined);
+      const lab = (await page.evaluateHandle(
+        () => (window as unknown as { __lab: TasksLab }).__lab,
+      )) as JSHandle<TasksLab>;
+      const timer = setInterval(() => {
+        void lab
+          .evaluate((l) => l.tasks.progress)
+          .then((p) => p && log(`${p.agent} (${p.mode}): ${p.done}/${p.total}`))
+          .catch(() => undefined);
+      }, 5000);
+      const t0 = performance.now();
+      let rows: EvalRow[];
+      try {
+        rows = await lab.evaluate(
+          (l, a) =>
+            l.tasks.evaluateTasks(a.tasks, ['random', 'untrained', 'bruteforce'], a.samples, a.bruteMaxRuns),
+          {
+            tasks,
+            samples,
+            bruteMaxRuns,
+          },
+        );
+      } finally {
+        clearInterval(timer);
+      }
+      const backend = await lab.evaluate((l) => l.tasks.backend);
+      const out: Record<string, unknown> = {
+        'tasks.source': source,
+        'tasks.count': tasks.length,
+        'tasks.heldOutCount': tasks.filter((t) => t.heldOut).length,
+        'tasks.samplesPerTask': samples,
+        'tasks.inferenceBackend': backend,
+        'tasks.seconds': round((performance.now() - t0) / 1000, 1),
+        // No trained policy exists in this bench yet (the learn scenario comes with issue 5):
+        // `policy` is the untrained policy, as the issue specifies for that case.
+        'tasks.policySource': 'untrained',
+      };
+      for (const [key, agent] of [
+        ['random', 'random'],
+        ['untrained', 'untrained'],
+        ['bruteforce', 'bruteforce'],
+        ['policy', 'untrained'],
+      ] as const) {
+        const f = agentFigures(rows, agent);
+        out[`tasks.${key}`] = {
+          successTrain: round(f.successTrain),
+          successHeldOut: round(f.successHeldOut),
+          meanTurns: round(f.meanTurns),
+          meanReward: round(f.meanReward),
+          ...(f.sandboxRunsPerTask === undefined
+            ? {}
+            : { sandboxRunsPerTask: round(f.sandboxRunsPerTask, 1) }),
+        };
+      }
+      return out;
+    } finally {
+      await browser.close();
+    }
+  },
+};
+
+export default scenario;
