@@ -1,7 +1,7 @@
 import { Rng } from '../rl/random';
 import type { Sandbox } from '../sandbox/types';
 import { DEFAULT_ENV_CONFIG, type EnvConfig } from './config';
-import { Episode, programCode } from './episode';
+import { Episode, programCode, type RewardParts } from './episode';
 import { programsOfLength } from './grammar';
 import { LEVELS, type Level, type Task } from './suite';
 import { sourceToTokens } from './tokenizer';
@@ -26,8 +26,25 @@ export interface EpisodeSummary {
   solved: boolean;
   turns: number;
   reward: number;
+  /** What the reward was paid for (its parts sum to `reward`). */
+  parts: RewardParts;
   /** Sandbox runs spent (the brute-force baseline's cost). */
   runs: number;
+}
+
+const NO_PARTS: RewardParts = { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 };
+
+function meanOfParts(list: readonly RewardParts[]): RewardParts {
+  const m = (pick: (p: RewardParts) => number) =>
+    list.reduce((s, p) => s + pick(p), 0) / Math.max(1, list.length);
+  return {
+    pass: m((p) => p.pass),
+    ranOk: m((p) => p.ranOk),
+    closeness: m((p) => p.closeness),
+    turnCost: m((p) => p.turnCost),
+    noSubmit: m((p) => p.noSubmit),
+    total: m((p) => p.total),
+  };
 }
 
 /** The uniform-random baseline: a legal token, uniformly, at every position. */
@@ -83,6 +100,7 @@ export function summarizeEpisode(ep: Episode, heldOut: boolean): EpisodeSummary 
     solved: ep.solved,
     turns: ep.turns.length,
     reward: ep.parts.total,
+    parts: { ...ep.parts },
     runs: ep.turns.length,
   };
 }
@@ -153,6 +171,10 @@ export async function bruteForce(
       solved: ep.solved,
       turns: runs + (found === null ? 0 : 1),
       reward: found === null ? -config.reward.noSubmit : ep.parts.total,
+      parts:
+        found === null
+          ? { ...NO_PARTS, noSubmit: -config.reward.noSubmit, total: -config.reward.noSubmit }
+          : { ...ep.parts },
       runs: runs + (found === null ? 0 : 1),
     });
     opts.onProgress?.(out.length, tasks.length);
@@ -171,6 +193,8 @@ export interface EvalRow {
   success: number;
   meanTurns: number;
   meanReward: number;
+  /** Mean of each reward part: what the agent was paid for. */
+  meanParts: RewardParts;
   runsPerTask: number;
 }
 
@@ -198,6 +222,7 @@ export function summarize(
         success: mean(group.map((e) => (e.solved ? 1 : 0))),
         meanTurns: mean(group.map((e) => e.turns)),
         meanReward: mean(group.map((e) => e.reward)),
+        meanParts: meanOfParts(group.map((e) => e.parts)),
         runsPerTask: mean(group.map((e) => e.runs)),
       });
     }
