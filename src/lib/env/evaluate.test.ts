@@ -59,6 +59,13 @@ describe('evaluation', () => {
       'heldOut/all',
       'heldOut/easy',
     ]);
+    // What it was paid for: the parts' means add up to the mean reward.
+    const p = all?.meanParts;
+    expect(p?.pass).toBe(1);
+    expect(p?.noSubmit).toBe(0);
+    const sum =
+      (p?.pass ?? 0) + (p?.ranOk ?? 0) + (p?.closeness ?? 0) + (p?.turnCost ?? 0) + (p?.noSubmit ?? 0);
+    expect(sum).toBeCloseTo(all?.meanReward ?? NaN, 10);
   });
 
   it('random tokens rarely solve a task and are reproducible by seed', async () => {
