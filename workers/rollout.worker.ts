@@ -8,6 +8,7 @@ import { CustomEnv, type CustomEnvSpec } from '../src/lib/env/custom';
 import { programCode } from '../src/lib/env/episode';
 import {
   evaluateAgents,
+  runEpisodes,
   RandomAgent,
   type AgentSpec,
   type EvalProgress,
@@ -23,6 +24,7 @@ import { DEFAULT_SAMPLER, PolicyAgent } from '../src/lib/policy/sampler';
 import { paramsFromCheckpoint, type Checkpoint } from '../src/lib/policy/weights';
 import type { CustomIteration, CustomTrainConfig } from '../src/lib/rl/custom-config';
 import { CustomTrainer, randomReturn } from '../src/lib/rl/custom-trainer';
+import { TrajectoryRecorder, type Trajectory } from '../src/lib/rl/trajectory';
 import { CachedSandbox } from '../src/lib/sandbox/cache';
 import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
 import { QuickJSSession, SessionError } from '../src/lib/sandbox/session';
@@ -75,6 +77,18 @@ let sandbox: CachedSandbox | undefined;
 let untrained: Params | undefined;
 let trained: Params | undefined;
 let modelArgs: ModelArgs | undefined;
+/** Version of the weights episodes are collected with (−1: the untrained initial weights). */
+let version = -1;
+let collector: PolicyAgent | undefined;
+
+/** One batch of training episodes to collect. */
+export interface CollectRequest {
+  tasks: Task[];
+  /** Episodes per task (a group, for GRPO and RLOO). */
+  samples: number;
+  config?: EnvConfig;
+  seed: number;
+}
 
 function quickjsModule(): Promise<QuickJSWASMModule> {
   module ??= newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmLocation }));
@@ -98,11 +112,27 @@ const api = {
     return { ...report, parameters };
   },
 
-  /** Loads trained weights as the `policy` agent (a published version). */
-  loadPolicy(checkpoint: Checkpoint): void {
+  /** Adopts published weights as the `policy` agent and the policy that collects episodes. */
+  loadPolicy(checkpoint: Checkpoint, v: number): void {
     if (trained) tf.dispose([...trained.values()]);
     trained = paramsFromCheckpoint(checkpoint);
     modelArgs = checkpoint.model;
+    version = v;
+    collector = undefined;
+  },
+
+  /**
+   * Plays `samples` episodes of each task with the current policy (sampled), recording
+   * behaviour log-probs and versions: the training data of one batch.
+   */
+  async collect(req: CollectRequest): Promise<Trajectory[]> {
+    const params = trained ?? untrained;
+    if (!params || !modelArgs) throw new Error('rollout worker not initialised: call init() first');
+    collector ??= new PolicyAgent('policy', params, modelArgs, { ...DEFAULT_SAMPLER, seed: req.seed });
+    const recorder = new TrajectoryRecorder(version);
+    const queue = req.tasks.flatMap((t) => Array.from({ length: req.samples }, () => t));
+    const episodes = await runEpisodes(queue, collector, await getSandbox(), req.config, recorder.onToken);
+    return episodes.map((ep) => recorder.trajectory(ep, ep.task.id));
   },
 
   /** The evaluation table (issue 4 §6): every requested agent on every task. */

@@ -17,6 +17,7 @@ import {
   type Checkpoint,
 } from '../src/lib/policy/weights';
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
+import type { TokenBatch } from '../src/lib/rl/batch';
 import { imitationBatch } from '../src/lib/rl/synthetic';
 import { openLabDb, type LabDB } from '../src/lib/storage/db';
 import { ensureRun, getVersion, latestVersion, putVersion } from '../src/lib/storage/weights-store';
@@ -92,6 +93,33 @@ const api = {
       });
     }
     return out;
+  },
+
+  /** One gradient step on an RL batch built by the controller (issue 4's sync loop; issue 5's losses). */
+  async trainBatch(batch: TokenBatch, v: number): Promise<StepMetrics> {
+    const t = requireTrainer();
+    const t0 = now();
+    const m = await t.trainStep(batch);
+    emit({
+      lane: 'trainer',
+      kind: 'train-step',
+      t0,
+      t1: now(),
+      version: v,
+      meta: { loss: m.loss, step: m.step },
+    });
+    return m;
+  },
+
+  /** The current weights (no optimiser state), for rollout workers to adopt. */
+  async exportPolicy(): Promise<Checkpoint> {
+    const t = requireTrainer();
+    return {
+      format: 'sandbox-rl-lab/weights@1',
+      model: t.args,
+      params: await packParams(t.params),
+      step: t.step,
+    };
   },
 
   /** Per-parameter sums of |w|, to show that steps move the weights. */

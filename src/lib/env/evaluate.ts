@@ -11,6 +11,8 @@ import { SUBMIT, tokenId } from './vocab';
 export interface TokenAgent {
   readonly name: string;
   choose(episodes: readonly Episode[]): Promise<number[]> | number[];
+  /** Log-probabilities of the tokens the last `choose` returned, when the agent knows them. */
+  readonly lastLogProbs?: readonly number[];
 }
 
 /** A task with its split: held-out tasks are never trained on. */
@@ -59,6 +61,34 @@ export class RandomAgent implements TokenAgent {
   }
 }
 
+/** Called after each token an agent writes: the episode, the token and its log-probability. */
+export type OnToken = (episode: Episode, token: number, logProb: number) => void;
+
+/**
+ * Runs `tasks` as episodes with `agent`, all at once in one batch (the agent batches its
+ * forward passes), through the sandbox; returns the finished episodes in task order.
+ */
+export async function runEpisodes(
+  tasks: readonly Task[],
+  agent: TokenAgent,
+  sandbox: Sandbox,
+  config: EnvConfig = DEFAULT_ENV_CONFIG,
+  onToken?: OnToken,
+): Promise<Episode[]> {
+  const episodes = tasks.map((t) => new Episode(t, config));
+  let active = episodes;
+  while (active.length > 0) {
+    const tokens = await agent.choose(active);
+    for (const [j, ep] of active.entries()) {
+      const token = tokens[j] ?? SUBMIT;
+      onToken?.(ep, token, agent.lastLogProbs?.[j] ?? 0);
+      await ep.step(token, sandbox);
+    }
+    active = active.filter((e) => !e.done);
+  }
+  return episodes;
+}
+
 /**
  * Plays one episode per task (× `samples`) with `agent`, `batch` episodes at a time, through
  * the sandbox. `onProgress(done, total)` reports finished episodes.
@@ -74,18 +104,11 @@ export async function playEpisodes(
     onProgress?: (done: number, total: number) => void;
   } = {},
 ): Promise<EpisodeSummary[]> {
-  const config = opts.config ?? DEFAULT_ENV_CONFIG;
   const queue = tasks.flatMap((t) => Array.from({ length: opts.samples ?? 1 }, () => t));
   const out: EpisodeSummary[] = [];
   for (let i = 0; i < queue.length; i += opts.batch ?? 32) {
     const chunk = queue.slice(i, i + (opts.batch ?? 32));
-    const episodes = chunk.map((t) => new Episode(t, config));
-    let active = episodes;
-    while (active.length > 0) {
-      const tokens = await agent.choose(active);
-      for (const [j, ep] of active.entries()) await ep.step(tokens[j] ?? SUBMIT, sandbox);
-      active = active.filter((e) => !e.done);
-    }
+    const episodes = await runEpisodes(chunk, agent, sandbox, opts.config);
     episodes.forEach((ep, j) => out.push(summarizeEpisode(ep, chunk[j]?.heldOut ?? false)));
     opts.onProgress?.(out.length, queue.length);
   }

@@ -35,6 +35,11 @@ export class TrainerState {
     this.error = `trainer worker crashed: ${message}`;
   });
 
+  /** The trainer worker's API, for the training-run controller (which owns no trainer of its own). */
+  get api(): TrainerBridge['api'] {
+    return this.bridge.api;
+  }
+
   get last(): StepMetrics | undefined {
     return this.history.at(-1);
   }
