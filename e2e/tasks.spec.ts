@@ -23,6 +23,12 @@ async function open(page: Page): Promise<void> {
   await expect(page.getByTestId('suite-select').locator('option')).not.toHaveCount(0);
 }
 
+/** The custom-environment panel trains through the trainer worker: wait until it is ready. */
+async function openWithTrainer(page: Page): Promise<void> {
+  await open(page);
+  await expect(page.getByTestId('trainer-status')).toHaveText('ready', { timeout: 120_000 });
+}
+
 async function importText(page: Page, name: string, text: string): Promise<void> {
   await page
     .getByTestId('suite-import')
@@ -139,7 +145,7 @@ test('write a task in the editor, try a program on it, add it to my tasks', asyn
 test('an MLP policy trains on the CartPole custom JS environment to a clearly better return than random', async ({
   page,
 }) => {
-  await open(page);
+  await openWithTrainer(page);
   await page.getByTestId('env-train').click();
   await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 150_000 });
   const random = Number(await page.getByTestId('env-random').textContent());
@@ -149,7 +155,7 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
 });
 
 test('a broken custom environment gets a clear message', async ({ page }) => {
-  await open(page);
+  await openWithTrainer(page);
   const editor = page.getByTestId('env-editor').locator('.cm-content');
   await editor.click();
   await page.keyboard.press('ControlOrMeta+a');

@@ -22,8 +22,14 @@ import type { ModelArgs } from '../src/lib/policy/config';
 import { initParams, type Params } from '../src/lib/policy/model';
 import { DEFAULT_SAMPLER, PolicyAgent } from '../src/lib/policy/sampler';
 import { paramsFromCheckpoint, type Checkpoint } from '../src/lib/policy/weights';
-import type { CustomIteration, CustomTrainConfig } from '../src/lib/rl/custom-config';
-import { CustomTrainer, randomReturn } from '../src/lib/rl/custom-trainer';
+import type { MlpSnapshot } from '../src/lib/policy/mlp';
+import {
+  collectCustomBatch,
+  randomReturn,
+  snapshotReturn,
+  type CustomBatch,
+} from '../src/lib/rl/custom-trainer';
+import { Rng } from '../src/lib/rl/random';
 import { TrajectoryRecorder, type Trajectory } from '../src/lib/rl/trajectory';
 import { CachedSandbox } from '../src/lib/sandbox/cache';
 import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
@@ -62,14 +68,6 @@ export interface TryRow {
   pass: boolean;
 }
 
-export interface CustomEnvReport {
-  spec: CustomEnvSpec;
-  randomReturn: number;
-  untrainedReturn: number;
-  trainedReturn: number;
-  iterations: CustomIteration[];
-}
-
 export const DEFAULT_ROLLOUT_BACKENDS: BackendName[] = ['wasm', 'webgl', 'cpu'];
 
 let module: Promise<QuickJSWASMModule> | undefined;
@@ -98,6 +96,25 @@ function quickjsModule(): Promise<QuickJSWASMModule> {
 async function getSandbox(): Promise<CachedSandbox> {
   sandbox ??= new CachedSandbox(new QuickJSSandbox(await quickjsModule()));
   return sandbox;
+}
+
+/** The open custom environment, its sampling stream and the policy it plays with. */
+let customEnv: { session: QuickJSSession; env: CustomEnv; rng: Rng; policy: MlpSnapshot | null } | undefined;
+
+function requireCustomEnv(): NonNullable<typeof customEnv> {
+  if (!customEnv) throw new Error('no custom environment is open: call openCustomEnv() first');
+  return customEnv;
+}
+
+/** Runs `f`, turning a failure inside the environment's code into a message that says so. */
+async function customCall<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (err) {
+    if (err instanceof SessionError)
+      throw new Error(`the environment's code failed (${err.kind}): ${err.message}`, { cause: err });
+    throw err;
+  }
 }
 
 const api = {
@@ -176,39 +193,49 @@ const api = {
   },
 
   /**
-   * Trains an MLP policy on a custom JS environment (issue 4 §7) and reports returns against
-   * the random and untrained baselines. Errors in the user's code come back as messages.
+   * Opens a custom JS environment (issue 4 §7) in a long-lived sandboxed context, replacing
+   * the previous one; returns its spec and the random-action baseline return. Errors in the
+   * user's code come back as messages.
    */
-  async trainCustomEnv(
-    code: string,
-    config: CustomTrainConfig,
-    onIteration?: (it: CustomIteration) => void,
-  ): Promise<CustomEnvReport> {
-    const session = new QuickJSSession(await quickjsModule(), code, { deadlineMs: 100 });
-    try {
-      const env = new CustomEnv(session);
-      const trainer = new CustomTrainer(env, config);
+  openCustomEnv(code: string, seed: number): Promise<{ spec: CustomEnvSpec; randomReturn: number }> {
+    return customCall(async () => {
+      customEnv?.session.dispose();
+      customEnv = undefined;
+      const session = new QuickJSSession(await quickjsModule(), code, { deadlineMs: 100 });
       try {
-        const random = randomReturn(env, 20, config.seed);
-        const untrainedReturn = await trainer.evaluate(10, false);
-        const iterations: CustomIteration[] = [];
-        for (let i = 0; i < config.iterations; i++) {
-          const it = await trainer.step();
-          iterations.push(it);
-          onIteration?.(it);
-        }
-        const trainedReturn = await trainer.evaluate(10, true);
-        return { spec: env.spec, randomReturn: random, untrainedReturn, trainedReturn, iterations };
-      } finally {
-        trainer.dispose();
+        const env = new CustomEnv(session);
+        customEnv = { session, env, rng: new Rng(seed), policy: null };
+        return { spec: env.spec, randomReturn: randomReturn(env, 20, seed) };
+      } catch (err) {
+        session.dispose();
+        throw err;
       }
-    } catch (err) {
-      if (err instanceof SessionError)
-        throw new Error(`the environment's code failed (${err.kind}): ${err.message}`, { cause: err });
-      throw err;
-    } finally {
-      session.dispose();
-    }
+    });
+  },
+
+  /** Adopts a published MLP policy for the open custom environment. */
+  loadCustomPolicy(snapshot: MlpSnapshot, v: number): void {
+    requireCustomEnv().policy = snapshot;
+    version = v;
+  },
+
+  /** Plays `episodes` episodes of the open custom environment with the adopted policy (sampled). */
+  collectCustom(episodes: number, gamma: number): Promise<CustomBatch> {
+    return customCall(async () => {
+      const c = requireCustomEnv();
+      if (!c.policy) throw new Error('no policy adopted yet');
+      const batch = collectCustomBatch(c.env, c.policy, episodes, gamma, c.rng);
+      return Comlink.transfer(batch, [batch.obs.buffer, batch.actions.buffer, batch.returns.buffer]);
+    });
+  },
+
+  /** Mean return of the adopted policy (greedy or sampled) on the open custom environment. */
+  customReturn(episodes: number, greedy: boolean): Promise<number> {
+    return customCall(async () => {
+      const c = requireCustomEnv();
+      if (!c.policy) throw new Error('no policy adopted yet');
+      return snapshotReturn(c.env, c.policy, episodes, greedy, c.rng);
+    });
   },
 };
 

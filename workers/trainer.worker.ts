@@ -17,7 +17,10 @@ import {
   type Checkpoint,
 } from '../src/lib/policy/weights';
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
+import type { MlpArgs, MlpSnapshot } from '../src/lib/policy/mlp';
 import type { TokenBatch } from '../src/lib/rl/batch';
+import type { CustomTrainConfig } from '../src/lib/rl/custom-config';
+import { MlpLearner, type CustomBatch } from '../src/lib/rl/custom-trainer';
 import { imitationBatch } from '../src/lib/rl/synthetic';
 import { openLabDb, type LabDB } from '../src/lib/storage/db';
 import { ensureRun, getVersion, latestVersion, putVersion } from '../src/lib/storage/weights-store';
@@ -39,6 +42,8 @@ export interface TrainerInfo extends BackendReport {
 }
 
 let trainer: PolicyTrainer | undefined;
+/** The MLP policy of a custom JS environment, when one is being trained. */
+let mlp: MlpLearner | undefined;
 let db: LabDB | undefined;
 let version = -1;
 let batchSeed = 0;
@@ -120,6 +125,27 @@ const api = {
       params: await packParams(t.params),
       step: t.step,
     };
+  },
+
+  /** Builds a fresh MLP policy for a custom environment (issue 4 §7), replacing any previous one. */
+  initCustom(args: MlpArgs, config: CustomTrainConfig): void {
+    mlp?.dispose();
+    mlp = new MlpLearner(args, config);
+  },
+
+  /** One update of the custom-environment policy; returns the loss. */
+  async trainCustom(batch: CustomBatch, v: number): Promise<number> {
+    if (!mlp) throw new Error('no custom policy: call initCustom() first');
+    const t0 = now();
+    const loss = await mlp.update(batch);
+    emit({ lane: 'trainer', kind: 'train-step', t0, t1: now(), version: v, meta: { loss, env: 'custom' } });
+    return loss;
+  },
+
+  /** The custom-environment policy's weights, for the rollout worker to adopt. */
+  exportCustomPolicy(): Promise<MlpSnapshot> {
+    if (!mlp) throw new Error('no custom policy: call initCustom() first');
+    return mlp.snapshot();
   },
 
   /** Per-parameter sums of |w|, to show that steps move the weights. */

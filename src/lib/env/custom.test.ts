@@ -1,7 +1,12 @@
 import * as tf from '@tensorflow/tfjs';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CustomTrainer, randomReturn } from '../rl/custom-trainer';
+import { SyncLoop } from '../pipeline/sync-loop';
+import { CustomWorkload } from '../pipeline/custom-workload';
+import type { MlpSnapshot } from '../policy/mlp';
+import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
+import { collectCustomBatch, MlpLearner, randomReturn, snapshotReturn } from '../rl/custom-trainer';
+import { Rng } from '../rl/random';
 import { nodeQuickJSModule } from '../sandbox/quickjs-node';
 import { QuickJSSession, SessionError } from '../sandbox/session';
 import { CARTPOLE_JS, CustomEnv } from './custom';
@@ -74,23 +79,35 @@ describe('custom JS environments', () => {
     expect(env.reset()).toEqual([0]);
   });
 
-  it('an MLP policy learns CartPole to a clearly better return than random actions', async () => {
+  it('an MLP policy learns CartPole through the sync loop to a clearly better return than random', async () => {
     const env = envOf(CARTPOLE_JS);
+    const config = { ...DEFAULT_CUSTOM_TRAIN, episodesPerIteration: 8, learningRate: 0.02, entropyCoef: 0 };
+    const learner = new MlpLearner({ inputs: 4, hidden: config.hidden, actions: 2 }, config);
+    // The two sides of the loop, in process: the rollout plays with the adopted snapshot.
+    const rng = new Rng(1);
+    let adopted: MlpSnapshot | null = null;
+    const versions: number[] = [];
+    const loop = new SyncLoop(
+      new CustomWorkload(
+        {
+          collectCustom: async (n) =>
+            collectCustomBatch(env, adopted ?? (await learner.snapshot()), n, config.gamma, rng),
+          loadCustomPolicy: async (snap, v) => {
+            adopted = snap;
+            versions.push(v);
+          },
+        },
+        { trainCustom: (b) => learner.update(b), exportCustomPolicy: () => learner.snapshot() },
+        config.episodesPerIteration,
+        config.gamma,
+      ),
+    );
     const random = randomReturn(env, 20, 1);
-    const trainer = new CustomTrainer(env, {
-      iterations: 25,
-      episodesPerIteration: 8,
-      hidden: 32,
-      learningRate: 0.02,
-      gamma: 0.99,
-      valueCoef: 0.5,
-      entropyCoef: 0.0,
-      seed: 1,
-    });
-    const before = await trainer.evaluate(10, false);
-    for (let i = 0; i < 25; i++) await trainer.step();
-    const after = await trainer.evaluate(10, true);
-    trainer.dispose();
+    const before = snapshotReturn(env, await learner.snapshot(), 10, false, rng);
+    for (let i = 0; i < 25; i++) await loop.iterate();
+    const after = snapshotReturn(env, await learner.snapshot(), 10, true, rng);
+    learner.dispose();
+    expect(versions).toEqual(Array.from({ length: 26 }, (_, i) => i));
     expect(random).toBeLessThan(40);
     expect(
       after,

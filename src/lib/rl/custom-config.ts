@@ -28,12 +28,3 @@ export const DEFAULT_CUSTOM_TRAIN: CustomTrainConfig = {
   entropyCoef: 0.01,
   seed: 1,
 };
-
-/** One update's figures. */
-export interface CustomIteration {
-  iteration: number;
-  meanReturn: number;
-  meanLength: number;
-  loss: number;
-  ms: number;
-}

@@ -1,26 +1,38 @@
-import * as Comlink from 'comlink';
-import type { CustomEnvReport } from '../../../workers/rollout.worker';
+import type { CustomEnvSpec } from '../env/custom';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import { CARTPOLE_JS } from '../env/custom';
-import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import { DEFAULT_CUSTOM_TRAIN, type CustomIteration } from '../rl/custom-config';
+import { CustomWorkload } from '../pipeline/custom-workload';
+import { SyncLoop, type IterationReport } from '../pipeline/sync-loop';
+import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
+import type { TrainerState } from './trainer-state.svelte';
 
-/** UI state of the custom JS environment panel. */
+/** Returns of the random, untrained and trained policies on a custom environment. */
+export interface CustomEnvReport {
+  spec: CustomEnvSpec;
+  randomReturn: number;
+  untrainedReturn: number;
+  trainedReturn: number;
+}
+
+/**
+ * UI state of the custom JS environment panel. Training goes through the same loop as the
+ * code-writing policy: the rollout worker plays episodes in the sandboxed environment with the
+ * adopted MLP version, the trainer worker updates the MLP and publishes the next version.
+ */
 export class CustomEnvState {
   code = $state(CARTPOLE_JS);
   iterations = $state(DEFAULT_CUSTOM_TRAIN.iterations);
   training = $state(false);
-  history = $state.raw<CustomIteration[]>([]);
+  history = $state.raw<IterationReport[]>([]);
   report = $state.raw<CustomEnvReport | null>(null);
   error = $state<string | null>(null);
 
   private readonly rollout = new RolloutBridge('rollout-custom', (message) => {
     this.error = `rollout worker crashed: ${message}; it restarts on the next run`;
-    this.training = false;
     this.rollout.terminate();
-    this.ready = null;
   });
-  private ready: Promise<unknown> | null = null;
+
+  constructor(private readonly trainer: TrainerState) {}
 
   async train(): Promise<void> {
     if (this.training) return;
@@ -28,22 +40,51 @@ export class CustomEnvState {
       this.error = 'iterations must be a whole number from 1 to 500';
       return;
     }
+    if (this.trainer.status !== 'ready') {
+      this.error = `the trainer is ${this.trainer.status}; wait until it is ready`;
+      return;
+    }
     this.training = true;
+    this.trainer.status = 'busy';
     this.error = null;
     this.report = null;
     this.history = [];
+    const config = { ...DEFAULT_CUSTOM_TRAIN, iterations: this.iterations };
     try {
-      this.ready ??= this.rollout.api.init({ backends: ['cpu'], model: DEFAULT_MODEL_ARGS, seed: 1 });
-      await this.ready;
-      this.report = await this.rollout.api.trainCustomEnv(
-        this.code,
-        { ...DEFAULT_CUSTOM_TRAIN, iterations: this.iterations },
-        Comlink.proxy((it: CustomIteration) => (this.history = [...this.history, it])),
+      const rollout = this.rollout.api;
+      const trainer = this.trainer.api;
+      const { spec, randomReturn } = await rollout.openCustomEnv(this.code, config.seed);
+      await trainer.initCustom(
+        { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
+        config,
       );
+      const loop = new SyncLoop(
+        new CustomWorkload(
+          {
+            collectCustom: (n, g) => rollout.collectCustom(n, g),
+            loadCustomPolicy: (s, v) => rollout.loadCustomPolicy(s, v),
+          },
+          {
+            trainCustom: (b, v) => trainer.trainCustom(b, v),
+            exportCustomPolicy: () => trainer.exportCustomPolicy(),
+          },
+          config.episodesPerIteration,
+          config.gamma,
+        ),
+      );
+      await loop.start();
+      const untrainedReturn = await rollout.customReturn(10, false);
+      for (let i = 0; i < config.iterations; i++) {
+        const report = await loop.iterate();
+        this.history = [...this.history, report];
+      }
+      const trainedReturn = await rollout.customReturn(10, true);
+      this.report = { spec, randomReturn, untrainedReturn, trainedReturn };
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     } finally {
       this.training = false;
+      if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     }
   }
 }

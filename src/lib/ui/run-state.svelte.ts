@@ -2,7 +2,9 @@ import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { CurriculumView } from '../env/curriculum';
 import { generateTasks } from '../env/families';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import { DEFAULT_LOOP_CONFIG, SyncLoop, type IterationReport } from '../pipeline/sync-loop';
+import { CodeWorkload, DEFAULT_CODE_RUN } from '../pipeline/code-workload';
+import { SyncLoop, type IterationReport } from '../pipeline/sync-loop';
+import type { StepMetrics } from '../policy/trainer';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
@@ -14,6 +16,8 @@ export class RunState {
   running = $state(false);
   error = $state<string | null>(null);
   history = $state.raw<IterationReport[]>([]);
+  /** The trainer's metrics of the last update. */
+  metrics = $state.raw<StepMetrics | null>(null);
   curriculum = $state.raw<CurriculumView | null>(null);
   /** Curriculum on (easy → medium → hard) or off (every level at once); read at start. */
   curriculumOn = $state(true);
@@ -45,21 +49,23 @@ export class RunState {
       this.rolloutBackend = info.backend;
       const rollout = this.rollout.api;
       const trainer = this.trainer.api;
-      const loop = new SyncLoop(
+      const work = new CodeWorkload(
         { collect: (r) => rollout.collect(r), loadPolicy: (c, v) => rollout.loadPolicy(c, v) },
         { trainBatch: (b, v) => trainer.trainBatch(b, v), exportPolicy: () => trainer.exportPolicy() },
         generateTasks(BUILT_IN_SEED).filter((t) => !t.heldOut),
         {
-          ...DEFAULT_LOOP_CONFIG,
+          ...DEFAULT_CODE_RUN,
           estimator: this.estimator,
-          curriculum: { ...DEFAULT_LOOP_CONFIG.curriculum, enabled: this.curriculumOn },
+          curriculum: { ...DEFAULT_CODE_RUN.curriculum, enabled: this.curriculumOn },
         },
       );
-      this.curriculum = loop.curriculum.view();
+      const loop = new SyncLoop(work);
+      this.curriculum = work.curriculum.view();
       while (!this.stopRequested && loop.iteration < maxIterations) {
         const report = await loop.iterate();
         this.history = [...this.history, report];
-        this.curriculum = report.curriculum;
+        this.curriculum = work.curriculum.view();
+        this.metrics = work.lastMetrics;
       }
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);

@@ -5,7 +5,8 @@ import type { StepMetrics } from '../policy/trainer';
 import type { Checkpoint } from '../policy/weights';
 import type { TokenBatch } from '../rl/batch';
 import type { Trajectory } from '../rl/trajectory';
-import { DEFAULT_LOOP_CONFIG, SyncLoop, type RolloutPort, type TrainerPort } from './sync-loop';
+import { CodeWorkload, DEFAULT_CODE_RUN, type RolloutPort, type TrainerPort } from './code-workload';
+import { SyncLoop } from './sync-loop';
 
 const task = (id: string, level: Task['level']): Task => ({
   id,
@@ -79,35 +80,38 @@ class FakeTrainer implements TrainerPort {
 describe('synchronous training loop (η = 0)', () => {
   it('publishes version 0, then one version per update, each adopted by the rollout', async () => {
     const rollout = new FakeRollout(() => false);
-    const loop = new SyncLoop(rollout, new FakeTrainer(), TASKS);
+    const loop = new SyncLoop(new CodeWorkload(rollout, new FakeTrainer(), TASKS));
     const r1 = await loop.iterate();
     const r2 = await loop.iterate();
     expect(rollout.loaded).toEqual([0, 1, 2]);
     expect([r1.collectedWith, r1.published, r2.collectedWith, r2.published]).toEqual([0, 1, 1, 2]);
-    expect(r1.episodes).toBe(DEFAULT_LOOP_CONFIG.tasksPerBatch * DEFAULT_LOOP_CONFIG.groupSize);
+    expect(r1.stats.episodes).toBe(DEFAULT_CODE_RUN.tasksPerBatch * DEFAULT_CODE_RUN.groupSize);
   });
 
   it('trains only on the curriculum level, and promotes when the level is solved', async () => {
     const rollout = new FakeRollout((t) => t.level === 'easy');
-    const loop = new SyncLoop(rollout, new FakeTrainer(), TASKS, {
-      ...DEFAULT_LOOP_CONFIG,
+    const work = new CodeWorkload(rollout, new FakeTrainer(), TASKS, {
+      ...DEFAULT_CODE_RUN,
       curriculum: { enabled: true, window: 8, promoteAt: 0.7 },
     });
-    const r1 = await loop.iterate();
-    expect(r1.level).toBe('easy');
+    const loop = new SyncLoop(work);
+    expect(work.curriculum.level).toBe('easy');
+    await loop.iterate();
     expect(rollout.collected[0]?.every((id) => id.startsWith('e'))).toBe(true);
-    expect(r1.curriculum.level).toBe('medium'); // 16 solved easy episodes ≥ a window of 8 at 0.7
+    expect(work.curriculum.level).toBe('medium'); // 16 solved easy episodes ≥ a window of 8 at 0.7
     await loop.iterate();
     expect(rollout.collected[1]).toEqual(['m1', 'm1', 'm1', 'm1']);
   });
 
   it('with the curriculum off, draws from every level', async () => {
     const rollout = new FakeRollout(() => false);
-    const loop = new SyncLoop(rollout, new FakeTrainer(), TASKS, {
-      ...DEFAULT_LOOP_CONFIG,
-      tasksPerBatch: 5,
-      curriculum: { ...DEFAULT_LOOP_CONFIG.curriculum, enabled: false },
-    });
+    const loop = new SyncLoop(
+      new CodeWorkload(rollout, new FakeTrainer(), TASKS, {
+        ...DEFAULT_CODE_RUN,
+        tasksPerBatch: 5,
+        curriculum: { ...DEFAULT_CODE_RUN.curriculum, enabled: false },
+      }),
+    );
     await loop.iterate();
     expect(new Set(rollout.collected[0])).toEqual(new Set(TASKS.map((t) => t.id)));
   });
@@ -115,7 +119,7 @@ describe('synchronous training loop (η = 0)', () => {
   it('gives each episode its group-relative advantage on its own tokens', async () => {
     // In each group of 4, sample 0 solves: RLOO gives it 1 − 0 = 1 and the others 0 − 1/3.
     const trainer = new FakeTrainer();
-    const loop = new SyncLoop(new FakeRollout((_t, i) => i === 0), trainer, TASKS);
+    const loop = new SyncLoop(new CodeWorkload(new FakeRollout((_t, i) => i === 0), trainer, TASKS));
     await loop.iterate();
     const b = trainer.batches[0];
     if (!b) throw new Error('no batch');
