@@ -9,10 +9,17 @@ import { openTrainer, trainAndTime } from '../page.ts';
 const TIMED_STEPS = 5;
 
 /** Gzipped KB of `entry` and every JS chunk it imports, statically or dynamically, in dist/assets. */
-function gzKb(distDir: string, entries: string[]): number {
+/**
+ * Gzipped kB of `entries` and every chunk they reference: only static imports (`from "./x.js"`,
+ * `import "./x.js"`) when `lazy` is false, dynamic `import("./x.js")` too when it is true.
+ */
+function gzKb(distDir: string, entries: string[], lazy: boolean): number {
   const seen = new Set<string>();
   const queue = [...entries];
   let bytes = 0;
+  const refs = lazy
+    ? /["'`]\.\/([\w.-]+\.(?:js|css))["'`]/g
+    : /(?:from|import)\s*["'`]\.\/([\w.-]+\.js)["'`]/g;
   while (queue.length) {
     const rel = queue.pop() ?? '';
     if (seen.has(rel)) continue;
@@ -22,14 +29,13 @@ function gzKb(distDir: string, entries: string[]): number {
     const text = readFileSync(file);
     bytes += gzipSync(text).length;
     if (rel.endsWith('.js')) {
-      for (const m of text.toString('utf8').matchAll(/["'`]\.\/([\w.-]+\.(?:js|css))["'`]/g))
-        queue.push(`assets/${m[1]}`);
+      for (const m of text.toString('utf8').matchAll(refs)) queue.push(`assets/${m[1]}`);
     }
   }
   return Math.round((bytes / 1024) * 10) / 10;
 }
 
-function bundleSizes(distDir: string): { main: number; worker: number } {
+function bundleSizes(distDir: string): { main: number; mainLazy: number; worker: number } {
   const html = readFileSync(join(distDir, 'index.html'), 'utf8');
   const mainEntries = [...html.matchAll(/(?:src|href)="\.\/(assets\/[^"]+\.(?:js|css))"/g)].map(
     (m) => m[1] ?? '',
@@ -38,7 +44,12 @@ function bundleSizes(distDir: string): { main: number; worker: number } {
   const mainText = readFileSync(join(distDir, mainJs), 'utf8');
   const worker = /(trainer\.worker-[\w-]+\.js)/.exec(mainText)?.[1];
   if (!worker) throw new Error('cannot find the trainer worker chunk in the main bundle');
-  return { main: gzKb(distDir, mainEntries), worker: gzKb(distDir, [`assets/${worker}`]) };
+  const main = gzKb(distDir, mainEntries, false);
+  return {
+    main,
+    mainLazy: Math.round((gzKb(distDir, mainEntries, true) - main) * 10) / 10,
+    worker: gzKb(distDir, [`assets/${worker}`], true),
+  };
 }
 
 const round1 = (v: number) => Math.round(v * 10) / 10;
@@ -85,6 +96,7 @@ const scenario: Scenario = {
         'backend.firstStepMs': firstStepMs === null ? null : round1(firstStepMs),
         'backend.unavailable': unavailable,
         'bundle.mainKbGz': sizes.main,
+        'bundle.mainLazyKbGz': sizes.mainLazy,
         'bundle.workerKbGz': sizes.worker,
       };
     } finally {
