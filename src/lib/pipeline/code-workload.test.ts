@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../env/suite';
+import { VOCAB_SIZE } from '../env/vocab';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import type { StepMetrics } from '../policy/trainer';
 import type { Checkpoint } from '../policy/weights';
@@ -41,6 +42,7 @@ class FakeRollout implements RolloutPort {
           rewards: [0, 0, solved ? 1 : 0],
           logProbs: [0, -1, -1],
           versions: [-1, 0, 0],
+          legal: new Uint8Array(3 * VOCAB_SIZE).fill(1),
           solved,
           turns: 1,
           return: solved ? 1 : 0,
@@ -65,7 +67,22 @@ class FakeTrainer implements TrainerPort {
   batches: TokenBatch[] = [];
   async trainBatch(batch: TokenBatch): Promise<StepMetrics> {
     this.batches.push(batch);
-    return { step: this.batches.length, loss: 0, pgLoss: 0, valueLoss: 0, entropy: 0, gradNorm: 0, ms: 1 };
+    return {
+      step: this.batches.length,
+      lossKind: 'decoupled',
+      loss: 0,
+      pgLoss: 0,
+      valueLoss: 0,
+      entropy: 0,
+      gradNorm: 0,
+      approxKl: 0,
+      clipFrac: 0,
+      wMean: 1,
+      wMax: 1,
+      maskedFrac: 0,
+      learningRate: 1e-3,
+      ms: 1,
+    };
   }
   async exportPolicy(): Promise<Checkpoint> {
     return {

@@ -38,6 +38,15 @@ export interface TrainerConfig {
   entropyCoef: number;
   /** Episodes per training batch. */
   batchSize: number;
+  /**
+   * Policy loss: `pg` (−A·log π, the imitation smoke test), `ppo` (clip against the behaviour
+   * policy), `decoupled` (AReaL: clip against the proximal policy, weighted by π_prox/π_behav).
+   */
+  loss: 'pg' | 'ppo' | 'decoupled';
+  /** PPO clip range ε. */
+  clipEps: number;
+  /** Decoupled PPO: tokens with w = π_prox/π_behav above this are masked. */
+  wCap: number;
   /** Seed for parameter initialisation and synthetic batches. */
   seed: number;
 }
@@ -48,6 +57,9 @@ export const DEFAULT_TRAINER_CONFIG: TrainerConfig = {
   valueCoef: 0.5,
   entropyCoef: 0.01,
   batchSize: 8,
+  loss: 'decoupled',
+  clipEps: 0.2,
+  wCap: 5,
   seed: 1,
 };
 

@@ -1,20 +1,47 @@
 import * as tf from '@tensorflow/tfjs';
 import type { TokenBatch } from '../rl/batch';
 import { validateBatch } from '../rl/batch';
-import { clipByGlobalNorm, policyGradientLoss } from '../rl/losses';
+import { actionLogProbs, clipByGlobalNorm, maskedMean } from '../rl/losses';
+import { decoupledPpoLoss, ppoClipLoss } from '../rl/ppo';
 import type { ModelArgs, TrainerConfig } from './config';
 import { countParams, forward, initParams, type Params } from './model';
 
-/** What one optimisation step reports (DESIGN §9 metrics; issue 5 adds the PPO ones). */
+/** Scalars read back after each step, in one stacked readback. */
+const METRIC_NAMES = [
+  'loss',
+  'pgLoss',
+  'valueLoss',
+  'entropy',
+  'gradNorm',
+  'approxKl',
+  'clipFrac',
+  'wMean',
+  'wMax',
+  'maskedFrac',
+] as const;
+
+/** Metrics of one update (issue 5 §7). */
 export interface StepMetrics {
   /** Optimiser steps taken so far, this one included. */
   step: number;
+  /** The policy loss used for this batch. */
+  lossKind: 'pg' | 'ppo' | 'decoupled';
   loss: number;
   pgLoss: number;
   valueLoss: number;
   entropy: number;
   /** Global gradient norm before clipping. */
   gradNorm: number;
+  /** k3 estimate of the KL between the policy before and after (PPO losses; 0 for pg). */
+  approxKl: number;
+  /** Fraction of policy tokens whose ratio was clipped. */
+  clipFrac: number;
+  /** Mean and max of w = π_prox/π_behav over policy tokens (1 unless decoupled). */
+  wMean: number;
+  wMax: number;
+  /** Fraction of policy tokens masked because w exceeded the cap. */
+  maskedFrac: number;
+  learningRate: number;
   /** Wall milliseconds of the step, from upload to the loss read back. */
   ms: number;
 }
@@ -41,57 +68,93 @@ export class PolicyTrainer {
     return countParams(this.params);
   }
 
-  /** One Adam step on `batch`, gradient norm clipped to `maxGradNorm`. */
+  /**
+   * One Adam step on `batch`, gradient norm clipped to `maxGradNorm`. The policy loss is
+   * `config.loss` when the batch carries behaviour log-probs, else `pg` (imitation batches).
+   * For `decoupled`, π_prox is recomputed here with the current weights just before the update.
+   */
   async trainStep(batch: TokenBatch): Promise<StepMetrics> {
     validateBatch(batch);
     const t0 = performance.now();
     const { batch: B, length: T } = batch;
+    const V = this.args.vocabSize;
+    const kind = batch.behavLogp ? this.config.loss : 'pg';
     const inputs = tf.tidy(() => ({
       tokens: tf.tensor2d(batch.tokens, [B, T], 'int32'), // [B, T]
       actions: tf.tensor2d(batch.actions, [B, T], 'int32'), // [B, T]
       mask: tf.tensor2d(batch.mask, [B, T]), // [B, T]
       advantages: tf.tensor2d(batch.advantages, [B, T]), // [B, T]
       returns: tf.tensor2d(batch.returns, [B, T]), // [B, T]
+      behav: tf.tensor2d(batch.behavLogp ?? new Float32Array(B * T), [B, T]), // [B, T]
+      legal: batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined, // [B, T, V]
     }));
+    // π_prox: the current weights' log-probs, before the update (no gradient).
+    const prox =
+      kind === 'decoupled'
+        ? tf.tidy(() => {
+            const { logits } = forward(this.params, this.args, inputs.tokens); // [B, T, V]
+            return actionLogProbs(logits, inputs.actions, inputs.legal).logp; // [B, T]
+          })
+        : undefined;
     const vars = [...this.params.values()];
-    const parts = tf.tidy(() => {
-      let kept: { pgLoss: tf.Scalar; valueLoss: tf.Scalar; entropy: tf.Scalar } | undefined;
+    const { clipEps, wCap, valueCoef, entropyCoef } = this.config;
+    const parts: Record<string, tf.Scalar> = tf.tidy(() => {
+      let kept: Record<string, tf.Scalar> = {};
       const { value, grads } = tf.variableGrads(() => {
-        const { logits, values } = forward(this.params, this.args, inputs.tokens);
-        const l = policyGradientLoss(
-          logits,
-          values,
-          inputs.actions,
-          inputs.advantages,
-          inputs.returns,
-          inputs.mask,
-          this.config,
+        const { logits, values } = forward(this.params, this.args, inputs.tokens); // [B, T, V], [B, T]
+        const { logp, entropy: ent } = actionLogProbs(logits, inputs.actions, inputs.legal); // [B, T] each
+        const policy =
+          kind === 'pg'
+            ? { pgLoss: maskedMean(inputs.advantages.mul(logp).neg(), inputs.mask) }
+            : kind === 'ppo'
+              ? ppoClipLoss(logp, inputs.behav, inputs.advantages, inputs.mask, clipEps)
+              : decoupledPpoLoss(
+                  logp,
+                  prox ?? inputs.behav,
+                  inputs.behav,
+                  inputs.advantages,
+                  inputs.mask,
+                  clipEps,
+                  wCap,
+                );
+        const valueLoss = maskedMean(values.sub(inputs.returns).square().mul(0.5), inputs.mask);
+        const entropy = maskedMean(ent, inputs.mask);
+        kept = Object.fromEntries(
+          Object.entries({ ...policy, valueLoss, entropy }).map(([k, v]) => [k, tf.keep(v)]),
         );
-        kept = { pgLoss: tf.keep(l.pgLoss), valueLoss: tf.keep(l.valueLoss), entropy: tf.keep(l.entropy) };
-        return l.loss;
+        return policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
       }, vars);
       const { clipped, norm } = clipByGlobalNorm(grads, this.config.maxGradNorm);
       this.optimizer.applyGradients(Object.entries(clipped).map(([name, tensor]) => ({ name, tensor })));
-      if (!kept) throw new Error('loss closure did not run');
       return { loss: value, gradNorm: norm, ...kept };
     });
     tf.dispose(inputs);
-    // One readback for all five scalars: on WebGPU each read is a buffer map, so it is on the
-    // critical path of every step.
-    const packed = tf.tidy(() =>
-      tf.stack([parts.loss, parts.pgLoss, parts.valueLoss, parts.entropy, parts.gradNorm]),
-    ); // [5]
-    tf.dispose(parts);
-    const [loss = NaN, pgLoss = NaN, valueLoss = NaN, entropy = NaN, gradNorm = NaN] = await packed.data();
+    prox?.dispose();
+    // One readback for every scalar: on WebGPU each read is a buffer map, on the critical path.
+    const names = METRIC_NAMES.filter((n) => parts[n] !== undefined);
+    const packed = tf.tidy(() => tf.stack(names.map((n) => parts[n] as tf.Scalar))); // [names]
+    tf.dispose(Object.values(parts));
+    const values = await packed.data();
     packed.dispose();
     this.step += 1;
+    const got = (n: (typeof METRIC_NAMES)[number], fallback: number) => {
+      const i = names.indexOf(n);
+      return i < 0 ? fallback : (values[i] ?? NaN);
+    };
     return {
       step: this.step,
-      loss,
-      pgLoss,
-      valueLoss,
-      entropy,
-      gradNorm,
+      lossKind: kind,
+      loss: got('loss', NaN),
+      pgLoss: got('pgLoss', NaN),
+      valueLoss: got('valueLoss', NaN),
+      entropy: got('entropy', NaN),
+      gradNorm: got('gradNorm', NaN),
+      approxKl: got('approxKl', 0),
+      clipFrac: got('clipFrac', 0),
+      wMean: got('wMean', 1),
+      wMax: got('wMax', 1),
+      maskedFrac: got('maskedFrac', 0),
+      learningRate: this.config.learningRate,
       ms: performance.now() - t0,
     };
   }

@@ -17,6 +17,12 @@ export interface TokenBatch {
   advantages: Float32Array;
   /** Return target for the value head, [B, T]. */
   returns: Float32Array;
+  /** log π_behav of each action, recorded by the rollout worker when it sampled, [B, T] (PPO losses). */
+  behavLogp?: Float32Array;
+  /** 1 for each token legal at each position (the env's mask the policy sampled under), [B, T, V]. */
+  legal?: Uint8Array;
+  /** Vocabulary size V of `legal`. */
+  vocab?: number;
 }
 
 /** Throws when the arrays of `b` do not all have B·T entries or the mask selects nothing. */
@@ -25,5 +31,9 @@ export function validateBatch(b: TokenBatch): void {
   for (const key of ['tokens', 'actions', 'mask', 'advantages', 'returns'] as const) {
     if (b[key].length !== n) throw new Error(`batch.${key} has ${b[key].length} entries, expected ${n}`);
   }
+  if (b.behavLogp && b.behavLogp.length !== n)
+    throw new Error(`batch.behavLogp has ${b.behavLogp.length} entries, expected ${n}`);
+  if (b.legal && b.legal.length !== n * (b.vocab ?? 0))
+    throw new Error(`batch.legal has ${b.legal.length} entries, expected ${n} × vocab ${b.vocab}`);
   if (!b.mask.some((m) => m > 0)) throw new Error('batch.mask selects no position');
 }

@@ -1,54 +1,31 @@
 import * as tf from '@tensorflow/tfjs';
 
-/** Scalar parts of a policy loss, each a 0-d tensor owned by the caller. */
-export interface LossParts {
-  /** Total loss minimised: pgLoss + valueCoef·valueLoss − entropyCoef·entropy. */
-  loss: tf.Scalar;
-  pgLoss: tf.Scalar;
-  valueLoss: tf.Scalar;
-  entropy: tf.Scalar;
-}
-
 /** Mean of `x` over positions where `mask` is 1. x, mask: [B, T] */
 export function maskedMean(x: tf.Tensor, mask: tf.Tensor): tf.Scalar {
   return tf.tidy(() => x.mul(mask).sum().div(mask.sum().maximum(1)) as tf.Scalar);
 }
 
-/** Log-probability of each taken action and the entropy at each position, both [B, T]. */
+/** Added to the logits of illegal tokens: their probability becomes 0 (exp underflows). */
+export const ILLEGAL_LOGIT = -1e9;
+
+/**
+ * Log-probability of each taken action and the entropy at each position, both [B, T], under
+ * the softmax restricted to the legal tokens when `legal` ([B, T, V], 1 = legal) is given: the
+ * same distribution the rollout worker sampled from.
+ */
 export function actionLogProbs(
   logits: tf.Tensor3D,
   actions: tf.Tensor2D,
+  legal?: tf.Tensor3D,
 ): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
   return tf.tidy(() => {
-    const logpAll = tf.logSoftmax(logits); // [B, T, V]
+    const masked = legal ? logits.add(tf.scalar(1).sub(legal).mul(ILLEGAL_LOGIT)) : logits; // [B, T, V]
+    const logpAll = tf.logSoftmax(masked); // [B, T, V]
     const onehot = tf.oneHot(actions, logits.shape[2]).toFloat(); // [B, T, V]
     const logp = logpAll.mul(onehot).sum(-1) as tf.Tensor2D; // [B, T]
+    // Illegal tokens have p = 0: their p·log p terms are 0·(−1e9) = 0, not NaN.
     const entropy = logpAll.exp().mul(logpAll).sum(-1).neg() as tf.Tensor2D; // [B, T]
     return { logp, entropy };
-  });
-}
-
-/**
- * Vanilla policy-gradient loss (REINFORCE with a baseline in the advantages), masked to the
- * policy's own tokens: −A·log π(a), plus ½(V − R)² and an entropy bonus. The PPO and decoupled
- * PPO losses (issue 5) share this signature.
- */
-export function policyGradientLoss(
-  logits: tf.Tensor3D, // [B, T, V]
-  values: tf.Tensor2D, // [B, T]
-  actions: tf.Tensor2D, // [B, T]
-  advantages: tf.Tensor2D, // [B, T]
-  returns: tf.Tensor2D, // [B, T]
-  mask: tf.Tensor2D, // [B, T]
-  coef: { valueCoef: number; entropyCoef: number },
-): LossParts {
-  return tf.tidy(() => {
-    const { logp, entropy: ent } = actionLogProbs(logits, actions); // [B, T] each
-    const pgLoss = maskedMean(advantages.mul(logp).neg(), mask);
-    const valueLoss = maskedMean(values.sub(returns).square().mul(0.5), mask);
-    const entropy = maskedMean(ent, mask);
-    const loss = pgLoss.add(valueLoss.mul(coef.valueCoef)).sub(entropy.mul(coef.entropyCoef)) as tf.Scalar;
-    return { loss, pgLoss, valueLoss, entropy };
   });
 }
 

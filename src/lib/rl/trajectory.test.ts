@@ -71,6 +71,14 @@ describe('trajectories', () => {
     expect(b.advantages[0]).toBe(0);
     expect(b.tokens[T - 1]).toBe(PAD);
     expect(b.returns[0]).toBeCloseTo(first.return, 6);
+    // The behaviour log-prob and legal mask of token p sit at position p − 1, which predicts it.
+    expect(b.behavLogp?.[p - 1]).toBe(first.logProbs[p]);
+    const V = b.vocab ?? 0;
+    const maskAt = (pos: number) => Array.from(b.legal?.subarray(pos * V, (pos + 1) * V) ?? []);
+    expect(maskAt(p - 1)[tokenId('x')]).toBe(1);
+    expect(maskAt(p - 1)[SUBMIT]).toBe(0); // nothing written yet: cannot submit
+    expect(maskAt(p + 2)[SUBMIT]).toBe(1); // after x+1
+    expect(maskAt(0).every((m) => m === 0)).toBe(true);
     expect(() => trajectoryBatch(trajs, [0, 0], 4)).toThrow(/longer than the batch length/);
   });
 });

@@ -1,0 +1,78 @@
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import { runEpisodes } from '../env/evaluate';
+import { generateTasks } from '../env/families';
+import { rlooAdvantages } from '../rl/advantages';
+import { trajectoryBatch, TrajectoryRecorder } from '../rl/trajectory';
+import type { QuickJSSandbox } from '../sandbox/quickjs';
+import { createNodeQuickJS } from '../sandbox/quickjs-node';
+import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from './config';
+import { DEFAULT_SAMPLER, PolicyAgent } from './sampler';
+import { PolicyTrainer } from './trainer';
+
+const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 32, dModel: 16, nHeads: 2, dMlp: 32 };
+const env = { ...DEFAULT_ENV_CONFIG, contextLength: 32, maxTurns: 1, maxTokensPerTurn: 6 };
+
+let sandbox: QuickJSSandbox;
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+  sandbox = await createNodeQuickJS();
+});
+afterAll(() => sandbox.dispose());
+
+/** Collects a batch of real episodes with the trainer's own weights (on-policy). */
+async function onPolicyBatch(trainer: PolicyTrainer) {
+  const tasks = generateTasks(1)
+    .filter((t) => t.level === 'easy')
+    .slice(0, 3)
+    .flatMap((t) => [t, t]);
+  const agent = new PolicyAgent('policy', trainer.params, args, {
+    ...DEFAULT_SAMPLER,
+    rows: tasks.length,
+    seed: 4,
+  });
+  const rec = new TrajectoryRecorder(0);
+  const eps = await runEpisodes(tasks, agent, sandbox, env, rec.onToken);
+  const trajs = eps.map((e) => rec.trajectory(e, e.task.id));
+  const adv = rlooAdvantages(
+    trajs.map((t) => t.return),
+    trajs.map((t) => t.group),
+  );
+  // Make sure the batch has a learning signal even if every return tied.
+  return trajectoryBatch(
+    trajs,
+    adv.map((a, i) => a + (i % 2 ? 0.5 : -0.5)),
+    args.contextLength,
+  );
+}
+
+describe('the trainer on RL batches', () => {
+  it('recomputes π_prox equal to the behaviour log-probs the sampler recorded (same weights, same mask)', async () => {
+    const trainer = new PolicyTrainer(args, { ...DEFAULT_TRAINER_CONFIG, loss: 'decoupled' });
+    const batch = await onPolicyBatch(trainer);
+    const m = await trainer.trainStep(batch);
+    expect(m.lossKind).toBe('decoupled');
+    // On-policy and before the update: w = π_prox/π_behav = 1 and r = 1 on every token.
+    expect(m.wMean).toBeCloseTo(1, 4);
+    expect(m.wMax).toBeCloseTo(1, 3);
+    expect(m.maskedFrac).toBe(0);
+    expect(m.clipFrac).toBe(0);
+    expect(Math.abs(m.approxKl)).toBeLessThan(1e-5);
+    expect(Number.isFinite(m.loss) && Number.isFinite(m.gradNorm)).toBe(true);
+    trainer.dispose();
+  }, 60_000);
+
+  it('PPO epochs on one batch move the ratio away from 1 and report KL and clipping', async () => {
+    const trainer = new PolicyTrainer(args, { ...DEFAULT_TRAINER_CONFIG, loss: 'ppo', learningRate: 3e-2 });
+    const batch = await onPolicyBatch(trainer);
+    const first = await trainer.trainStep(batch);
+    let last = first;
+    for (let i = 0; i < 4; i++) last = await trainer.trainStep(batch);
+    expect(first.approxKl).toBeLessThan(1e-5);
+    expect(last.approxKl).toBeGreaterThan(first.approxKl);
+    expect(last.clipFrac).toBeGreaterThanOrEqual(0);
+    expect(last.wMean).toBe(1); // standard PPO has no behaviour weight
+    trainer.dispose();
+  }, 60_000);
+});

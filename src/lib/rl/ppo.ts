@@ -1,0 +1,73 @@
+import * as tf from '@tensorflow/tfjs';
+import { maskedMean } from './losses';
+
+/** Diagnostics of a PPO-style policy loss, each a 0-d tensor owned by the caller. */
+export interface PpoParts {
+  pgLoss: tf.Scalar;
+  /** k3 estimate of KL(π_old ‖ π_θ): mean of (r − 1) − log r over the policy's tokens. */
+  approxKl: tf.Scalar;
+  /** Fraction of the policy's tokens whose ratio lies outside [1 − ε, 1 + ε]. */
+  clipFrac: tf.Scalar;
+  /** Mean and max of the behaviour weight w = π_prox / π_behav (1 for standard PPO). */
+  wMean: tf.Scalar;
+  wMax: tf.Scalar;
+  /** Fraction of the policy's tokens masked because w exceeded the cap (0 for standard PPO). */
+  maskedFrac: tf.Scalar;
+}
+
+/** −min(r·A, clip(r, 1−ε, 1+ε)·A) per token. r, adv: [B, T] */
+function clippedObjective(r: tf.Tensor2D, adv: tf.Tensor2D, eps: number): tf.Tensor2D {
+  return tf.minimum(r.mul(adv), r.clipByValue(1 - eps, 1 + eps).mul(adv)).neg() as tf.Tensor2D; // [B, T]
+}
+
+/**
+ * Standard PPO clip loss (DESIGN §5): r = π_θ / π_behav, L = −min(r·A, clip(r, 1−ε, 1+ε)·A),
+ * averaged over the policy's tokens (`mask`). All inputs [B, T]; log-probs are natural logs.
+ */
+export function ppoClipLoss(
+  logp: tf.Tensor2D,
+  behavLogp: tf.Tensor2D,
+  advantages: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  eps: number,
+): PpoParts {
+  return tf.tidy(() => {
+    const logRatio = logp.sub(behavLogp) as tf.Tensor2D; // [B, T]
+    const r = logRatio.exp() as tf.Tensor2D; // [B, T]
+    const pgLoss = maskedMean(clippedObjective(r, advantages, eps), mask);
+    const approxKl = maskedMean(r.sub(1).sub(logRatio), mask);
+    const clipFrac = maskedMean(r.sub(1).abs().greater(eps).toFloat(), mask);
+    const one = tf.scalar(1);
+    return { pgLoss, approxKl, clipFrac, wMean: one, wMax: one.clone(), maskedFrac: tf.scalar(0) };
+  });
+}
+
+/**
+ * The decoupled PPO loss (AReaL, DESIGN §5): r = π_θ / π_prox, w = π_prox / π_behav,
+ * L = −w·min(r·A, clip(r, 1−ε, 1+ε)·A); tokens with w > `cap` are masked out. π_behav is what
+ * the rollout worker recorded when it sampled; π_prox is recomputed by the trainer with the
+ * weights before the update (a constant here: no gradient flows through it or through w).
+ */
+export function decoupledPpoLoss(
+  logp: tf.Tensor2D,
+  proxLogp: tf.Tensor2D,
+  behavLogp: tf.Tensor2D,
+  advantages: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  eps: number,
+  cap: number,
+): PpoParts {
+  return tf.tidy(() => {
+    const logRatio = logp.sub(proxLogp) as tf.Tensor2D; // [B, T]
+    const r = logRatio.exp() as tf.Tensor2D; // [B, T]
+    const w = proxLogp.sub(behavLogp).exp() as tf.Tensor2D; // [B, T]
+    const kept = mask.mul(w.lessEqual(cap).toFloat()) as tf.Tensor2D; // [B, T]
+    const pgLoss = maskedMean(w.mul(clippedObjective(r, advantages, eps)), kept);
+    const approxKl = maskedMean(r.sub(1).sub(logRatio), kept);
+    const clipFrac = maskedMean(r.sub(1).abs().greater(eps).toFloat(), kept);
+    const wMean = maskedMean(w, mask);
+    const wMax = w.mul(mask).max() as tf.Scalar;
+    const maskedFrac = maskedMean(mask.sub(kept), mask);
+    return { pgLoss, approxKl, clipFrac, wMean, wMax, maskedFrac };
+  });
+}
