@@ -2,24 +2,30 @@ import { expect, test } from '@playwright/test';
 import { openReady } from './support/page';
 
 /** The part of the page's `?debug` hook (src/global.d.ts) this test calls. */
-type LabWindow = { __lab?: { run: { start(maxIterations?: number): Promise<void> } } };
+type LabWindow = {
+  __lab?: { run: { start(opts: { maxIterations?: number; evalEvery?: number }): Promise<void> } };
+};
 
 // The trainer on wasm: this test is about the loop and the curriculum in the page, not WebGPU speed.
 test('a synchronous training run publishes versions and shows its curriculum, which can be turned off', async ({
   page,
 }) => {
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
-  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start(2));
+  await page.evaluate(() =>
+    (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 2, evalEvery: 2 }),
+  );
   await expect(page.getByTestId('run-iteration')).toHaveText('2', { timeout: 120_000 });
   await expect(page.getByTestId('curriculum-level')).toHaveText('easy');
   // 2 batches of 16 easy episodes: the rate is shown over the last episodes of the level.
   await expect(page.getByTestId('curriculum')).toContainText('last 20 episodes');
   await expect(page.getByTestId('curriculum-rate')).toHaveText(/^\d+%$/);
   await expect(page.getByTestId('run-progress')).toContainText('version 2');
+  await expect(page.getByTestId('run-metrics')).toContainText('loss (decoupled)');
+  await expect(page.getByTestId('run-eval-train')).toHaveText(/^\d+%$/);
   await expect(page.getByTestId('run-start')).toBeEnabled();
 
   await page.getByTestId('curriculum-toggle').uncheck();
-  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start(1));
+  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 1 }));
   await expect(page.getByTestId('curriculum-level')).toHaveText('off');
   await expect(page.getByTestId('run-iteration')).toHaveText('1', { timeout: 120_000 });
   await expect(page.getByTestId('run-error')).toHaveCount(0);

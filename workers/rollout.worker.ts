@@ -51,7 +51,7 @@ export type AgentName = 'random' | 'untrained' | 'bruteforce' | 'policy';
 export interface EvalRequest {
   tasks: EvalTask[];
   agents: AgentName[];
-  /** Sampled episodes per task for token agents. */
+  /** Sampled episodes per task for token agents (0: greedy play only). */
   samples: number;
   /** Cap of the brute-force search, in sandbox runs per task. */
   bruteMaxRuns?: number;

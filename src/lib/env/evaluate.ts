@@ -291,7 +291,7 @@ export async function evaluateAgents(
     }
     const modes: [EvalRow['mode'], TokenAgent, number][] = [];
     if (a.greedy) modes.push(['greedy', a.greedy, 1]);
-    modes.push(['sampled', a.sampled, opts.samples ?? 1]);
+    if ((opts.samples ?? 1) > 0 || !a.greedy) modes.push(['sampled', a.sampled, opts.samples || 1]);
     for (const [mode, agent, samples] of modes) {
       const progress = (done: number, total: number) =>
         opts.onProgress?.({ agent: a.name, mode, done, total });

@@ -1,5 +1,7 @@
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { CurriculumView } from '../env/curriculum';
+import { agentFigures } from '../env/evaluate';
+import type { Level } from '../env/suite';
 import { generateTasks } from '../env/families';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { CodeWorkload, DEFAULT_CODE_RUN } from '../pipeline/code-workload';
@@ -7,6 +9,29 @@ import { SyncLoop, type IterationReport } from '../pipeline/sync-loop';
 import type { StepMetrics } from '../policy/trainer';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
+
+/** Greedy success of the current policy, measured during a run. */
+export interface EvalPoint {
+  iteration: number;
+  /** Seconds since the run started. */
+  seconds: number;
+  /** Episodes collected so far. */
+  episodes: number;
+  /** Level evaluated (the training level, or every level with the curriculum off). */
+  level: Level | 'all';
+  successTrain: number;
+  successHeldOut: number | null;
+}
+
+/** Options of one run (the bench sets them; the page uses the defaults). */
+export interface RunOptions {
+  /** Stop after this many iterations. */
+  maxIterations?: number;
+  /** Train on this level only (the learn bench trains on easy). */
+  level?: Level;
+  /** Evaluate greedily on the level's training and held-out tasks every this many iterations (0: never). */
+  evalEvery?: number;
+}
 
 /**
  * UI state of a training run of the code-writing policy: the synchronous loop (η = 0) between
@@ -23,6 +48,7 @@ export class RunState {
   curriculumOn = $state(true);
   estimator = $state<'rloo' | 'grpo'>('rloo');
   rolloutBackend = $state<string | null>(null);
+  evals = $state.raw<EvalPoint[]>([]);
 
   private stopRequested = false;
   private readonly rollout = new RolloutBridge('rollout-0', (message) => {
@@ -33,7 +59,9 @@ export class RunState {
   constructor(private readonly trainer: TrainerState) {}
 
   /** Runs iterations until stopped (or `maxIterations`). The trainer must be ready. */
-  async start(maxIterations = Infinity): Promise<void> {
+  async start(opts: RunOptions = {}): Promise<void> {
+    const maxIterations = opts.maxIterations ?? Infinity;
+    const evalEvery = opts.evalEvery ?? 10;
     if (this.running) return;
     if (this.trainer.status !== 'ready') {
       this.error = `the trainer is ${this.trainer.status}; wait until it is ready`;
@@ -43,7 +71,9 @@ export class RunState {
     this.stopRequested = false;
     this.error = null;
     this.history = [];
+    this.evals = [];
     this.trainer.status = 'busy';
+    const t0 = performance.now();
     try {
       const info = await this.rollout.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 });
       this.rolloutBackend = info.backend;
@@ -52,7 +82,7 @@ export class RunState {
       const work = new CodeWorkload(
         { collect: (r) => rollout.collect(r), loadPolicy: (c, v) => rollout.loadPolicy(c, v) },
         { trainBatch: (b, v) => trainer.trainBatch(b, v), exportPolicy: () => trainer.exportPolicy() },
-        generateTasks(BUILT_IN_SEED).filter((t) => !t.heldOut),
+        generateTasks(BUILT_IN_SEED).filter((t) => !t.heldOut && (!opts.level || t.level === opts.level)),
         {
           ...DEFAULT_CODE_RUN,
           estimator: this.estimator,
@@ -66,6 +96,13 @@ export class RunState {
         this.history = [...this.history, report];
         this.curriculum = work.curriculum.view();
         this.metrics = work.lastMetrics;
+        if (evalEvery > 0 && loop.iteration % evalEvery === 0) {
+          const level = opts.level ?? (this.curriculumOn ? work.curriculum.level : 'all');
+          this.evals = [
+            ...this.evals,
+            await this.evaluate(level, loop.iteration, (performance.now() - t0) / 1000),
+          ];
+        }
       }
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
@@ -73,6 +110,24 @@ export class RunState {
       this.running = false;
       if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     }
+  }
+
+  /** Greedy success of the rollout worker's current policy on the level's built-in tasks. */
+  private async evaluate(level: Level | 'all', iteration: number, seconds: number): Promise<EvalPoint> {
+    const tasks = generateTasks(BUILT_IN_SEED)
+      .filter((t) => level === 'all' || t.level === level)
+      .map(({ family: _f, program: _p, ...t }) => t);
+    const rows = await this.rollout.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
+    const f = agentFigures(rows, 'policy');
+    const episodes = this.history.reduce((n, h) => n + h.stats.episodes, 0);
+    return {
+      iteration,
+      seconds,
+      episodes,
+      level,
+      successTrain: f.successTrain ?? 0,
+      successHeldOut: f.successHeldOut,
+    };
   }
 
   /** Stops after the iteration in progress. */
