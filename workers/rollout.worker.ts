@@ -20,7 +20,7 @@ import type { Task } from '../src/lib/env/suite';
 import { selectBackend, type BackendName, type BackendReport } from '../src/lib/policy/backend';
 import type { ModelArgs } from '../src/lib/policy/config';
 import { initParams, type Params } from '../src/lib/policy/model';
-import { DEFAULT_SAMPLER, PolicyAgent } from '../src/lib/policy/sampler';
+import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../src/lib/policy/sampler';
 import { paramsFromCheckpoint, type Checkpoint } from '../src/lib/policy/weights';
 import type { MlpSnapshot } from '../src/lib/policy/mlp';
 import {
@@ -77,7 +77,8 @@ let trained: Params | undefined;
 let modelArgs: ModelArgs | undefined;
 /** Version of the weights episodes are collected with (−1: the untrained initial weights). */
 let version = -1;
-let collector: PolicyAgent | undefined;
+/** The agent that collects training episodes: KV-cached, its sampling stream kept across versions. */
+let collector: CachedPolicyAgent | undefined;
 
 /** One batch of training episodes to collect. */
 export interface CollectRequest {
@@ -135,7 +136,8 @@ const api = {
     trained = paramsFromCheckpoint(checkpoint);
     modelArgs = checkpoint.model;
     version = v;
-    collector = undefined;
+    // Adopting a version rebuilds the cache from the current context at the next token.
+    collector?.setParams(trained);
   },
 
   /**
@@ -145,7 +147,7 @@ const api = {
   async collect(req: CollectRequest): Promise<Trajectory[]> {
     const params = trained ?? untrained;
     if (!params || !modelArgs) throw new Error('rollout worker not initialised: call init() first');
-    collector ??= new PolicyAgent('policy', params, modelArgs, { ...DEFAULT_SAMPLER, seed: req.seed });
+    collector ??= new CachedPolicyAgent('policy', params, modelArgs, { ...DEFAULT_SAMPLER, seed: req.seed });
     const recorder = new TrajectoryRecorder(version);
     const queue = req.tasks.flatMap((t) => Array.from({ length: req.samples }, () => t));
     const episodes = await runEpisodes(queue, collector, await getSandbox(), req.config, recorder.onToken);
@@ -157,11 +159,17 @@ const api = {
     if (!untrained || !modelArgs) throw new Error('rollout worker not initialised: call init() first');
     const args = modelArgs;
     const sb = await getSandbox();
+    const made: CachedPolicyAgent[] = [];
+    const agent = (name: string, params: Params, greedy: boolean) => {
+      const a = new CachedPolicyAgent(name, params, args, { ...DEFAULT_SAMPLER, greedy, seed: req.seed });
+      made.push(a);
+      return a;
+    };
     const policy = (name: string, params: Params): AgentSpec => ({
       name,
       kind: 'tokens',
-      greedy: new PolicyAgent(name, params, args, { ...DEFAULT_SAMPLER, greedy: true, seed: req.seed }),
-      sampled: new PolicyAgent(name, params, args, { ...DEFAULT_SAMPLER, seed: req.seed }),
+      greedy: agent(name, params, true),
+      sampled: agent(name, params, false),
     });
     const agents: AgentSpec[] = [];
     for (const name of req.agents) {
@@ -174,7 +182,15 @@ const api = {
         agents.push(policy(name, trained));
       }
     }
-    return evaluateAgents(req.tasks, sb, agents, { config: req.config, samples: req.samples, onProgress });
+    try {
+      return await evaluateAgents(req.tasks, sb, agents, {
+        config: req.config,
+        samples: req.samples,
+        onProgress,
+      });
+    } finally {
+      for (const a of made) a.dispose(); // their KV caches
+    }
   },
 
   /** Runs `(x) => (program)` on a task's examples and hidden tests (the task editor's "try"). */

@@ -5,12 +5,12 @@ import { validateModelArgs, type ModelArgs } from './config';
 export type Params = Map<string, tf.Variable>;
 
 /** Output of a forward pass. Both tensors are owned by the caller. */
-export interface PolicyOutput {
+export type PolicyOutput = {
   /** Unnormalised next-token scores, [B, T, V]. */
   logits: tf.Tensor3D;
   /** State-value estimate at every position, [B, T]. */
   values: tf.Tensor2D;
-}
+};
 
 /** Names and shapes of every parameter of a model with `args`, in creation order. */
 export function paramShapes(args: ModelArgs): [string, number[]][] {
@@ -98,42 +98,144 @@ function linear(x: tf.Tensor3D, w: tf.Tensor, b?: tf.Tensor): tf.Tensor3D {
   return b ? out.add(b) : out;
 }
 
+/** Keys and values of one layer, [B, H, T, Dh] each (T: the positions computed or cached). */
+export type LayerKV = {
+  k: tf.Tensor4D;
+  v: tf.Tensor4D;
+};
+
+/** Output of a forward pass that also returns every layer's keys and values (for a KV cache). */
+export type PolicyOutputWithKV = PolicyOutput & { kv: LayerKV[] };
+
+/**
+ * The transformer blocks over `x` ([B, T, D]). `attend(l, q, k, v)` returns the attention
+ * output [B, H, T, Dh] of layer l for queries q and this call's keys/values k, v ([B, H, T, Dh]):
+ * full causal attention in `forward`, attention over the cache in `decodeStep`.
+ */
+function blocks(
+  params: Params,
+  args: ModelArgs,
+  x0: tf.Tensor3D,
+  attend: (l: number, q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D) => tf.Tensor4D,
+): tf.Tensor3D {
+  const [B, T, D] = x0.shape;
+  const H = args.nHeads;
+  const Dh = D / H;
+  const heads = (t: tf.Tensor3D) => t.reshape([B, T, H, Dh]).transpose([0, 2, 1, 3]) as tf.Tensor4D; // [B, H, T, Dh]
+  let x = x0;
+  for (let l = 0; l < args.nLayers; l++) {
+    const h = layerNorm(x, p(params, `h${l}.ln1.g`), p(params, `h${l}.ln1.b`)); // [B, T, D]
+    const qkv = linear(h, p(params, `h${l}.attn.wqkv`), p(params, `h${l}.attn.bqkv`)); // [B, T, 3D]
+    const [q, k, v] = tf.split(qkv, 3, -1) as [tf.Tensor3D, tf.Tensor3D, tf.Tensor3D]; // 3 × [B, T, D]
+    const ctx = attend(l, heads(q), heads(k), heads(v))
+      .transpose([0, 2, 1, 3])
+      .reshape([B, T, D]) as tf.Tensor3D; // [B, T, D]
+    x = x.add(linear(ctx, p(params, `h${l}.attn.wo`), p(params, `h${l}.attn.bo`))); // [B, T, D]
+    const h2 = layerNorm(x, p(params, `h${l}.ln2.g`), p(params, `h${l}.ln2.b`)); // [B, T, D]
+    const m = gelu(linear(h2, p(params, `h${l}.mlp.w1`), p(params, `h${l}.mlp.b1`))); // [B, T, M]
+    x = x.add(linear(m, p(params, `h${l}.mlp.w2`), p(params, `h${l}.mlp.b2`))); // [B, T, D]
+  }
+  return x;
+}
+
+/** The policy and value heads on the final residual stream [B, T, D]. */
+function heads(params: Params, x: tf.Tensor3D): PolicyOutput {
+  const hf = layerNorm(x, p(params, 'ln_f.g'), p(params, 'ln_f.b')); // [B, T, D]
+  const logits = linear(hf, p(params, 'head.w')); // [B, T, V]
+  const values = linear(hf, p(params, 'value.w'), p(params, 'value.b')).squeeze([2]) as tf.Tensor2D; // [B, T]
+  return { logits, values };
+}
+
+/** Token + position embeddings of `tokens` ([B, T] int32) at `positions` ([B, T] int32). */
+function embed(params: Params, args: ModelArgs, tokens: tf.Tensor2D, positions: tf.Tensor2D): tf.Tensor3D {
+  const oneHot = tf.oneHot(tokens, args.vocabSize).toFloat() as tf.Tensor3D; // [B, T, V]
+  const tok = linear(oneHot, p(params, 'tok_emb')); // [B, T, D]
+  const posOneHot = tf.oneHot(positions, args.contextLength).toFloat() as tf.Tensor3D; // [B, T, Tmax]
+  return tok.add(linear(posOneHot, p(params, 'pos_emb'))); // [B, T, D]
+}
+
 /**
  * Full forward pass over `tokens` ([B, T] int32, T ≤ contextLength): causal self-attention
  * blocks, then the policy head (logits) and the value head. Call inside `tf.tidy` or dispose
- * the outputs.
+ * the outputs. With `keepKV`, also returns every layer's keys and values (a cache prefill).
  */
-export function forward(params: Params, args: ModelArgs, tokens: tf.Tensor2D): PolicyOutput {
+export function forward(params: Params, args: ModelArgs, tokens: tf.Tensor2D): PolicyOutput;
+export function forward(
+  params: Params,
+  args: ModelArgs,
+  tokens: tf.Tensor2D,
+  keepKV: true,
+): PolicyOutputWithKV;
+export function forward(
+  params: Params,
+  args: ModelArgs,
+  tokens: tf.Tensor2D,
+  keepKV = false,
+): PolicyOutput | PolicyOutputWithKV {
   const [B, T] = tokens.shape;
   if (T > args.contextLength) throw new Error(`sequence length ${T} exceeds context ${args.contextLength}`);
-  const D = args.dModel;
-  const H = args.nHeads;
-  const Dh = D / H;
+  const Dh = args.dModel / args.nHeads;
   return tf.tidy(() => {
-    const oneHot = tf.oneHot(tokens, args.vocabSize).toFloat(); // [B, T, V]
-    const tok = linear(oneHot as tf.Tensor3D, p(params, 'tok_emb')); // [B, T, D]
-    const pos = p(params, 'pos_emb').slice([0, 0], [T, D]); // [T, D]
-    let x = tok.add(pos) as tf.Tensor3D; // [B, T, D]
+    const positions = tf.range(0, T, 1, 'int32').expandDims(0).tile([B, 1]) as tf.Tensor2D; // [B, T]
+    const x0 = embed(params, args, tokens, positions); // [B, T, D]
     const mask = causalMask(T); // [T, T]
-    const heads = (t: tf.Tensor3D) => t.reshape([B, T, H, Dh]).transpose([0, 2, 1, 3]) as tf.Tensor4D; // [B, H, T, Dh]
-    for (let l = 0; l < args.nLayers; l++) {
-      const h = layerNorm(x, p(params, `h${l}.ln1.g`), p(params, `h${l}.ln1.b`)); // [B, T, D]
-      const qkv = linear(h, p(params, `h${l}.attn.wqkv`), p(params, `h${l}.attn.bqkv`)); // [B, T, 3D]
-      const [q, k, v] = tf.split(qkv, 3, -1) as [tf.Tensor3D, tf.Tensor3D, tf.Tensor3D]; // 3 × [B, T, D]
+    const kv: LayerKV[] = [];
+    const x = blocks(params, args, x0, (_l, q, k, v) => {
+      if (keepKV) kv.push({ k, v });
       const scores = tf
-        .matMul(heads(q), heads(k), false, true)
+        .matMul(q, k, false, true)
         .mul(1 / Math.sqrt(Dh))
         .add(mask); // [B, H, T, T]
-      const att = tf.softmax(scores); // [B, H, T, T]
-      const ctx = tf.matMul(att, heads(v)).transpose([0, 2, 1, 3]).reshape([B, T, D]) as tf.Tensor3D; // [B, T, D]
-      x = x.add(linear(ctx, p(params, `h${l}.attn.wo`), p(params, `h${l}.attn.bo`))); // [B, T, D]
-      const h2 = layerNorm(x, p(params, `h${l}.ln2.g`), p(params, `h${l}.ln2.b`)); // [B, T, D]
-      const m = gelu(linear(h2, p(params, `h${l}.mlp.w1`), p(params, `h${l}.mlp.b1`))); // [B, T, M]
-      x = x.add(linear(m, p(params, `h${l}.mlp.w2`), p(params, `h${l}.mlp.b2`))); // [B, T, D]
-    }
-    const hf = layerNorm(x, p(params, 'ln_f.g'), p(params, 'ln_f.b')); // [B, T, D]
-    const logits = linear(hf, p(params, 'head.w')); // [B, T, V]
-    const values = linear(hf, p(params, 'value.w'), p(params, 'value.b')).squeeze([2]) as tf.Tensor2D; // [B, T]
-    return { logits, values };
+      return tf.matMul(tf.softmax(scores), v) as tf.Tensor4D; // [B, H, T, Dh]
+    });
+    const out = heads(params, x);
+    return keepKV ? { ...out, kv } : out;
   });
+}
+
+/**
+ * One incremental decoding step with a KV cache (DESIGN §4): each row b reads one token
+ * `tokens[b]` at position `positions[b]`, writes its key and value into the cache at that
+ * slot, and attends over the cache's slots 0..positions[b]. Returns the logits and value at
+ * that position and the updated cache (the old cache tensors are disposed).
+ */
+export function decodeStep(
+  params: Params,
+  args: ModelArgs,
+  cache: LayerKV[], // per layer, [B, H, Tmax, Dh] each
+  tokens: tf.Tensor1D, // [B] int32
+  positions: tf.Tensor1D, // [B] int32
+): { logits: tf.Tensor2D; values: tf.Tensor1D; cache: LayerKV[] } {
+  const Tmax = args.contextLength;
+  const Dh = args.dModel / args.nHeads;
+  const next: LayerKV[] = [];
+  const out = tf.tidy(() => {
+    const slot = tf.oneHot(positions, Tmax).toFloat().reshape([-1, 1, Tmax, 1]) as tf.Tensor4D; // [B, 1, Tmax, 1]
+    const keep = tf.scalar(1).sub(slot); // [B, 1, Tmax, 1]
+    // Slots after each row's position are not attended: additive −1e9.
+    const visible = tf.range(0, Tmax, 1, 'int32').expandDims(0).lessEqual(positions.expandDims(1)); // [B, Tmax]
+    const mask = tf.scalar(1).sub(visible.toFloat()).mul(-1e9).reshape([-1, 1, 1, Tmax]); // [B, 1, 1, Tmax]
+    const x0 = embed(
+      params,
+      args,
+      tokens.expandDims(1) as tf.Tensor2D,
+      positions.expandDims(1) as tf.Tensor2D,
+    ); // [B, 1, D]
+    const x = blocks(params, args, x0, (l, q, k, v) => {
+      const c = cache[l];
+      if (!c) throw new Error(`the cache has no layer ${l}`);
+      const K = c.k.mul(keep).add(slot.mul(k)) as tf.Tensor4D; // [B, H, Tmax, Dh]
+      const V = c.v.mul(keep).add(slot.mul(v)) as tf.Tensor4D; // [B, H, Tmax, Dh]
+      next.push({ k: tf.keep(K), v: tf.keep(V) });
+      const scores = tf
+        .matMul(q, K, false, true)
+        .mul(1 / Math.sqrt(Dh))
+        .add(mask); // [B, H, 1, Tmax]
+      return tf.matMul(tf.softmax(scores), V) as tf.Tensor4D; // [B, H, 1, Dh]
+    });
+    const { logits, values } = heads(params, x); // [B, 1, V], [B, 1]
+    return { logits: logits.squeeze([1]) as tf.Tensor2D, values: values.squeeze([1]) as tf.Tensor1D };
+  });
+  for (const c of cache) tf.dispose([c.k, c.v]);
+  return { ...out, cache: next };
 }

@@ -4,7 +4,7 @@ import type { TokenAgent } from '../env/evaluate';
 import { PAD } from '../env/vocab';
 import { Rng } from '../rl/random';
 import type { ModelArgs } from './config';
-import { forward, type Params } from './model';
+import { decodeStep, forward, type LayerKV, type Params } from './model';
 
 /** How the policy picks tokens. */
 export interface SamplerOptions {
@@ -116,5 +116,132 @@ export class PolicyAgent implements TokenAgent {
     return episodes.map((ep, r) =>
       pickMasked(data.subarray(r * V, (r + 1) * V), ep.legalMask(), this.opts, this.rng),
     );
+  }
+}
+
+/**
+ * The transformer policy with a KV cache (DESIGN §4, issue 5 §2): one prefill of the whole
+ * batch, then one `decodeStep` per token. Each row ingests its episode's next uncached token per
+ * step (feedback tokens after a `<run>` take one step each), and a row samples only once its
+ * episode is fully cached. `invalidate()` (new weights) makes the next `choose` prefill again.
+ */
+export class CachedPolicyAgent implements TokenAgent {
+  private readonly rng: Rng;
+  lastLogProbs: number[] = [];
+  /** Model calls made: prefills and decode steps (a metric for tests and the bench). */
+  prefills = 0;
+  steps = 0;
+  private cache: LayerKV[] | null = null;
+  private rows = new Map<Episode, number>();
+  /** Tokens of each row held in the cache. */
+  private cached: number[] = [];
+  /** Logits at each row's last cached token, [rows × V]. */
+  private logits: Float32Array = new Float32Array(0);
+
+  constructor(
+    readonly name: string,
+    private params: Params,
+    private readonly args: ModelArgs,
+    private readonly opts: SamplerOptions = DEFAULT_SAMPLER,
+  ) {
+    this.rng = new Rng(opts.seed);
+  }
+
+  /** New weights: the cache is rebuilt from the current context at the next `choose`. */
+  setParams(params: Params): void {
+    this.params = params;
+    this.invalidate();
+  }
+
+  invalidate(): void {
+    if (this.cache) for (const c of this.cache) tf.dispose([c.k, c.v]);
+    this.cache = null;
+  }
+
+  async choose(episodes: readonly Episode[]): Promise<number[]> {
+    if (episodes.length > this.opts.rows)
+      throw new Error(`${episodes.length} episodes exceed the agent's ${this.opts.rows} rows`);
+    if (!this.cache || episodes.some((e) => !this.rows.has(e))) await this.prefill(episodes);
+    const V = this.args.vocabSize;
+    for (;;) {
+      const pending = episodes.filter((e) => (this.cached[this.row(e)] ?? 0) < e.tokens.length);
+      if (pending.length === 0) break;
+      await this.step(pending);
+    }
+    const out = episodes.map((e) => {
+      const r = this.row(e);
+      return pickMasked(this.logits.subarray(r * V, (r + 1) * V), e.legalMask(), this.opts, this.rng);
+    });
+    this.lastLogProbs = out.map((s) => s.logProb);
+    return out.map((s) => s.token);
+  }
+
+  private row(e: Episode): number {
+    const r = this.rows.get(e);
+    if (r === undefined) throw new Error('episode has no cache row');
+    return r;
+  }
+
+  /** Rebuilds the cache from every episode's current tokens in one full forward pass. */
+  private async prefill(episodes: readonly Episode[]): Promise<void> {
+    this.invalidate();
+    const R = this.opts.rows;
+    const T = this.args.contextLength;
+    const V = this.args.vocabSize;
+    this.rows = new Map(episodes.map((e, i) => [e, i]));
+    const ids = new Int32Array(R * T).fill(PAD);
+    const last = new Int32Array(R * 2);
+    episodes.forEach((ep, r) => {
+      if (ep.tokens.length > T)
+        throw new Error(`episode of ${ep.tokens.length} tokens exceeds the policy's context ${T}`);
+      ids.set(ep.tokens, r * T);
+      last[r * 2] = r;
+      last[r * 2 + 1] = Math.max(0, ep.tokens.length - 1);
+    });
+    const { next, kv } = tf.tidy(() => {
+      const tokens = tf.tensor2d(ids, [R, T], 'int32'); // [R, T]
+      const out = forward(this.params, this.args, tokens, true); // logits [R, T, V]
+      const next = tf.gatherND(out.logits, tf.tensor2d(last, [R, 2], 'int32')) as tf.Tensor2D; // [R, V]
+      return { next, kv: out.kv.map((c) => ({ k: c.k, v: c.v })) };
+    });
+    this.cache = kv;
+    this.cached = Array.from({ length: R }, (_, r) => episodes[r]?.tokens.length ?? 0);
+    this.logits = new Float32Array(R * V);
+    this.logits.set(await next.data());
+    next.dispose();
+    this.prefills += 1;
+  }
+
+  /** One decode step: each pending row reads its next uncached token; other rows idle. */
+  private async step(pending: readonly Episode[]): Promise<void> {
+    const R = this.opts.rows;
+    const V = this.args.vocabSize;
+    if (!this.cache) throw new Error('no cache');
+    const tokens = new Int32Array(R).fill(PAD);
+    // An idle row writes a PAD at its next free slot: never attended (beyond its position) and
+    // overwritten when its real token arrives.
+    const positions = Int32Array.from(this.cached, (c) => Math.min(c, this.args.contextLength - 1));
+    const active = new Set<number>();
+    for (const e of pending) {
+      const r = this.row(e);
+      tokens[r] = e.tokens[this.cached[r] ?? 0] ?? PAD;
+      active.add(r);
+    }
+    const t = tf.tensor1d(tokens, 'int32'); // [R]
+    const pos = tf.tensor1d(positions, 'int32'); // [R]
+    const out = decodeStep(this.params, this.args, this.cache, t, pos); // logits [R, V]
+    tf.dispose([t, pos, out.values]);
+    this.cache = out.cache;
+    const data = await out.logits.data();
+    out.logits.dispose();
+    for (const r of active) {
+      this.logits.set(data.subarray(r * V, (r + 1) * V), r * V);
+      this.cached[r] = (this.cached[r] ?? 0) + 1;
+    }
+    this.steps += 1;
+  }
+
+  dispose(): void {
+    this.invalidate();
   }
 }

@@ -1,0 +1,90 @@
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import { runEpisodes } from '../env/evaluate';
+import { generateTasks } from '../env/families';
+import type { QuickJSSandbox } from '../sandbox/quickjs';
+import { createNodeQuickJS } from '../sandbox/quickjs-node';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from './config';
+import { decodeStep, forward, initParams } from './model';
+import { CachedPolicyAgent, DEFAULT_SAMPLER, PolicyAgent } from './sampler';
+
+const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 40, dModel: 16, nHeads: 2, dMlp: 32 };
+
+let sandbox: QuickJSSandbox;
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+  sandbox = await createNodeQuickJS();
+});
+afterAll(() => sandbox.dispose());
+
+describe('KV cache', () => {
+  it('decoding token by token gives the logits of the full forward pass', () => {
+    const params = initParams(args, 5);
+    const seq = [1, 9, 20, 30, 6, 17, 12, 4];
+    const full = tf.tidy(
+      () => forward(params, args, tf.tensor2d([seq], [1, seq.length], 'int32')).logits.arraySync()[0],
+    ); // [T][V]
+    // Prefill the first 3 tokens, then decode the rest one at a time.
+    const pre = forward(
+      params,
+      args,
+      tf.tensor2d(
+        [[...seq.slice(0, 3), ...Array(args.contextLength - 3).fill(0)]],
+        [1, args.contextLength],
+        'int32',
+      ),
+      true,
+    );
+    let cache = pre.kv;
+    tf.dispose([pre.logits, pre.values]);
+    for (let t = 3; t < seq.length; t++) {
+      const tok = tf.tensor1d([seq[t] ?? 0], 'int32');
+      const pos = tf.tensor1d([t], 'int32');
+      const out = decodeStep(params, args, cache, tok, pos);
+      cache = out.cache;
+      const got = out.logits.arraySync()[0] ?? [];
+      const want = full?.[t] ?? [];
+      for (let v = 0; v < want.length; v++) expect(got[v]).toBeCloseTo(want[v] ?? NaN, 4);
+      tf.dispose([tok, pos, out.logits, out.values]);
+    }
+    for (const c of cache) tf.dispose([c.k, c.v]);
+    for (const v of params.values()) v.dispose();
+  });
+
+  it('cached and uncached agents write the same episodes with the same log-probs, and leak no tensors', async () => {
+    const params = initParams(args, 7);
+    const tasks = generateTasks(1).slice(0, 4);
+    const env = { ...DEFAULT_ENV_CONFIG, contextLength: 40, maxTurns: 2, maxTokensPerTurn: 5 };
+    const opts = { ...DEFAULT_SAMPLER, greedy: true, rows: 4 };
+    const plain = new PolicyAgent('plain', params, args, opts);
+    const cached = new CachedPolicyAgent('cached', params, args, opts);
+    const logs: Record<string, number[][]> = { plain: [], cached: [] };
+    const a = await runEpisodes(tasks, plain, sandbox, env, (_e, _t, lp) => logs.plain?.push([lp]));
+    const before = tf.memory().numTensors;
+    const b = await runEpisodes(tasks, cached, sandbox, env, (_e, _t, lp) => logs.cached?.push([lp]));
+    expect(b.map((e) => e.tokens)).toEqual(a.map((e) => e.tokens));
+    const la = (logs.plain ?? []).flat();
+    const lb = (logs.cached ?? []).flat();
+    expect(lb.length).toBe(la.length);
+    lb.forEach((lp, i) => expect(lp).toBeCloseTo(la[i] ?? NaN, 4));
+    // One prefill; afterwards one decode step per token, feedback tokens included.
+    expect(cached.prefills).toBe(1);
+    expect(cached.steps).toBeGreaterThan(0);
+    cached.dispose();
+    expect(tf.memory().numTensors).toBeLessThanOrEqual(before);
+
+    // Weights adopted mid-episode: the cache is rebuilt from the current context and decoding
+    // goes on (same weights here, so the episodes must not change).
+    const adopting = new CachedPolicyAgent('adopting', params, args, opts);
+    let calls = 0;
+    const c = await runEpisodes(tasks, adopting, sandbox, env, () => {
+      calls += 1;
+      if (calls === 3) adopting.setParams(params);
+    });
+    expect(c.map((e) => e.tokens)).toEqual(a.map((e) => e.tokens));
+    expect(adopting.prefills).toBe(2);
+    adopting.dispose();
+    for (const v of params.values()) v.dispose();
+  }, 60_000);
+});
