@@ -9,7 +9,12 @@ interface LearnLab {
     error: string | null;
     history: { stats: { episodes: number } }[];
     evals: { seconds: number; episodes: number; successTrain: number; successHeldOut: number | null }[];
-    start(opts: { level?: string; evalEvery?: number; maxIterations?: number }): Promise<void>;
+    start(opts: {
+      level?: string;
+      evalEvery?: number;
+      maxIterations?: number;
+      run?: Record<string, unknown>;
+    }): Promise<void>;
     stop(): void;
   };
 }
@@ -43,7 +48,14 @@ const scenario: Scenario = {
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
       const t0 = Date.now();
-      await lab.evaluate((l, e) => void l.run.start({ level: 'easy', evalEvery: e }), evalEvery);
+      // `--updates N` and `--estimator rloo|grpo` override the run's defaults.
+      const run: Record<string, unknown> = {};
+      if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
+      if (options.estimator?.[0]) run.estimator = options.estimator[0];
+      await lab.evaluate((l, a) => void l.run.start({ level: 'easy', evalEvery: a.evalEvery, run: a.run }), {
+        evalEvery,
+        run,
+      });
       let secondsToTrain90: number | null = null;
       let seen = 0;
       for (;;) {

@@ -13,6 +13,8 @@ export interface TokenAgent {
   choose(episodes: readonly Episode[]): Promise<number[]> | number[];
   /** Log-probabilities of the tokens the last `choose` returned, when the agent knows them. */
   readonly lastLogProbs?: readonly number[];
+  /** Value estimates of the states the last `choose` sampled from, when the agent has a value head. */
+  readonly lastValues?: readonly number[];
 }
 
 /** A task with its split: held-out tasks are never trained on. */
@@ -61,8 +63,8 @@ export class RandomAgent implements TokenAgent {
   }
 }
 
-/** Called after each token an agent writes: the episode, the token and its log-probability. */
-export type OnToken = (episode: Episode, token: number, logProb: number) => void;
+/** Called for each token an agent writes, before it is stepped in: the episode, the token, its log-probability and the value estimate. */
+export type OnToken = (episode: Episode, token: number, logProb: number, value: number) => void;
 
 /**
  * Runs `tasks` as episodes with `agent`, all at once in one batch (the agent batches its
@@ -81,7 +83,7 @@ export async function runEpisodes(
     const tokens = await agent.choose(active);
     for (const [j, ep] of active.entries()) {
       const token = tokens[j] ?? SUBMIT;
-      onToken?.(ep, token, agent.lastLogProbs?.[j] ?? 0);
+      onToken?.(ep, token, agent.lastLogProbs?.[j] ?? 0, agent.lastValues?.[j] ?? 0);
       await ep.step(token, sandbox);
     }
     active = active.filter((e) => !e.done);

@@ -41,6 +41,7 @@ class FakeRollout implements RolloutPort {
           owned: [0, 1, 1],
           rewards: [0, 0, solved ? 1 : 0],
           logProbs: [0, -1, -1],
+          values: [0, 0.1, 0.2],
           versions: [-1, 0, 0],
           legal: new Uint8Array(3 * VOCAB_SIZE).fill(1),
           solved,

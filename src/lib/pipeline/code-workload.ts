@@ -6,7 +6,7 @@ import type { Checkpoint } from '../policy/weights';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../rl/random';
-import { trajectoryBatch, type Trajectory } from '../rl/trajectory';
+import { gaeAdvantages, trajectoryBatch, type Trajectory } from '../rl/trajectory';
 import type { BatchStats, Workload } from './sync-loop';
 
 /** What the code workload needs from a rollout worker (its bridge's API). */
@@ -27,8 +27,16 @@ export interface CodeRunConfig {
   tasksPerBatch: number;
   /** Episodes per task in a batch (the group of GRPO and RLOO). */
   groupSize: number;
-  /** Outcome-level advantage estimator. */
-  estimator: 'rloo' | 'grpo';
+  /** Advantage estimator: group-relative outcome (RLOO, GRPO) or per-token GAE with the value head. */
+  estimator: 'rloo' | 'grpo' | 'gae';
+  /** GAE discount γ and λ (estimator `gae`). */
+  gamma: number;
+  lambda: number;
+  /**
+   * Optimiser steps per batch (PPO epochs). After the first, π_θ moves away from π_behav and
+   * the clip bounds each token's ratio; π_prox is recomputed before every step.
+   */
+  updatesPerBatch: number;
   /** Batch length in tokens: the policy's context. */
   contextLength: number;
   env: EnvConfig;
@@ -41,6 +49,9 @@ export const DEFAULT_CODE_RUN: CodeRunConfig = {
   tasksPerBatch: 4,
   groupSize: 4,
   estimator: 'rloo',
+  updatesPerBatch: 1,
+  gamma: 1,
+  lambda: 0.95,
   contextLength: 64,
   env: DEFAULT_ENV_CONFIG,
   curriculum: DEFAULT_CURRICULUM,
@@ -108,7 +119,9 @@ export class CodeWorkload implements Workload<TokenBatch> {
   }
 
   async train(batch: TokenBatch, version: number): Promise<{ loss: number }> {
-    this.lastMetrics = await this.trainer.trainBatch(batch, version);
-    return { loss: this.lastMetrics.loss };
+    for (let i = 0; i < this.config.updatesPerBatch; i++) {
+      this.lastMetrics = await this.trainer.trainBatch(batch, version);
+    }
+    return { loss: this.lastMetrics?.loss ?? NaN };
   }
 }

@@ -137,6 +137,10 @@ export class CachedPolicyAgent implements TokenAgent {
   private cached: number[] = [];
   /** Logits at each row's last cached token, [rows × V]. */
   private logits: Float32Array = new Float32Array(0);
+  /** Value estimate at each row's last cached token, [rows]. */
+  private values: Float32Array = new Float32Array(0);
+  /** Value estimates of the states the last `choose` sampled from (for GAE). */
+  lastValues: number[] = [];
 
   constructor(
     readonly name: string,
@@ -173,6 +177,7 @@ export class CachedPolicyAgent implements TokenAgent {
       return pickMasked(this.logits.subarray(r * V, (r + 1) * V), e.legalMask(), this.opts, this.rng);
     });
     this.lastLogProbs = out.map((s) => s.logProb);
+    this.lastValues = episodes.map((e) => this.values[this.row(e)] ?? 0);
     return out.map((s) => s.token);
   }
 
@@ -200,15 +205,22 @@ export class CachedPolicyAgent implements TokenAgent {
     });
     const { next, kv } = tf.tidy(() => {
       const tokens = tf.tensor2d(ids, [R, T], 'int32'); // [R, T]
-      const out = forward(this.params, this.args, tokens, true); // logits [R, T, V]
-      const next = tf.gatherND(out.logits, tf.tensor2d(last, [R, 2], 'int32')) as tf.Tensor2D; // [R, V]
-      return { next, kv: out.kv.map((c) => ({ k: c.k, v: c.v })) };
+      const out = forward(this.params, this.args, tokens, true); // logits [R, T, V], values [R, T]
+      const at = tf.tensor2d(last, [R, 2], 'int32'); // [R, 2]
+      const logits = tf.gatherND(out.logits, at) as tf.Tensor2D; // [R, V]
+      const values = tf.gatherND(out.values, at).reshape([R, 1]); // [R, 1]
+      return { next: tf.concat([logits, values], 1), kv: out.kv.map((c) => ({ k: c.k, v: c.v })) }; // [R, V + 1]
     });
     this.cache = kv;
     this.cached = Array.from({ length: R }, (_, r) => episodes[r]?.tokens.length ?? 0);
     this.logits = new Float32Array(R * V);
-    this.logits.set(await next.data());
+    this.values = new Float32Array(R);
+    const data = await next.data();
     next.dispose();
+    for (let r = 0; r < R; r++) {
+      this.logits.set(data.subarray(r * (V + 1), r * (V + 1) + V), r * V);
+      this.values[r] = data[r * (V + 1) + V] ?? 0;
+    }
     this.prefills += 1;
   }
 
@@ -229,13 +241,15 @@ export class CachedPolicyAgent implements TokenAgent {
     }
     const t = tf.tensor1d(tokens, 'int32'); // [R]
     const pos = tf.tensor1d(positions, 'int32'); // [R]
-    const out = decodeStep(this.params, this.args, this.cache, t, pos); // logits [R, V]
-    tf.dispose([t, pos, out.values]);
+    const out = decodeStep(this.params, this.args, this.cache, t, pos); // logits [R, V], values [R]
+    const both = tf.tidy(() => tf.concat([out.logits, out.values.reshape([R, 1])], 1)); // [R, V + 1]
+    tf.dispose([t, pos, out.values, out.logits]);
     this.cache = out.cache;
-    const data = await out.logits.data();
-    out.logits.dispose();
+    const data = await both.data();
+    both.dispose();
     for (const r of active) {
-      this.logits.set(data.subarray(r * V, (r + 1) * V), r * V);
+      this.logits.set(data.subarray(r * (V + 1), r * (V + 1) + V), r * V);
+      this.values[r] = data[r * (V + 1) + V] ?? 0;
       this.cached[r] = (this.cached[r] ?? 0) + 1;
     }
     this.steps += 1;

@@ -6,7 +6,7 @@ import { sourceToTokens } from '../env/tokenizer';
 import { PAD, SUBMIT, tokenId } from '../env/vocab';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import { trajectoryBatch, TrajectoryRecorder } from './trajectory';
+import { gaeAdvantages, trajectoryBatch, TrajectoryRecorder } from './trajectory';
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {
@@ -80,5 +80,44 @@ describe('trajectories', () => {
     expect(maskAt(p + 2)[SUBMIT]).toBe(1); // after x+1
     expect(maskAt(0).every((m) => m === 0)).toBe(true);
     expect(() => trajectoryBatch(trajs, [0, 0], 4)).toThrow(/longer than the batch length/);
+  });
+});
+
+describe('per-token GAE advantages', () => {
+  it('run GAE over the policy tokens only, normalise over the batch, and land on the predicting positions', () => {
+    const base = {
+      taskId: 't',
+      level: 'easy' as const,
+      group: 't',
+      logProbs: [0, 0, 0, 0, 0],
+      versions: [-1, 0, -1, 0, 0],
+      legal: new Uint8Array(5 * 53),
+      solved: false,
+      turns: 1,
+      parts: { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 1 },
+    };
+    // Policy tokens at 1, 3, 4 (2 is feedback); reward 1 on the last; values 0.5, 0.5, 0.5.
+    const tr = {
+      ...base,
+      tokens: [1, 11, 30, 12, 3],
+      owned: [0, 1, 0, 1, 1],
+      rewards: [0, 0, 0, 0, 1],
+      values: [0, 0.5, 0, 0.5, 0.5],
+      return: 1,
+    };
+    const [g] = gaeAdvantages([tr], 1, 1);
+    if (!g) throw new Error('no advantages');
+    // λ = γ = 1: A_t = R − V_t = 0.5 at every policy token → all equal → normalised to 0.
+    expect(g.returns).toEqual([0, 1, 0, 1, 1]);
+    expect(g.advantages.every((a) => Math.abs(a) < 1e-6)).toBe(true);
+    const worse = { ...tr, rewards: [0, 0, 0, 0, 0], return: 0 };
+    const both = gaeAdvantages([tr, worse], 1, 1);
+    expect(both[0]?.advantages[4]).toBeCloseTo(1, 6); // +0.5 vs −0.5, normalised to ±1
+    expect(both[1]?.advantages[4]).toBeCloseTo(-1, 6);
+    expect(both[0]?.advantages[2]).toBe(0); // feedback token
+    const b = trajectoryBatch([tr, worse], both, 8);
+    expect(b.advantages[3]).toBeCloseTo(1, 6); // position 3 predicts token 4
+    expect(b.returns[3]).toBe(1);
+    expect(b.mask[1]).toBe(0); // position 1 predicts the feedback token
   });
 });

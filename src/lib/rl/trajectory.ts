@@ -1,6 +1,7 @@
 import type { Episode, RewardParts } from '../env/episode';
 import type { Level } from '../env/suite';
 import { PAD, VOCAB_SIZE } from '../env/vocab';
+import { gae } from './advantages';
 import type { TokenBatch } from './batch';
 
 /**
@@ -18,6 +19,8 @@ export interface Trajectory {
   rewards: number[];
   /** log π_behav of each token the policy wrote (0 elsewhere). */
   logProbs: number[];
+  /** Value estimate of the state each policy token was sampled in (0 elsewhere; for GAE). */
+  values: number[];
   /** Version that wrote each token (−1 for observation and feedback). */
   versions: number[];
   /** The legal-token mask each policy token was sampled under, [tokens, V] (0 rows elsewhere). */
@@ -31,22 +34,22 @@ export interface Trajectory {
 
 /** Records behaviour log-probs and versions while episodes run (pass `onToken` to `runEpisodes`). */
 export class TrajectoryRecorder {
-  /** Per episode: position of each policy token → [log-prob, version, legal mask]. */
-  private readonly stamps = new Map<Episode, Map<number, [number, number, Uint8Array]>>();
+  /** Per episode: position of each policy token → [log-prob, version, legal mask, value]. */
+  private readonly stamps = new Map<Episode, Map<number, [number, number, Uint8Array, number]>>();
 
   /** `version` is stamped on every token recorded until it changes. */
   constructor(public version: number) {}
 
-  readonly onToken = (ep: Episode, _token: number, logProb: number): void => {
-    const m = this.stamps.get(ep) ?? new Map<number, [number, number, Uint8Array]>();
+  readonly onToken = (ep: Episode, _token: number, logProb: number, value: number): void => {
+    const m = this.stamps.get(ep) ?? new Map<number, [number, number, Uint8Array, number]>();
     // Called before the token is stepped in: it lands at the current length, under this mask.
-    m.set(ep.tokens.length, [logProb, this.version, ep.legalMask()]);
+    m.set(ep.tokens.length, [logProb, this.version, ep.legalMask(), value]);
     this.stamps.set(ep, m);
   };
 
   /** The finished episode as a trajectory. */
   trajectory(ep: Episode, group: string): Trajectory {
-    const m = this.stamps.get(ep) ?? new Map<number, [number, number, Uint8Array]>();
+    const m = this.stamps.get(ep) ?? new Map<number, [number, number, Uint8Array, number]>();
     const legal = new Uint8Array(ep.tokens.length * VOCAB_SIZE);
     for (const [pos, [, , mask]] of m) legal.set(mask, pos * VOCAB_SIZE);
     return {
@@ -57,6 +60,7 @@ export class TrajectoryRecorder {
       owned: [...ep.owned],
       rewards: [...ep.rewards],
       logProbs: ep.tokens.map((_, i) => m.get(i)?.[0] ?? 0),
+      values: ep.tokens.map((_, i) => m.get(i)?.[3] ?? 0),
       versions: ep.tokens.map((_, i) => m.get(i)?.[1] ?? -1),
       legal,
       solved: ep.solved,
@@ -67,15 +71,52 @@ export class TrajectoryRecorder {
   }
 }
 
+/** Per-token advantages and value targets of one trajectory, indexed like its tokens (GAE). */
+export interface PerToken {
+  advantages: readonly number[];
+  returns: readonly number[];
+}
+
 /**
- * A training batch from trajectories with one advantage each (outcome-level: GRPO or RLOO):
+ * Per-token GAE(γ, λ) over the policy's own tokens of each trajectory (a token is a step; the
+ * rewards sit on control tokens), with advantages normalised over the whole batch.
+ */
+export function gaeAdvantages(trajs: readonly Trajectory[], gamma: number, lambda: number): PerToken[] {
+  const per = trajs.map((tr) => {
+    const idx = tr.owned.flatMap((o, i) => (o ? [i] : []));
+    const { advantages, returns } = gae(
+      idx.map((i) => tr.rewards[i] ?? 0),
+      idx.map((i) => tr.values[i] ?? 0),
+      gamma,
+      lambda,
+    );
+    return { idx, advantages, returns };
+  });
+  const all = per.flatMap((p) => p.advantages);
+  const mean = all.reduce((a, b) => a + b, 0) / Math.max(1, all.length);
+  const std = Math.sqrt(all.reduce((a, x) => a + (x - mean) ** 2, 0) / Math.max(1, all.length));
+  return per.map(({ idx, advantages, returns }, k) => {
+    const n = trajs[k]?.tokens.length ?? 0;
+    const adv = new Array<number>(n).fill(0);
+    const ret = new Array<number>(n).fill(0);
+    idx.forEach((i, j) => {
+      adv[i] = ((advantages[j] ?? 0) - mean) / (std + 1e-8);
+      ret[i] = returns[j] ?? 0;
+    });
+    return { advantages: adv, returns: ret };
+  });
+}
+
+/**
+ * A training batch from trajectories with one advantage each (outcome-level: GRPO or RLOO) or
+ * per-token advantages and returns (GAE):
  * position t reads token t and is trained on emitting token t + 1 when the policy wrote it,
  * with that token's behaviour log-prob and legal mask. Rows are padded to `length`; the value
  * target at every position is the episode's return.
  */
 export function trajectoryBatch(
   trajs: readonly Trajectory[],
-  advantages: readonly number[],
+  advantages: readonly (number | PerToken)[],
   length: number,
 ): TokenBatch {
   const B = trajs.length;
@@ -99,6 +140,9 @@ export function trajectoryBatch(
     if (tr.tokens.length > length)
       throw new Error(`trajectory of ${tr.tokens.length} tokens is longer than the batch length ${length}`);
     const a = advantages[b] ?? 0;
+    // Per-token advantages/returns are indexed by the token they belong to; position t predicts t + 1.
+    const advAt = (i: number) => (typeof a === 'number' ? a : (a.advantages[i] ?? 0));
+    const retAt = (i: number) => (typeof a === 'number' ? tr.return : (a.returns[i] ?? tr.return));
     for (let t = 0; t < tr.tokens.length; t++) {
       const i = b * length + t;
       batch.tokens[i] = tr.tokens[t] ?? PAD;
@@ -107,7 +151,8 @@ export function trajectoryBatch(
         batch.actions[i] = tr.tokens[t + 1] ?? PAD;
         if (tr.owned[t + 1]) {
           batch.mask[i] = 1;
-          batch.advantages[i] = a;
+          batch.advantages[i] = advAt(t + 1);
+          batch.returns[i] = retAt(t + 1);
           // Position t predicts token t + 1: its behaviour log-prob and the mask it was sampled under.
           behav[i] = tr.logProbs[t + 1] ?? 0;
           legal.set(tr.legal.subarray((t + 1) * V, (t + 2) * V), i * V);

@@ -4,7 +4,7 @@ import { agentFigures } from '../env/evaluate';
 import type { Level } from '../env/suite';
 import { generateTasks } from '../env/families';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import { CodeWorkload, DEFAULT_CODE_RUN } from '../pipeline/code-workload';
+import { CodeWorkload, DEFAULT_CODE_RUN, type CodeRunConfig } from '../pipeline/code-workload';
 import { SyncLoop, type IterationReport } from '../pipeline/sync-loop';
 import type { StepMetrics } from '../policy/trainer';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
@@ -31,6 +31,8 @@ export interface RunOptions {
   level?: Level;
   /** Evaluate greedily on the level's training and held-out tasks every this many iterations (0: never). */
   evalEvery?: number;
+  /** Overrides of the run's defaults (the bench compares estimators this way). */
+  run?: Partial<CodeRunConfig>;
 }
 
 /**
@@ -46,7 +48,7 @@ export class RunState {
   curriculum = $state.raw<CurriculumView | null>(null);
   /** Curriculum on (easy → medium → hard) or off (every level at once); read at start. */
   curriculumOn = $state(true);
-  estimator = $state<'rloo' | 'grpo'>('rloo');
+  estimator = $state<'rloo' | 'grpo' | 'gae'>('rloo');
   rolloutBackend = $state<string | null>(null);
   evals = $state.raw<EvalPoint[]>([]);
 
@@ -86,6 +88,7 @@ export class RunState {
         {
           ...DEFAULT_CODE_RUN,
           estimator: this.estimator,
+          ...opts.run,
           curriculum: { ...DEFAULT_CODE_RUN.curriculum, enabled: this.curriculumOn },
         },
       );
