@@ -149,4 +149,21 @@ describe('synchronous training loop (η = 0)', () => {
     expect(b.advantages[2]).toBe(0);
     expect(b.advantages[1 * T + 1]).toBeCloseTo(-1 / 3, 6);
   });
+
+  it('with GAE, gives per-token advantages from the recorded values', async () => {
+    const trainer = new FakeTrainer();
+    const loop = new SyncLoop(
+      new CodeWorkload(new FakeRollout((_t, i) => i === 0), trainer, TASKS, {
+        ...DEFAULT_CODE_RUN,
+        estimator: 'gae',
+      }),
+    );
+    await loop.iterate();
+    const b = trainer.batches[0];
+    if (!b) throw new Error('no batch');
+    // Solved episodes (return 1) get a positive normalised advantage, the others negative.
+    expect(b.advantages[1]).toBeGreaterThan(0);
+    expect(b.advantages[b.length + 1]).toBeLessThan(0);
+    expect(b.returns[1]).toBeCloseTo(1, 6);
+  });
 });

@@ -105,8 +105,13 @@ export class CodeWorkload implements Workload<TokenBatch> {
     const returns = trajs.map((t) => t.return);
     // A group is one task's `groupSize` episodes (the same task may be drawn twice).
     const groups = trajs.map((t, i) => `${t.group}#${Math.floor(i / this.config.groupSize)}`);
+    const { estimator, gamma, lambda } = this.config;
     const advantages =
-      this.config.estimator === 'grpo' ? grpoAdvantages(returns, groups) : rlooAdvantages(returns, groups);
+      estimator === 'gae'
+        ? gaeAdvantages(trajs, gamma, lambda)
+        : estimator === 'grpo'
+          ? grpoAdvantages(returns, groups)
+          : rlooAdvantages(returns, groups);
     const n = Math.max(1, trajs.length);
     return {
       batch: trajectoryBatch(trajs, advantages, this.config.contextLength),
