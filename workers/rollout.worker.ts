@@ -19,9 +19,10 @@ import type { EnvConfig } from '../src/lib/env/config';
 import type { Task } from '../src/lib/env/suite';
 import { selectBackend, type BackendName, type BackendReport } from '../src/lib/policy/backend';
 import type { ModelArgs } from '../src/lib/policy/config';
-import { initParams, type Params } from '../src/lib/policy/model';
+import { initParams, type Params, type Weights } from '../src/lib/policy/model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../src/lib/policy/sampler';
-import { paramsFromCheckpoint, type Checkpoint } from '../src/lib/policy/weights';
+import { adaptersFromCheckpoint, paramsFromCheckpoint, type Checkpoint } from '../src/lib/policy/weights';
+import { mergedWeights } from '../src/lib/policy/lora';
 import type { MlpSnapshot } from '../src/lib/policy/mlp';
 import {
   collectCustomBatch,
@@ -73,7 +74,10 @@ export const DEFAULT_ROLLOUT_BACKENDS: BackendName[] = ['wasm', 'webgl', 'cpu'];
 let module: Promise<QuickJSWASMModule> | undefined;
 let sandbox: CachedSandbox | undefined;
 let untrained: Params | undefined;
-let trained: Params | undefined;
+/** The last full weights adopted (a LoRA run's base). */
+let base: Params | undefined;
+/** The weights the policy runs with: `base` itself, or base merged with a version's adapters. */
+let trained: Weights | undefined;
 let modelArgs: ModelArgs | undefined;
 /** Version of the weights episodes are collected with (−1: the untrained initial weights). */
 let version = -1;
@@ -130,10 +134,23 @@ const api = {
     return { ...report, parameters };
   },
 
-  /** Adopts published weights as the `policy` agent and the policy that collects episodes. */
+  /**
+   * Adopts published weights as the `policy` agent and the policy that collects episodes. A
+   * LoRA version (adapters only) is merged into the last full version this worker adopted.
+   */
   loadPolicy(checkpoint: Checkpoint, v: number): void {
-    if (trained) tf.dispose([...trained.values()]);
-    trained = paramsFromCheckpoint(checkpoint);
+    const previous = trained;
+    if (checkpoint.lora) {
+      if (!base) throw new Error('a LoRA version arrived before any full version to merge it into');
+      const adapters = adaptersFromCheckpoint(checkpoint);
+      trained = mergedWeights(base, adapters, checkpoint.lora);
+      tf.dispose([...adapters.values()]);
+    } else {
+      if (base) tf.dispose([...base.values()]);
+      base = paramsFromCheckpoint(checkpoint);
+      trained = base;
+    }
+    if (previous && previous !== base) tf.dispose([...previous.values()]);
     modelArgs = checkpoint.model;
     version = v;
     // Adopting a version rebuilds the cache from the current context at the next token.
@@ -160,12 +177,12 @@ const api = {
     const args = modelArgs;
     const sb = await getSandbox();
     const made: CachedPolicyAgent[] = [];
-    const agent = (name: string, params: Params, greedy: boolean) => {
+    const agent = (name: string, params: Weights, greedy: boolean) => {
       const a = new CachedPolicyAgent(name, params, args, { ...DEFAULT_SAMPLER, greedy, seed: req.seed });
       made.push(a);
       return a;
     };
-    const policy = (name: string, params: Params): AgentSpec => ({
+    const policy = (name: string, params: Weights): AgentSpec => ({
       name,
       kind: 'tokens',
       greedy: agent(name, params, true),

@@ -8,6 +8,7 @@ import {
   type BackendReport,
 } from '../src/lib/policy/backend';
 import type { ModelArgs, TrainerConfig } from '../src/lib/policy/config';
+import type { LoraConfig } from '../src/lib/policy/lora';
 import { PolicyTrainer, type StepMetrics } from '../src/lib/policy/trainer';
 import {
   packParams,
@@ -32,6 +33,8 @@ export interface TrainerInit {
   backends?: BackendName[];
   model: ModelArgs;
   config: TrainerConfig;
+  /** Train LoRA adapters on a frozen base instead of every parameter. */
+  lora?: LoraConfig;
 }
 
 export interface TrainerInfo extends BackendReport {
@@ -69,7 +72,7 @@ const api = {
     const t0 = now();
     const report = await selectBackend(opts.backends ?? BACKEND_ORDER, initBackend);
     trainer?.dispose();
-    trainer = new PolicyTrainer(opts.model, opts.config);
+    trainer = new PolicyTrainer(opts.model, opts.config, undefined, opts.lora);
     version = -1;
     batchSeed = opts.config.seed;
     emit({ lane: 'trainer', kind: 'init', t0, t1: now(), version, meta: { backend: report.backend } });
@@ -116,15 +119,12 @@ const api = {
     return m;
   },
 
-  /** The current weights (no optimiser state), for rollout workers to adopt. */
-  async exportPolicy(): Promise<Checkpoint> {
-    const t = requireTrainer();
-    return {
-      format: 'sandbox-rl-lab/weights@1',
-      model: t.args,
-      params: await packParams(t.params),
-      step: t.step,
-    };
+  /**
+   * The current weights (no optimiser state), for rollout workers to adopt: every parameter, or
+   * with LoRA only the adapters unless `full` (the base, published as version 0).
+   */
+  exportPolicy(full = false): Promise<Checkpoint> {
+    return requireTrainer().exportPolicy(full);
   },
 
   /** Builds a fresh MLP policy for a custom environment (issue 4 §7), replacing any previous one. */

@@ -18,7 +18,8 @@ export interface RolloutPort {
 /** What the code workload needs from the trainer worker (its bridge's API). */
 export interface TrainerPort {
   trainBatch(batch: TokenBatch, version: number): Promise<StepMetrics>;
-  exportPolicy(): Promise<Checkpoint>;
+  /** Full weights when `full`, else what the trainer publishes (only adapters under LoRA). */
+  exportPolicy(full: boolean): Promise<Checkpoint>;
 }
 
 /** Settings of a training run of the code-writing policy. */
@@ -79,8 +80,9 @@ export class CodeWorkload implements Workload<TokenBatch> {
     this.rng = new Rng(config.seed);
   }
 
+  /** Version 0 is published in full (a LoRA run's base); later versions as the trainer exports them. */
   async publish(version: number): Promise<void> {
-    await this.rollout.loadPolicy(await this.trainer.exportPolicy(), version);
+    await this.rollout.loadPolicy(await this.trainer.exportPolicy(version === 0), version);
   }
 
   /** Tasks for the next batch: distinct when the level has enough, drawn by the run's seed. */

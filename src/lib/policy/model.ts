@@ -4,6 +4,9 @@ import { validateModelArgs, type ModelArgs } from './config';
 /** Trainable parameters by name, in a fixed creation order (the order checkpoints use). */
 export type Params = Map<string, tf.Variable>;
 
+/** Weights a forward pass reads: the parameters themselves, or a merge of base and LoRA adapters. */
+export type Weights = ReadonlyMap<string, tf.Tensor>;
+
 /** Output of a forward pass. Both tensors are owned by the caller. */
 export type PolicyOutput = {
   /** Unnormalised next-token scores, [B, T, V]. */
@@ -68,7 +71,7 @@ export function countParams(params: Params): number {
   return n;
 }
 
-function p(params: Params, name: string): tf.Variable {
+function p(params: Weights, name: string): tf.Tensor {
   const v = params.get(name);
   if (!v) throw new Error(`missing parameter ${name}`);
   return v;
@@ -113,7 +116,7 @@ export type PolicyOutputWithKV = PolicyOutput & { kv: LayerKV[] };
  * full causal attention in `forward`, attention over the cache in `decodeStep`.
  */
 function blocks(
-  params: Params,
+  params: Weights,
   args: ModelArgs,
   x0: tf.Tensor3D,
   attend: (l: number, q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D) => tf.Tensor4D,
@@ -139,7 +142,7 @@ function blocks(
 }
 
 /** The policy and value heads on the final residual stream [B, T, D]. */
-function heads(params: Params, x: tf.Tensor3D): PolicyOutput {
+function heads(params: Weights, x: tf.Tensor3D): PolicyOutput {
   const hf = layerNorm(x, p(params, 'ln_f.g'), p(params, 'ln_f.b')); // [B, T, D]
   const logits = linear(hf, p(params, 'head.w')); // [B, T, V]
   const values = linear(hf, p(params, 'value.w'), p(params, 'value.b')).squeeze([2]) as tf.Tensor2D; // [B, T]
@@ -147,7 +150,7 @@ function heads(params: Params, x: tf.Tensor3D): PolicyOutput {
 }
 
 /** Token + position embeddings of `tokens` ([B, T] int32) at `positions` ([B, T] int32). */
-function embed(params: Params, args: ModelArgs, tokens: tf.Tensor2D, positions: tf.Tensor2D): tf.Tensor3D {
+function embed(params: Weights, args: ModelArgs, tokens: tf.Tensor2D, positions: tf.Tensor2D): tf.Tensor3D {
   const oneHot = tf.oneHot(tokens, args.vocabSize).toFloat() as tf.Tensor3D; // [B, T, V]
   const tok = linear(oneHot, p(params, 'tok_emb')); // [B, T, D]
   const posOneHot = tf.oneHot(positions, args.contextLength).toFloat() as tf.Tensor3D; // [B, T, Tmax]
@@ -159,15 +162,15 @@ function embed(params: Params, args: ModelArgs, tokens: tf.Tensor2D, positions: 
  * blocks, then the policy head (logits) and the value head. Call inside `tf.tidy` or dispose
  * the outputs. With `keepKV`, also returns every layer's keys and values (a cache prefill).
  */
-export function forward(params: Params, args: ModelArgs, tokens: tf.Tensor2D): PolicyOutput;
+export function forward(params: Weights, args: ModelArgs, tokens: tf.Tensor2D): PolicyOutput;
 export function forward(
-  params: Params,
+  params: Weights,
   args: ModelArgs,
   tokens: tf.Tensor2D,
   keepKV: true,
 ): PolicyOutputWithKV;
 export function forward(
-  params: Params,
+  params: Weights,
   args: ModelArgs,
   tokens: tf.Tensor2D,
   keepKV = false,
@@ -200,7 +203,7 @@ export function forward(
  * that position and the updated cache (the old cache tensors are disposed).
  */
 export function decodeStep(
-  params: Params,
+  params: Weights,
   args: ModelArgs,
   cache: LayerKV[], // per layer, [B, H, Tmax, Dh] each
   tokens: tf.Tensor1D, // [B] int32

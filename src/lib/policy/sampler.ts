@@ -4,7 +4,7 @@ import type { TokenAgent } from '../env/evaluate';
 import { PAD } from '../env/vocab';
 import { Rng } from '../rl/random';
 import type { ModelArgs } from './config';
-import { decodeStep, forward, type LayerKV, type Params } from './model';
+import { decodeStep, forward, type LayerKV, type Weights } from './model';
 
 /** How the policy picks tokens. */
 export interface SamplerOptions {
@@ -77,7 +77,7 @@ export class PolicyAgent implements TokenAgent {
 
   constructor(
     readonly name: string,
-    private readonly params: Params,
+    private readonly params: Weights,
     private readonly args: ModelArgs,
     private readonly opts: SamplerOptions = DEFAULT_SAMPLER,
   ) {
@@ -144,7 +144,7 @@ export class CachedPolicyAgent implements TokenAgent {
 
   constructor(
     readonly name: string,
-    private params: Params,
+    private params: Weights,
     private readonly args: ModelArgs,
     private readonly opts: SamplerOptions = DEFAULT_SAMPLER,
   ) {
@@ -152,7 +152,7 @@ export class CachedPolicyAgent implements TokenAgent {
   }
 
   /** New weights: the cache is rebuilt from the current context at the next `choose`. */
-  setParams(params: Params): void {
+  setParams(params: Weights): void {
     this.params = params;
     this.invalidate();
   }

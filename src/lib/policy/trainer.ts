@@ -4,7 +4,9 @@ import { validateBatch } from '../rl/batch';
 import { actionLogProbs, clipByGlobalNorm, maskedMean } from '../rl/losses';
 import { decoupledPpoLoss, ppoClipLoss } from '../rl/ppo';
 import type { ModelArgs, TrainerConfig } from './config';
-import { countParams, forward, initParams, type Params } from './model';
+import { initLora, mergeLora, type LoraConfig } from './lora';
+import { countParams, forward, initParams, type Params, type Weights } from './model';
+import { packParams, type Checkpoint } from './weights';
 
 /** Scalars read back after each step, in one stacked readback. */
 const METRIC_NAMES = [
@@ -52,6 +54,8 @@ export interface StepMetrics {
  */
 export class PolicyTrainer {
   readonly params: Params;
+  /** LoRA adapters when the trainer trains them on a frozen base (issue 5 §4), else null. */
+  readonly adapters: Params | null;
   readonly optimizer: tf.AdamOptimizer;
   step = 0;
 
@@ -59,13 +63,36 @@ export class PolicyTrainer {
     readonly args: ModelArgs,
     readonly config: TrainerConfig,
     params?: Params,
+    /** Train rank-r adapters on the attention and MLP matrices of a frozen base. */
+    readonly lora?: LoraConfig,
   ) {
     this.params = params ?? initParams(args, config.seed);
+    this.adapters = lora ? initLora(this.params, args, lora, config.seed + 1000) : null;
     this.optimizer = tf.train.adam(config.learningRate);
   }
 
   get parameterCount(): number {
     return countParams(this.params);
+  }
+
+  /** The weights the policy runs with (inside a tidy or gradient closure). */
+  private weights(): Weights {
+    return this.adapters && this.lora ? mergeLora(this.params, this.adapters, this.lora) : this.params;
+  }
+
+  /**
+   * The policy to publish: every parameter, or with LoRA only the adapters (`full` forces every
+   * parameter, e.g. the base of version 0).
+   */
+  async exportPolicy(full = false): Promise<Checkpoint> {
+    const ckpt: Checkpoint = {
+      format: 'sandbox-rl-lab/weights@1',
+      model: this.args,
+      params: await packParams(this.params),
+      step: this.step,
+    };
+    if (!this.adapters || !this.lora || full) return ckpt;
+    return { ...ckpt, params: await packParams(this.adapters), lora: this.lora };
   }
 
   /**
@@ -92,16 +119,16 @@ export class PolicyTrainer {
     const prox =
       kind === 'decoupled'
         ? tf.tidy(() => {
-            const { logits } = forward(this.params, this.args, inputs.tokens); // [B, T, V]
+            const { logits } = forward(this.weights(), this.args, inputs.tokens); // [B, T, V]
             return actionLogProbs(logits, inputs.actions, inputs.legal).logp; // [B, T]
           })
         : undefined;
-    const vars = [...this.params.values()];
+    const vars = [...(this.adapters ?? this.params).values()];
     const { clipEps, wCap, valueCoef, entropyCoef } = this.config;
     const parts: Record<string, tf.Scalar> = tf.tidy(() => {
       let kept: Record<string, tf.Scalar> = {};
       const { value, grads } = tf.variableGrads(() => {
-        const { logits, values } = forward(this.params, this.args, inputs.tokens); // [B, T, V], [B, T]
+        const { logits, values } = forward(this.weights(), this.args, inputs.tokens); // [B, T, V], [B, T]
         const { logp, entropy: ent } = actionLogProbs(logits, inputs.actions, inputs.legal); // [B, T] each
         const policy =
           kind === 'pg'
@@ -168,7 +195,7 @@ export class PolicyTrainer {
   }
 
   dispose(): void {
-    tf.dispose([...this.params.values()]);
+    tf.dispose([...this.params.values(), ...(this.adapters?.values() ?? [])]);
     this.optimizer.dispose();
   }
 }

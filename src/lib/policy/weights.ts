@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { validateModelArgs, type ModelArgs } from './config';
+import type { LoraConfig } from './lora';
 import { paramShapes, type Params } from './model';
 
 /** Where one tensor lives inside a packed buffer. */
@@ -28,6 +29,11 @@ export interface Checkpoint {
   optimizer?: PackedTensors;
   /** Optimiser steps taken when the checkpoint was made. */
   step: number;
+  /**
+   * Present when `params` holds only LoRA adapters (`…lora_a`, `…lora_b`): the weights are the
+   * last full checkpoint merged with them (issue 5 §4).
+   */
+  lora?: LoraConfig;
 }
 
 const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
@@ -59,6 +65,18 @@ export function unpackTensors(packed: PackedTensors): { name: string; tensor: tf
     }
     return { name: e.name, tensor: tf.tensor(all.subarray(e.offset, e.offset + n), e.shape, e.dtype) };
   });
+}
+
+/** Adapters of a LoRA checkpoint, as variables. */
+export function adaptersFromCheckpoint(ckpt: Pick<Checkpoint, 'params' | 'lora'>): Params {
+  if (!ckpt.lora) throw new Error('not a LoRA checkpoint');
+  const out: Params = new Map();
+  for (const { name, tensor } of unpackTensors(ckpt.params)) {
+    if (!/\.lora_[ab]$/.test(name)) throw new Error(`LoRA checkpoint holds ${name}, which is no adapter`);
+    out.set(name, tf.variable(tensor, true));
+    tensor.dispose();
+  }
+  return out;
 }
 
 /** Packs a model's parameters in creation order. */

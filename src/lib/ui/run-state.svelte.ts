@@ -83,7 +83,10 @@ export class RunState {
       const trainer = this.trainer.api;
       const work = new CodeWorkload(
         { collect: (r) => rollout.collect(r), loadPolicy: (c, v) => rollout.loadPolicy(c, v) },
-        { trainBatch: (b, v) => trainer.trainBatch(b, v), exportPolicy: () => trainer.exportPolicy() },
+        {
+          trainBatch: (b, v) => trainer.trainBatch(b, v),
+          exportPolicy: (full) => trainer.exportPolicy(full),
+        },
         generateTasks(BUILT_IN_SEED).filter((t) => !t.heldOut && (!opts.level || t.level === opts.level)),
         {
           ...DEFAULT_CODE_RUN,
