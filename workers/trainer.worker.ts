@@ -127,6 +127,11 @@ const api = {
     return requireTrainer().exportPolicy(full);
   },
 
+  /** Sets Adam's learning rate (fresh optimiser state). */
+  setLearningRate(lr: number): void {
+    requireTrainer().setLearningRate(lr);
+  },
+
   /** Builds a fresh MLP policy for a custom environment (issue 4 §7), replacing any previous one. */
   initCustom(args: MlpArgs, config: CustomTrainConfig): void {
     mlp?.dispose();

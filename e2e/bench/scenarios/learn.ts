@@ -7,13 +7,14 @@ interface LearnLab {
   run: {
     running: boolean;
     error: string | null;
-    history: { stats: { episodes: number } }[];
+    history: { stats: { episodes: number; meanReturn: number; success: number | null } }[];
     evals: { seconds: number; episodes: number; successTrain: number; successHeldOut: number | null }[];
     start(opts: {
       level?: string;
       evalEvery?: number;
       maxIterations?: number;
       run?: Record<string, unknown>;
+      learningRate?: number;
     }): Promise<void>;
     stop(): void;
   };
@@ -48,14 +49,21 @@ const scenario: Scenario = {
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
       const t0 = Date.now();
-      // `--updates N` and `--estimator rloo|grpo` override the run's defaults.
+      // `--updates N`, `--estimator rloo|grpo|gae` and `--lr X` override the run's defaults.
       const run: Record<string, unknown> = {};
       if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
       if (options.estimator?.[0]) run.estimator = options.estimator[0];
-      await lab.evaluate((l, a) => void l.run.start({ level: 'easy', evalEvery: a.evalEvery, run: a.run }), {
-        evalEvery,
-        run,
-      });
+      const learningRate = options.lr?.[0] ? Number(options.lr[0]) : undefined;
+      await lab.evaluate(
+        (l, a) =>
+          void l.run.start({
+            level: 'easy',
+            evalEvery: a.evalEvery,
+            run: a.run,
+            learningRate: a.learningRate,
+          }),
+        { evalEvery, run, learningRate },
+      );
       let secondsToTrain90: number | null = null;
       let seen = 0;
       for (;;) {
@@ -64,11 +72,15 @@ const scenario: Scenario = {
           evals: l.run.evals,
           running: l.run.running,
           error: l.run.error,
+          recent: l.run.history.slice(-5).map((h) => h.stats),
         }));
         if (s.error) throw new Error(`the run failed: ${s.error}`);
         for (const e of s.evals.slice(seen)) {
+          const r = s.recent;
+          const meanReturn = r.reduce((a, x) => a + x.meanReturn, 0) / Math.max(1, r.length);
+          const batchSuccess = r.reduce((a, x) => a + (x.success ?? 0), 0) / Math.max(1, r.length);
           log(
-            `${e.seconds.toFixed(0)} s, ${e.episodes} episodes: greedy success train ${e.successTrain.toFixed(2)}, held-out ${e.successHeldOut?.toFixed(2)}`,
+            `${e.seconds.toFixed(0)} s, ${e.episodes} episodes: greedy success train ${e.successTrain.toFixed(2)}, held-out ${e.successHeldOut?.toFixed(2)}; last batches: return ${meanReturn.toFixed(3)}, success ${batchSuccess.toFixed(2)}`,
           );
           if (secondsToTrain90 === null && e.successTrain >= 0.9) secondsToTrain90 = e.seconds;
         }

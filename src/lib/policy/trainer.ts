@@ -56,7 +56,9 @@ export class PolicyTrainer {
   readonly params: Params;
   /** LoRA adapters when the trainer trains them on a frozen base (issue 5 §4), else null. */
   readonly adapters: Params | null;
-  readonly optimizer: tf.AdamOptimizer;
+  optimizer: tf.AdamOptimizer;
+  /** Adam's learning rate (starts at `config.learningRate`). */
+  learningRate: number;
   step = 0;
 
   constructor(
@@ -68,7 +70,17 @@ export class PolicyTrainer {
   ) {
     this.params = params ?? initParams(args, config.seed);
     this.adapters = lora ? initLora(this.params, args, lora, config.seed + 1000) : null;
+    this.learningRate = config.learningRate;
     this.optimizer = tf.train.adam(config.learningRate);
+  }
+
+  /** A new learning rate, with a fresh Adam state (for a run that starts from these weights). */
+  setLearningRate(lr: number): void {
+    if (!(lr > 0 && Number.isFinite(lr)))
+      throw new Error(`learning rate must be a positive number, got ${lr}`);
+    this.optimizer.dispose();
+    this.optimizer = tf.train.adam(lr);
+    this.learningRate = lr;
   }
 
   get parameterCount(): number {
@@ -181,7 +193,7 @@ export class PolicyTrainer {
       wMean: got('wMean', 1),
       wMax: got('wMax', 1),
       maskedFrac: got('maskedFrac', 0),
-      learningRate: this.config.learningRate,
+      learningRate: this.learningRate,
       ms: performance.now() - t0,
     };
   }

@@ -33,6 +33,8 @@ export interface RunOptions {
   evalEvery?: number;
   /** Overrides of the run's defaults (the bench compares estimators this way). */
   run?: Partial<CodeRunConfig>;
+  /** Adam learning rate for this run (a fresh optimiser state); the trainer's default otherwise. */
+  learningRate?: number;
 }
 
 /**
@@ -81,6 +83,7 @@ export class RunState {
       this.rolloutBackend = info.backend;
       const rollout = this.rollout.api;
       const trainer = this.trainer.api;
+      if (opts.learningRate !== undefined) await trainer.setLearningRate(opts.learningRate);
       const work = new CodeWorkload(
         { collect: (r) => rollout.collect(r), loadPolicy: (c, v) => rollout.loadPolicy(c, v) },
         {
