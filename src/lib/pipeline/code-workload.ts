@@ -38,6 +38,8 @@ export interface CodeRunConfig {
    * the clip bounds each token's ratio; π_prox is recomputed before every step.
    */
   updatesPerBatch: number;
+  /** Adam learning rate of the run (set on the trainer, with a fresh optimiser state, at start). */
+  learningRate: number;
   /** Batch length in tokens: the policy's context. */
   contextLength: number;
   env: EnvConfig;
@@ -50,7 +52,8 @@ export const DEFAULT_CODE_RUN: CodeRunConfig = {
   tasksPerBatch: 4,
   groupSize: 4,
   estimator: 'rloo',
-  updatesPerBatch: 1,
+  updatesPerBatch: 2,
+  learningRate: 1e-2,
   gamma: 1,
   lambda: 0.95,
   contextLength: 64,

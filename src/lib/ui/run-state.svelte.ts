@@ -21,6 +21,8 @@ export interface EvalPoint {
   level: Level | 'all';
   successTrain: number;
   successHeldOut: number | null;
+  /** Mean episode reward of greedy play on the level's training tasks. */
+  meanRewardTrain: number;
 }
 
 /** Options of one run (the bench sets them; the page uses the defaults). */
@@ -33,7 +35,7 @@ export interface RunOptions {
   evalEvery?: number;
   /** Overrides of the run's defaults (the bench compares estimators this way). */
   run?: Partial<CodeRunConfig>;
-  /** Adam learning rate for this run (a fresh optimiser state); the trainer's default otherwise. */
+  /** Adam learning rate for this run (a fresh optimiser state); `DEFAULT_CODE_RUN.learningRate` otherwise. */
   learningRate?: number;
 }
 
@@ -83,7 +85,9 @@ export class RunState {
       this.rolloutBackend = info.backend;
       const rollout = this.rollout.api;
       const trainer = this.trainer.api;
-      if (opts.learningRate !== undefined) await trainer.setLearningRate(opts.learningRate);
+      await trainer.setLearningRate(
+        opts.learningRate ?? opts.run?.learningRate ?? DEFAULT_CODE_RUN.learningRate,
+      );
       const work = new CodeWorkload(
         { collect: (r) => rollout.collect(r), loadPolicy: (c, v) => rollout.loadPolicy(c, v) },
         {
@@ -100,6 +104,12 @@ export class RunState {
       );
       const loop = new SyncLoop(work);
       this.curriculum = work.curriculum.view();
+      // The untrained (version 0) policy's figures, the baseline of the run's charts.
+      if (evalEvery > 0) {
+        await loop.start();
+        const level = opts.level ?? (this.curriculumOn ? work.curriculum.level : 'all');
+        this.evals = [await this.evaluate(level, 0, (performance.now() - t0) / 1000)];
+      }
       while (!this.stopRequested && loop.iteration < maxIterations) {
         const report = await loop.iterate();
         this.history = [...this.history, report];
@@ -128,6 +138,7 @@ export class RunState {
       .map(({ family: _f, program: _p, ...t }) => t);
     const rows = await this.rollout.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
     const f = agentFigures(rows, 'policy');
+    const train = rows.find((r) => r.agent === 'policy' && r.split === 'train' && r.level === 'all');
     const episodes = this.history.reduce((n, h) => n + h.stats.episodes, 0);
     return {
       iteration,
@@ -136,6 +147,7 @@ export class RunState {
       level,
       successTrain: f.successTrain ?? 0,
       successHeldOut: f.successHeldOut,
+      meanRewardTrain: train?.meanReward ?? 0,
     };
   }
 
