@@ -12,6 +12,8 @@ export interface BenchContext {
   options: Record<string, string[]>;
   /** Progress line on stderr (stdout's last line is the JSON object). */
   log(line: string): void;
+  /** What one scenario leaves for the next ones of the same bench run (e.g. `learn`'s trained policy). */
+  shared: Map<string, unknown>;
 }
 
 /** Figures a scenario measured, keyed `scenario.key` (e.g. `backend.stepMs`). */

@@ -61,6 +61,7 @@ async function main(): Promise<void> {
   execSync('npx vite build', { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const server = await preview({ root, logLevel: 'silent', preview: { host: '127.0.0.1', port: 4190 } });
   const baseUrl = server.resolvedUrls?.local[0] ?? 'http://127.0.0.1:4190/';
+  const shared = new Map<string, unknown>();
   const results: BenchResult = { machine: `${process.platform} ${process.arch}, node ${process.version}` };
   try {
     for (const name of names) {
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
           distDir: join(root, 'dist'),
           options,
           log,
+          shared,
           launch: ({ webgpu = true } = {}) =>
             chromium.launch({ executablePath, args: webgpu ? [...BASE_ARGS, ...WEBGPU_ARGS] : BASE_ARGS }),
         }),

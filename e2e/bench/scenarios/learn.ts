@@ -1,9 +1,27 @@
-import type { JSHandle } from 'playwright-core';
+import type { JSHandle, Page } from 'playwright-core';
+import * as tf from '@tensorflow/tfjs';
+import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../../../src/lib/policy/config.ts';
+import { DEFAULT_LORA } from '../../../src/lib/policy/lora.ts';
+import { PolicyTrainer } from '../../../src/lib/policy/trainer.ts';
 import type { Scenario } from '../harness.ts';
+import { TRAINED_POLICY, type PortableCheckpoint } from '../portable.ts';
 
 /** The part of the page's `?debug` state this scenario uses (src/lib/ui/run-state.svelte.ts). */
 interface LearnLab {
-  trainer: { status: string; error: string | null; info: { backend: string } | null };
+  trainer: {
+    status: string;
+    error: string | null;
+    info: { backend: string } | null;
+    start(backends?: string[]): Promise<void>;
+    api: {
+      exportPolicy(full: boolean): Promise<{
+        format: string;
+        model: Record<string, number>;
+        step: number;
+        params: { entries: PortableCheckpoint['entries']; data: ArrayBuffer };
+      }>;
+    };
+  };
   run: {
     running: boolean;
     error: string | null;
@@ -17,17 +35,88 @@ interface LearnLab {
       learningRate?: number;
     }): Promise<void>;
     stop(): void;
+    metrics: { step: number } | null;
+    evaluateLatest(level: string): Promise<{ successTrain: number; successHeldOut: number | null }>;
   };
 }
 
 const round = (v: number | null | undefined, d = 3) =>
   v === null || v === undefined ? null : Math.round(v * 10 ** d) / 10 ** d;
 
+/** Bytes of one published version of the default policy, full and LoRA (real packed checkpoints). */
+async function bytesPerVersion(): Promise<{ full: number; lora: number; loraRank: number }> {
+  await tf.setBackend('cpu');
+  const t = new PolicyTrainer(DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, undefined, DEFAULT_LORA);
+  try {
+    const full = (await t.exportPolicy(true)).params.data.byteLength;
+    const lora = (await t.exportPolicy()).params.data.byteLength;
+    return { full, lora, loraRank: DEFAULT_LORA.rank };
+  } finally {
+    t.dispose();
+  }
+}
+
+/**
+ * PPO+GAE, GRPO and RLOO at equal episodes: each from a fresh trainer (same seed), `iterations`
+ * iterations on the easy level, then greedy success on the easy training and held-out tasks.
+ */
+async function compareEstimators(
+  lab: JSHandle<LearnLab>,
+  page: Page,
+  iterations: number,
+  log: (line: string) => void,
+): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  if (iterations <= 0) return out;
+  for (const [key, estimator] of [
+    ['ppoGae', 'gae'],
+    ['grpo', 'grpo'],
+    ['rloo', 'rloo'],
+  ] as const) {
+    await lab.evaluate((l) => {
+      const b = new URLSearchParams(location.search).getAll('backend');
+      return l.trainer.start(b.length ? b : undefined);
+    });
+    await page.waitForFunction(
+      () => (window as unknown as { __lab: LearnLab }).__lab.trainer.status === 'ready',
+      null,
+      {
+        timeout: 180_000,
+      },
+    );
+    const r = await lab.evaluate(
+      async (l, a) => {
+        await l.run.start({
+          level: 'easy',
+          evalEvery: a.n,
+          maxIterations: a.n,
+          run: { estimator: a.estimator },
+        });
+        const last = l.run.evals[l.run.evals.length - 1];
+        return {
+          error: l.run.error,
+          last,
+          episodes: l.run.history.reduce((n, h) => n + h.stats.episodes, 0),
+        };
+      },
+      { n: iterations, estimator },
+    );
+    if (r.error) throw new Error(`${estimator} run failed: ${r.error}`);
+    log(`estimator ${estimator}: ${JSON.stringify(r)}`);
+    out[key] = {
+      episodes: r.episodes,
+      successTrain: round(r.last?.successTrain),
+      successHeldOut: round(r.last?.successHeldOut),
+    };
+  }
+  return out;
+}
+
 const scenario: Scenario = {
   name: 'learn',
   description:
     'trains the code-writing policy on the easy level (sync loop, default config, seed 1) until greedy success ≥ 0.9 on easy training tasks or the budget',
-  async run({ baseUrl, launch, options, log }) {
+  async run({ baseUrl, launch, options, log, shared }) {
     const budget = Number(options.budget?.[0] ?? 300);
     const evalEvery = Number(options.evalEvery?.[0] ?? 5);
     const backend = options.backend?.[0];
@@ -91,20 +180,46 @@ const scenario: Scenario = {
       await page.waitForFunction(() => !(window as unknown as { __lab: LearnLab }).__lab.run.running, null, {
         timeout: 600_000,
       });
-      const final = await lab.evaluate((l) => ({
-        last: l.run.evals[l.run.evals.length - 1] ?? null,
+      const final = await lab.evaluate(async (l) => ({
+        last: await l.run.evaluateLatest('easy'),
         episodes: l.run.history.reduce((n, h) => n + h.stats.episodes, 0),
-        steps: l.run.history.length,
+        iterations: l.run.history.length,
+        steps: l.run.metrics?.step ?? 0,
         backend: l.trainer.info?.backend ?? null,
       }));
+      log(`end: greedy success train ${final.last.successTrain}, held-out ${final.last.successHeldOut}`);
+      // The trained policy, for a `tasks` scenario later in this bench run.
+      shared.set(
+        TRAINED_POLICY,
+        await lab.evaluate(async (l) => {
+          const c = await l.trainer.api.exportPolicy(true);
+          return {
+            format: c.format,
+            model: c.model,
+            step: c.step,
+            entries: c.params.entries,
+            values: Array.from(new Float32Array(c.params.data)),
+          };
+        }),
+      );
+      const estimators = await compareEstimators(
+        lab,
+        page,
+        Number(options.estimatorIterations?.[0] ?? 6),
+        log,
+      );
+      const bytes = await bytesPerVersion();
       return {
         'learn.secondsToTrain90': round(secondsToTrain90, 1),
         'learn.successTrain': round(final.last?.successTrain),
         'learn.successHeldOut': round(final.last?.successHeldOut),
         'learn.episodes': final.episodes,
+        'learn.iterations': final.iterations,
         'learn.trainSteps': final.steps,
         'learn.backend': final.backend,
         'learn.budgetSeconds': budget,
+        'learn.estimators': estimators,
+        'learn.bytesPerVersion': bytes,
       };
     } finally {
       await browser.close();

@@ -9,6 +9,7 @@ import {
 import { generateTasks } from '../../../src/lib/env/families.ts';
 import { parseSuite } from '../../../src/lib/env/suite.ts';
 import type { Scenario } from '../harness.ts';
+import { TRAINED_POLICY, type PortableCheckpoint } from '../portable.ts';
 
 /** The part of the page's `?debug` state this scenario uses (src/lib/ui/tasks-state.svelte.ts). */
 interface TasksLab {
@@ -21,6 +22,7 @@ interface TasksLab {
       samples: number,
       bruteMaxRuns?: number,
     ): Promise<EvalRow[]>;
+    loadPolicy(checkpoint: unknown): Promise<void>;
   };
 }
 
@@ -43,7 +45,7 @@ const scenario: Scenario = {
   name: 'tasks',
   description:
     'evaluates a task suite (built-in, or --tasks FILE) with random tokens, the untrained policy, brute force and the policy',
-  async run({ baseUrl, launch, options, log }) {
+  async run({ baseUrl, launch, options, log, shared }) {
     const { tasks, source } = benchTasks(options.tasks?.[0]);
     const samples = Number(options.samples?.[0] ?? 2);
     const bruteMaxRuns = options.bruteMaxRuns?.[0] ? Number(options.bruteMaxRuns[0]) : undefined;
@@ -63,17 +65,28 @@ const scenario: Scenario = {
           .then((p) => p && log(`${p.agent} (${p.mode}): ${p.done}/${p.total}`))
           .catch(() => undefined);
       }, 5000);
+      // The policy a `learn` scenario trained earlier in this bench run, if any.
+      const trained = shared.get(TRAINED_POLICY) as PortableCheckpoint | undefined;
+      if (trained) {
+        // Rebuilt inside the page (a function passed to evaluate is serialised: no closures).
+        await lab.evaluate(
+          (l, c) =>
+            l.tasks.loadPolicy({
+              format: c.format,
+              model: c.model,
+              step: c.step,
+              params: { entries: c.entries, data: new Float32Array(c.values).buffer },
+            }),
+          trained,
+        );
+      }
+      const agents = ['random', 'untrained', 'bruteforce', ...(trained ? ['policy'] : [])];
       const t0 = performance.now();
       let rows: EvalRow[];
       try {
         rows = await lab.evaluate(
-          (l, a) =>
-            l.tasks.evaluateTasks(a.tasks, ['random', 'untrained', 'bruteforce'], a.samples, a.bruteMaxRuns),
-          {
-            tasks,
-            samples,
-            bruteMaxRuns,
-          },
+          (l, a) => l.tasks.evaluateTasks(a.tasks, a.agents, a.samples, a.bruteMaxRuns),
+          { tasks, agents, samples, bruteMaxRuns },
         );
       } finally {
         clearInterval(timer);
@@ -86,15 +99,14 @@ const scenario: Scenario = {
         'tasks.samplesPerTask': samples,
         'tasks.inferenceBackend': backend,
         'tasks.seconds': round((performance.now() - t0) / 1000, 1),
-        // No trained policy exists in this bench yet (the learn scenario comes with issue 5):
-        // `policy` is the untrained policy, as the issue specifies for that case.
-        'tasks.policySource': 'untrained',
+        // `policy` is the policy the learn scenario trained in this bench run, else the untrained one.
+        'tasks.policySource': trained ? 'learn' : 'untrained',
       };
       for (const [key, agent] of [
         ['random', 'random'],
         ['untrained', 'untrained'],
         ['bruteforce', 'bruteforce'],
-        ['policy', 'untrained'],
+        ['policy', trained ? 'policy' : 'untrained'],
       ] as const) {
         const f = agentFigures(rows, agent);
         out[`tasks.${key}`] = {

@@ -151,6 +151,19 @@ export class RunState {
     };
   }
 
+  /** Evaluates the latest version now (between runs), appending the point to `evals`. */
+  async evaluateLatest(level: Level | 'all'): Promise<EvalPoint> {
+    if (this.running) throw new Error('the run is still going: stop it first');
+    const last = this.history[this.history.length - 1];
+    const point = await this.evaluate(
+      level,
+      last?.iteration ?? 0,
+      this.evals[this.evals.length - 1]?.seconds ?? 0,
+    );
+    this.evals = [...this.evals, point];
+    return point;
+  }
+
   /** Stops after the iteration in progress. */
   stop(): void {
     this.stopRequested = true;

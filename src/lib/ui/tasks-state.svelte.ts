@@ -5,6 +5,7 @@ import type { EvalProgress, EvalRow, EvalTask } from '../env/evaluate';
 import { generateTasks } from '../env/families';
 import { parseSuite, type Task, type TaskSuite } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
+import type { Checkpoint } from '../policy/weights';
 import { openLabDb, type LabDB } from '../storage/db';
 import { listSuites, putSuite } from '../storage/suites-store';
 
@@ -158,6 +159,12 @@ export class TasksState {
     } finally {
       this.evaluating = false;
     }
+  }
+
+  /** Loads trained weights into the rollout worker as the `policy` agent (the bench uses this). */
+  async loadPolicy(checkpoint: Checkpoint): Promise<void> {
+    await this.init();
+    await this.rollout.api.loadPolicy(checkpoint, 0);
   }
 
   /** Evaluates `tasks` in the rollout worker, updating `progress` (the page and the bench use this). */
