@@ -15,7 +15,13 @@ export type EventKind =
   | 'preempt'
   | 'wait'
   | 'load'
-  | 'error';
+  | 'error'
+  /** Stored data deleted to make room (a full storage quota, or retention). */
+  | 'evict'
+  /** A crashed or hung worker was replaced, or the trainer restarted from the store. */
+  | 'restart'
+  /** Work lost to a fault, put back in the queue. */
+  | 'requeue';
 
 /** One timeline event. Times are epoch milliseconds, comparable across threads. */
 export interface TimelineEvent {

@@ -47,6 +47,11 @@ export class TrajectoryRecorder {
     this.stamps.set(ep, m);
   };
 
+  /** Drops what was recorded for an episode (finished and taken, or aborted). */
+  forget(ep: Episode): void {
+    this.stamps.delete(ep);
+  }
+
   /** The finished episode as a trajectory. */
   trajectory(ep: Episode, group: string): Trajectory {
     const m = this.stamps.get(ep) ?? new Map<number, [number, number, Uint8Array, number]>();

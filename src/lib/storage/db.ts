@@ -1,6 +1,7 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { TaskSuite } from '../env/suite';
 import type { Checkpoint } from '../policy/weights';
+import type { Trajectory } from '../rl/trajectory';
 
 /** Lifecycle of a training run. */
 export type RunStatus = 'created' | 'running' | 'paused' | 'finished' | 'failed';
@@ -17,6 +18,33 @@ export interface RunRecord {
   latestVersion: number;
   /** The full configuration the run was started with (JSON-serialisable). */
   config: Record<string, unknown>;
+  /** Where the run stands, saved with every published version (resume reads it). */
+  progress?: RunProgress;
+}
+
+/** What a resumed run needs besides its weights and unconsumed trajectories. */
+export interface RunProgress {
+  /** Curriculum level index and the recent results of that level. */
+  curriculum?: { levelIndex: number; recent: boolean[]; episodes: number };
+  /** Per-task record of the scheduler's learning value: [attempts, successes]. */
+  taskRecords?: Record<string, [number, number]>;
+  /** Counters of the pipeline (episodes generated and trained, drops, interrupts, …). */
+  counters?: Record<string, number>;
+  /** Wall seconds the run has trained, over all its sessions. */
+  seconds?: number;
+}
+
+/** One finished episode in the replay buffer (DESIGN §7 `trajectories`, key [runId, seq]). */
+export interface TrajectoryRecord {
+  runId: string;
+  /** Unique within the run; a group's episodes have consecutive seqs. */
+  seq: number;
+  /** The job (group of episodes of one task) it came from. */
+  jobId: number;
+  /** 1 once a published version was trained on it (FIFO replay consumes each sample once). */
+  consumed: 0 | 1;
+  createdAt: number;
+  trajectory: Trajectory;
 }
 
 /** One published weight version (DESIGN §7 `weights`, key [runId, version]). */
@@ -42,11 +70,16 @@ export interface LabSchema extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { 'by-updated': number } };
   weights: { key: [string, number]; value: WeightsRecord; indexes: { 'by-run': string } };
   tasks: { key: string; value: SuiteRecord };
+  trajectories: {
+    key: [string, number];
+    value: TrajectoryRecord;
+    indexes: { 'by-run-consumed': [string, number] };
+  };
 }
 
 export const DB_NAME = 'sandbox-rl-lab';
 /** Bump with a new step in the migration ladder below. */
-export const DB_VERSION = 2;
+export const DB_VERSION = 3;
 
 export type LabDB = IDBPDatabase<LabSchema>;
 
@@ -63,6 +96,10 @@ export function openLabDb(name = DB_NAME): Promise<LabDB> {
       }
       if (oldVersion < 2) {
         db.createObjectStore('tasks', { keyPath: 'name' });
+      }
+      if (oldVersion < 3) {
+        const trajectories = db.createObjectStore('trajectories', { keyPath: ['runId', 'seq'] });
+        trajectories.createIndex('by-run-consumed', ['runId', 'consumed']);
       }
     },
   });

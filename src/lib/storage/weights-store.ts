@@ -1,4 +1,4 @@
-import type { LabDB, RunRecord, WeightsRecord } from './db';
+import type { LabDB, RunProgress, RunRecord, WeightsRecord } from './db';
 
 /** Creates a run record, or returns the stored one when the id exists. */
 export async function ensureRun(
@@ -20,10 +20,16 @@ export async function ensureRun(
 
 /**
  * Stores a weight version and moves the run's `latestVersion` forward, in one transaction:
- * either both are written or neither is.
+ * either both are written or neither is. With `consumed`, the trajectories the version was
+ * trained on are marked consumed in the same transaction, and `progress` is saved with the run,
+ * so a resumed run never trains twice on a sample nor loses one.
  */
-export async function putVersion(db: LabDB, record: WeightsRecord): Promise<void> {
-  const tx = db.transaction(['runs', 'weights'], 'readwrite');
+export async function putVersion(
+  db: LabDB,
+  record: WeightsRecord,
+  extra: { consumed?: readonly number[]; progress?: RunProgress } = {},
+): Promise<void> {
+  const tx = db.transaction(['runs', 'weights', 'trajectories'], 'readwrite');
   const runs = tx.objectStore('runs');
   const run = await runs.get(record.runId);
   if (!run) {
@@ -32,12 +38,54 @@ export async function putVersion(db: LabDB, record: WeightsRecord): Promise<void
     throw new Error(`no run ${record.runId}: create it before publishing weights`);
   }
   await tx.objectStore('weights').put(record);
+  const trajectories = tx.objectStore('trajectories');
+  for (const seq of extra.consumed ?? []) {
+    const t = await trajectories.get([record.runId, seq]);
+    if (t && !t.consumed) await trajectories.put({ ...t, consumed: 1 });
+  }
   await runs.put({
     ...run,
     latestVersion: Math.max(run.latestVersion, record.version),
     updatedAt: Date.now(),
+    ...(extra.progress ? { progress: extra.progress } : {}),
   });
   await tx.done;
+}
+
+/** Sets a run's status (running, paused, …). */
+export async function setRunStatus(db: LabDB, runId: string, status: RunRecord['status']): Promise<void> {
+  const tx = db.transaction('runs', 'readwrite');
+  const run = await tx.store.get(runId);
+  if (run) await tx.store.put({ ...run, status, updatedAt: Date.now() });
+  await tx.done;
+}
+
+/** Every run, most recently updated first. */
+export async function listRuns(db: LabDB): Promise<RunRecord[]> {
+  return (await db.getAllFromIndex('runs', 'by-updated')).reverse();
+}
+
+/**
+ * Retention of weight versions: keeps the newest `keepLast` and every milestone, deletes the
+ * rest; returns the versions deleted.
+ */
+export async function pruneVersions(db: LabDB, runId: string, keepLast: number): Promise<number[]> {
+  const tx = db.transaction('weights', 'readwrite');
+  const range = IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]);
+  const deleted: number[] = [];
+  let kept = 0;
+  for (let cursor = await tx.store.openCursor(range, 'prev'); cursor; cursor = await cursor.continue()) {
+    if (kept < keepLast) {
+      kept += 1;
+      continue;
+    }
+    if (!cursor.value.milestone) {
+      deleted.push(cursor.value.version);
+      await cursor.delete();
+    }
+  }
+  await tx.done;
+  return deleted.reverse();
 }
 
 /** One version, or undefined. */

@@ -1,0 +1,287 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import type { Task } from '../env/suite';
+import type { StepMetrics } from '../policy/trainer';
+import type { TokenBatch } from '../rl/batch';
+import { DEFAULT_REPLAY } from '../rl/replay';
+import type { Trajectory } from '../rl/trajectory';
+import { Pipeline, type JobSource, type PipelineConfig } from './controller';
+import type { TimelineEvent } from './events';
+import type { JobClass } from './scheduler';
+import type { PipelineTrainerPort, PlayedGroup, RolloutJob, RolloutPort, TrainOutcome } from './types';
+
+const task = (id: string): Task => ({ id, level: 'easy', examples: [], hidden: [] });
+
+function trajectory(version: number, solved: boolean): Trajectory {
+  return {
+    taskId: 't',
+    level: 'easy',
+    group: 't',
+    tokens: [1, 2],
+    owned: [0, 1],
+    rewards: [0, solved ? 1 : 0],
+    logProbs: [0, -1],
+    values: [0, 0],
+    versions: [-1, version],
+    legal: new Uint8Array(0),
+    solved,
+    turns: 1,
+    return: solved ? 1 : 0,
+    parts: { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 },
+  };
+}
+
+/** A rollout worker whose jobs finish when the test says so. */
+class FakeWorker implements RolloutPort {
+  readonly jobs = new Map<number, { job: RolloutJob; resolve: (g: PlayedGroup) => void }>();
+  readonly aborted: number[] = [];
+  play(job: RolloutJob): Promise<PlayedGroup> {
+    return new Promise((resolve) => this.jobs.set(job.jobId, { job, resolve }));
+  }
+  async abort(jobId: number): Promise<void> {
+    this.aborted.push(jobId);
+    this.jobs.delete(jobId);
+  }
+  /** Finishes a job with every token stamped `version` (default: the job's minVersion). */
+  finish(jobId: number, version?: number, interrupted = 0): void {
+    const j = this.jobs.get(jobId);
+    if (!j) throw new Error(`no job ${jobId}`);
+    this.jobs.delete(jobId);
+    const v = version ?? j.job.minVersion;
+    j.resolve({
+      jobId,
+      status: 'done',
+      trajectories: Array.from({ length: j.job.samples }, (_, i) => trajectory(v, i === 0)),
+      seqs: Array.from({ length: j.job.samples }, (_, i) => j.job.seqBase + i),
+      oldestVersion: j.job.minVersion,
+      newestVersion: v,
+      interrupted,
+      startedAt: 0,
+      endedAt: 0,
+    });
+  }
+  finishAll(version?: number): void {
+    for (const id of [...this.jobs.keys()]) this.finish(id, version);
+  }
+}
+
+const METRICS: StepMetrics = {
+  step: 1,
+  lossKind: 'decoupled',
+  loss: 0.5,
+  pgLoss: 0,
+  valueLoss: 0,
+  entropy: 0,
+  gradNorm: 0,
+  approxKl: 0,
+  clipFrac: 0,
+  wMean: 1,
+  wMax: 1,
+  maskedFrac: 0,
+  learningRate: 0,
+  ms: 0,
+};
+
+/** A trainer whose steps finish when the test says so. */
+class FakeTrainer implements PipelineTrainerPort {
+  calls: { seqs: number[]; fromVersion: number; advantages: Float32Array; resolve: (o: TrainOutcome) => void; reject: (e: Error) => void }[] = [];
+  trainAndPublish(batch: TokenBatch, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome> {
+    return new Promise((resolve, reject) =>
+      this.calls.push({ ...info, advantages: batch.advantages, resolve, reject }),
+    );
+  }
+  /** Finishes the oldest pending step. */
+  finish(): void {
+    const c = this.calls.shift();
+    if (!c) throw new Error('no pending step');
+    c.resolve({ version: c.fromVersion + 1, metrics: METRICS, startedAt: 0, publishedAt: 0 });
+  }
+}
+
+class FakeSource implements JobSource {
+  n = 0;
+  recorded = 0;
+  cls: JobClass = 'normal';
+  nextTask() {
+    this.n += 1;
+    return { task: task(`t${this.n}`), cls: this.cls, value: 0.25 - this.n / 1000 };
+  }
+  record(): void {
+    this.recorded += 1;
+  }
+  batch(groups: readonly PlayedGroup[], weights: readonly number[]) {
+    const batch: TokenBatch = {
+      batch: 1,
+      length: 1,
+      tokens: new Int32Array(1),
+      actions: new Int32Array(1),
+      mask: new Float32Array([1]),
+      advantages: Float32Array.from(weights),
+      returns: new Float32Array(1),
+    };
+    return { batch, priorities: groups.map(() => 1) };
+  }
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 0));
+
+function setup(over: Partial<PipelineConfig> = {}, workers = 3) {
+  const config: PipelineConfig = {
+    eta: 0,
+    batchGroups: 2,
+    groupSize: 2,
+    slotsPerWorker: 2,
+    preemptAfterMs: 0,
+    replay: DEFAULT_REPLAY,
+    env: DEFAULT_ENV_CONFIG,
+    seed: 1,
+    maxJobFailures: 1,
+    ...over,
+  };
+  const source = new FakeSource();
+  const trainer = new FakeTrainer();
+  const events: TimelineEvent[] = [];
+  const errors: string[] = [];
+  const steps: number[] = [];
+  const p = new Pipeline(config, source, trainer, 'run', {
+    emit: (e) => events.push(e),
+    onError: (m) => errors.push(m),
+    onStep: (r) => steps.push(r.version),
+  });
+  const ws = Array.from({ length: workers }, () => new FakeWorker());
+  ws.forEach((w, i) => p.addWorker(`w${i}`, w, `rollout-${i}`));
+  p.start(0);
+  const running = () => ws.reduce((n, w) => n + w.jobs.size, 0);
+  return { p, source, trainer, ws, events, errors, steps, running };
+}
+
+describe('Pipeline', () => {
+  it('η = 0 is synchronous: one batch per version, no rollout while the trainer computes', async () => {
+    const { p, trainer, ws, running, steps } = setup({ eta: 0 });
+    expect(running()).toBe(2); // B groups, not every free slot
+    for (const w of ws) w.finishAll();
+    await flush();
+    expect(trainer.calls).toHaveLength(1);
+    expect(running()).toBe(0); // nothing admitted while training
+    expect(trainer.calls[0]?.fromVersion).toBe(0);
+    trainer.finish();
+    await flush();
+    expect(steps).toEqual([1]);
+    expect(p.version).toBe(1);
+    expect(running()).toBe(2);
+    for (const w of ws) for (const { job } of w.jobs.values()) expect(job.minVersion).toBe(1);
+  });
+
+  it('η = 2 keeps rolling out while the trainer computes, up to (η + v + 1)·B groups ahead', async () => {
+    const { p, trainer, ws, running } = setup({ eta: 2 });
+    expect(running()).toBe(6); // min(6 slots, 3·2)
+    ws[0]?.finishAll();
+    await flush();
+    expect(trainer.calls).toHaveLength(1);
+    // accepted 2 + running 4 = 6 = (2 + 0 + 1)·2: no more until a version is published.
+    expect(running()).toBe(4);
+    trainer.finish();
+    await flush();
+    expect(p.version).toBe(1);
+    expect(running()).toBe(6); // capacity (2 + 1 + 1)·2 − 8 = 0, slots allow 2: both start
+  });
+
+  it('drops a group whose oldest token is more than η versions old, and counts it', async () => {
+    const { p, trainer, ws } = setup({ eta: 1 }, 1);
+    // One worker, 2 slots, B = 2: jobs 0 and 1 at version 0.
+    const slow = [...(ws[0]?.jobs.keys() ?? [])][0] as number;
+    // Every other job finishes at once and the trainer keeps up, until version 2.
+    while (p.version < 2) {
+      for (const k of [...(ws[0]?.jobs.keys() ?? [])]) if (k !== slow) ws[0]?.finish(k, p.version);
+      await flush();
+      if (trainer.calls.length) trainer.finish();
+      await flush();
+    }
+    expect(p.counters.staleDrops).toBe(0);
+    // The slow job, admitted at version 0, finishes now: 2 − 0 > η = 1.
+    ws[0]?.finish(slow as number);
+    await flush();
+    expect(p.counters.staleDrops).toBe(1);
+    expect(p.counters.staleDroppedEpisodes).toBe(2);
+  });
+
+  it('requeues the jobs of a worker that died at the highest class, and they start first', async () => {
+    const { p, ws, events } = setup({ eta: 4, preemptAfterMs: 60_000 }, 2);
+    const lost = [...(ws[0]?.jobs.values() ?? [])].map((j) => j.job.task.id);
+    expect(lost).toHaveLength(2);
+    p.removeWorker('w0', 'test');
+    expect(p.counters.requeues).toBe(2);
+    expect(events.filter((e) => e.kind === 'requeue')).toHaveLength(2);
+    const fresh = new FakeWorker();
+    p.addWorker('w0b', fresh, 'rollout-0');
+    const started = [...fresh.jobs.values()].map((j) => j.job);
+    expect(started.map((j) => j.task.id).sort()).toEqual([...lost].sort());
+    expect(started.every((j) => j.cls === 'high')).toBe(true);
+  });
+
+  it('preempts the lowest-value running job when a higher-class job waits past the bound', async () => {
+    const { p, ws, events } = setup({ eta: 4, preemptAfterMs: 0 }, 2);
+    // w0's two jobs are requeued; w1's slots are full, so one of its jobs is preempted for them.
+    const victims = [...(ws[1]?.jobs.values() ?? [])].map((j) => j.job);
+    const lowest = victims.reduce((a, b) => (a.value <= b.value ? a : b));
+    p.removeWorker('w0', 'test');
+    p.tick();
+    expect(p.counters.preemptions).toBeGreaterThanOrEqual(1);
+    expect(ws[1]?.aborted[0]).toBe(lowest.jobId);
+    expect(events.some((e) => e.kind === 'preempt' && e.lane === 'rollout-1')).toBe(true);
+    expect([...(ws[1]?.jobs.values() ?? [])].some((j) => j.job.cls === 'high')).toBe(true);
+  });
+
+  it('a batch the trainer lost is trained again after it restarts', async () => {
+    const { p, trainer, ws } = setup({ eta: 0 });
+    for (const w of ws) w.finishAll();
+    await flush();
+    const seqs = trainer.calls[0]?.seqs ?? [];
+    expect(seqs).toHaveLength(4);
+    p.trainerLost();
+    const again = new FakeTrainer();
+    p.trainerRestored(again, 0, new Set());
+    expect(again.calls[0]?.seqs).toEqual(seqs);
+    // A late answer from the dead trainer is ignored.
+    trainer.finish();
+    await flush();
+    expect(p.version).toBe(0);
+    again.finish();
+    await flush();
+    expect(p.version).toBe(1);
+  });
+
+  it('prioritized replay trains once per B new groups and weights by importance', async () => {
+    const { p, trainer, ws } = setup({
+      eta: 8,
+      replay: { ...DEFAULT_REPLAY, mode: 'prioritized' },
+    });
+    ws[0]?.finishAll();
+    await flush();
+    expect(trainer.calls).toHaveLength(1);
+    trainer.finish();
+    await flush();
+    expect(p.buffer.size).toBe(2); // kept for reuse
+    ws[1]?.finish([...(ws[1]?.jobs.keys() ?? [])][0] ?? -1);
+    await flush();
+    expect(trainer.calls).toHaveLength(0); // one new group is not enough
+    ws[1]?.finish([...(ws[1]?.jobs.keys() ?? [])][0] ?? -1);
+    await flush();
+    expect(trainer.calls).toHaveLength(1);
+    const w = Array.from(trainer.calls[0]?.advantages ?? []);
+    expect(Math.max(...w)).toBeCloseTo(1);
+  });
+
+  it('a job that keeps failing stops the run with its message', async () => {
+    const { errors, p } = setup({ eta: 0, maxJobFailures: 0 }, 1);
+    const failing: RolloutPort = {
+      play: () => Promise.reject(new Error('sandbox exploded')),
+      abort: async () => undefined,
+    };
+    p.removeWorker('w0', 'swap');
+    p.addWorker('bad', failing, 'rollout-0');
+    await flush();
+    expect(errors[0]).toMatch(/sandbox exploded/);
+    expect(p.isStopped).toBe(true);
+  });
+});

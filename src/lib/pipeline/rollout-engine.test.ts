@@ -1,0 +1,145 @@
+import * as tf from '@tensorflow/tfjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import { generateTasks } from '../env/families';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
+import { initParams, type Weights } from '../policy/model';
+import type { Trajectory } from '../rl/trajectory';
+import type { QuickJSSandbox } from '../sandbox/quickjs';
+import { createNodeQuickJS } from '../sandbox/quickjs-node';
+import type { TimelineEvent } from './events';
+import { RolloutEngine, type EngineOptions } from './rollout-engine';
+import type { RolloutJob } from './types';
+import { yieldToEventLoop } from './yield';
+
+const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, dModel: 16, nHeads: 2, dMlp: 32 };
+const tasks = generateTasks(1).filter((t) => t.level === 'easy');
+
+let sandbox: QuickJSSandbox;
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+  sandbox = await createNodeQuickJS();
+});
+afterAll(() => sandbox.dispose());
+
+function job(jobId: number, minVersion = 0, samples = 3): RolloutJob {
+  const task = tasks[jobId % tasks.length];
+  if (!task) throw new Error('no task');
+  return {
+    jobId,
+    runId: 'r',
+    task,
+    samples,
+    minVersion,
+    seqBase: jobId * 10,
+    seed: jobId,
+    env: DEFAULT_ENV_CONFIG,
+    cls: 'normal',
+    value: 0.25,
+  };
+}
+
+function engine(over: Partial<EngineOptions> = {}) {
+  const events: TimelineEvent[] = [];
+  const stored: Trajectory[][] = [];
+  const released: Weights[] = [];
+  const fetched: number[] = [];
+  const e = new RolloutEngine(sandbox, {
+    args,
+    rows: 8,
+    interruptEveryTokens: 0,
+    seed: 1,
+    lane: 'rollout-0',
+    fetchAfterMs: 20,
+    emit: (ev) => events.push(ev),
+    persist: async (_j, t) => void stored.push(t),
+    fetch: async (min) => void fetched.push(min),
+    release: (w) => {
+      released.push(w);
+      tf.dispose([...w.values()]);
+    },
+    ...over,
+  });
+  return { e, events, stored, released, fetched };
+}
+
+describe('RolloutEngine', () => {
+  it('plays a group with the offered version, stores it, then returns it with its versions', async () => {
+    const { e, events, stored } = engine();
+    e.offer(0, initParams(args, 1), 0);
+    const g = await e.play(job(0));
+    expect(g.status).toBe('done');
+    expect(g.trajectories).toHaveLength(3);
+    expect(g.seqs).toEqual([0, 1, 2]);
+    expect(stored).toHaveLength(1);
+    expect(g.oldestVersion).toBe(0);
+    expect(g.newestVersion).toBe(0);
+    for (const tr of g.trajectories) {
+      tr.owned.forEach((o, i) => expect(tr.versions[i]).toBe(o ? 0 : -1));
+    }
+    expect(events.some((ev) => ev.kind === 'episode')).toBe(true);
+    expect(events.some((ev) => ev.kind === 'generate' && ev.version === 0)).toBe(true);
+    e.dispose();
+  });
+
+  it('adopts a new version mid-episode without dropping it: later tokens carry the new version', async () => {
+    const { e, events, released } = engine();
+    const w0 = initParams(args, 1);
+    e.offer(0, w0, 0);
+    const playing = e.play(job(1, 0, 4));
+    // Let a few tokens be written, then publish version 1.
+    while (e.stats.tokens < 3) await yieldToEventLoop(); // one decode step per turn of the loop
+    e.offer(1, initParams(args, 2), performance.timeOrigin + performance.now());
+    const g = await playing;
+    expect(g.status).toBe('done');
+    expect(g.oldestVersion).toBe(0);
+    expect(g.newestVersion).toBe(1);
+    expect(g.interrupted).toBeGreaterThan(0);
+    expect(e.version).toBe(1);
+    expect(released).toContain(w0);
+    // Every episode still has its tokens in order: versions never go down along an episode.
+    for (const tr of g.trajectories) {
+      const vs = tr.versions.filter((v) => v >= 0);
+      expect(vs.every((v, i) => i === 0 || v >= (vs[i - 1] ?? 0))).toBe(true);
+    }
+    const adopt = events.find((ev) => ev.kind === 'adopt' && ev.version === 1);
+    expect(adopt?.meta?.from).toBe(0);
+    expect(events.some((ev) => ev.kind === 'interrupt')).toBe(true);
+    e.dispose();
+  });
+
+  it('waits for the version a job needs, and asks the store when the announce is late', async () => {
+    const { e, fetched } = engine({
+      fetch: async (min) => {
+        fetched.push(min);
+        e.offer(min, initParams(args, 3), 0);
+      },
+    });
+    e.offer(0, initParams(args, 1), 0);
+    const g = await e.play(job(2, 1));
+    expect(fetched).toEqual([1]);
+    expect(g.oldestVersion).toBe(1);
+    e.dispose();
+  });
+
+  it('an aborted job resolves as aborted and stores nothing; the others go on', async () => {
+    const { e, stored } = engine();
+    e.offer(0, initParams(args, 1), 0);
+    const a = e.play(job(3, 0, 2));
+    const b = e.play(job(4, 0, 2));
+    while (e.stats.tokens === 0) await yieldToEventLoop();
+    e.abort(3);
+    const [ga, gb] = await Promise.all([a, b]);
+    expect(ga.status).toBe('aborted');
+    expect(gb.status).toBe('done');
+    expect(stored).toHaveLength(1);
+    e.dispose();
+  });
+
+  it('refuses a job that does not fit its rows', async () => {
+    const { e } = engine({ rows: 2 });
+    e.offer(0, initParams(args, 1), 0);
+    await expect(e.play(job(5, 0, 3))).rejects.toThrow(/does not fit/);
+    e.dispose();
+  });
+});

@@ -1,0 +1,352 @@
+import { Episode } from '../env/episode';
+import type { ModelArgs } from '../policy/config';
+import type { Weights } from '../policy/model';
+import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../policy/sampler';
+import { TrajectoryRecorder, type Trajectory } from '../rl/trajectory';
+import type { Sandbox } from '../sandbox/types';
+import { now, type Lane, type TimelineEvent } from './events';
+import { oldestVersion } from './staleness';
+import type { PlayedGroup, RolloutJob } from './types';
+import { yieldToEventLoop } from './yield';
+
+/** How a rollout worker plays its jobs. */
+export interface EngineOptions {
+  args: ModelArgs;
+  /** Episodes decoded together at most (slots × group size): the sampler's rows. */
+  rows: number;
+  /**
+   * Adopt a new version after this many decode steps even if no episode is at a turn boundary
+   * (0: only at turn boundaries, or at once when idle).
+   */
+  interruptEveryTokens: number;
+  /** Seed of the sampling stream. */
+  seed: number;
+  lane: Lane;
+  /** Ask for a version that has not arrived after this long, ms (the announce may be late). */
+  fetchAfterMs: number;
+  emit?(event: TimelineEvent): void;
+  /** Stores a finished group's trajectories; the group is returned only after this resolves. */
+  persist(job: RolloutJob, trajectories: Trajectory[]): Promise<void>;
+  /** Fetches the newest stored version ≥ `min` (when the announce did not arrive in time). */
+  fetch(min: number): Promise<void>;
+  /** Weights the engine no longer uses (the caller decides what to dispose). */
+  release(weights: Weights): void;
+}
+
+interface ActiveJob {
+  job: RolloutJob;
+  episodes: Episode[];
+  startedAt: number;
+  startVersion: number;
+  /** Episodes that adopted a new version mid-way. */
+  interrupted: Set<Episode>;
+  aborted: boolean;
+  resolve(group: PlayedGroup): void;
+  reject(err: Error): void;
+}
+
+/** Counters a worker reports with its heartbeat. */
+export interface EngineStats {
+  version: number;
+  activeEpisodes: number;
+  activeJobs: number;
+  tokens: number;
+  adoptions: number;
+  interrupts: number;
+  prefills: number;
+}
+
+/**
+ * The rollout side of the pipeline inside one worker: every episode of every job the worker
+ * holds decodes in one KV-cached batch; jobs join and leave as they start and finish. New
+ * weights are offered at any time and adopted at the next turn boundary of any episode (or after
+ * `interruptEveryTokens` steps, or at once when idle): episodes in flight keep going on the new
+ * weights after a prefill, and every token is stamped with the version that wrote it.
+ */
+export class RolloutEngine {
+  /** Version of the weights in use (−1: none yet). */
+  version = -1;
+  private weights: Weights | null = null;
+  private pending: { version: number; weights: Weights; publishedAt: number } | null = null;
+  private agent: CachedPolicyAgent | null = null;
+  private readonly recorder = new TrajectoryRecorder(-1);
+  private readonly jobs = new Map<number, ActiveJob>();
+  private readonly waiters: { min: number; wake: () => void }[] = [];
+  private looping = false;
+  private stepsSinceOffer = 0;
+  /** Open `generate` segment: since when, with which version, tokens written. */
+  private segment: { t0: number; version: number; tokens: number; sandboxMs: number } | null = null;
+  readonly stats: EngineStats = {
+    version: -1,
+    activeEpisodes: 0,
+    activeJobs: 0,
+    tokens: 0,
+    adoptions: 0,
+    interrupts: 0,
+    prefills: 0,
+  };
+
+  constructor(
+    private readonly sandbox: Sandbox,
+    private readonly opts: EngineOptions,
+  ) {}
+
+  /** Newest version the engine holds or has been offered. */
+  get latest(): number {
+    return Math.max(this.version, this.pending?.version ?? -1);
+  }
+
+  /**
+   * New weights (announced or loaded from the store). Older than what the engine has: released
+   * at once. Idle: adopted at once. Otherwise adopted at the next turn boundary.
+   */
+  offer(version: number, weights: Weights, publishedAt: number): void {
+    if (version <= this.latest) {
+      this.opts.release(weights);
+      return;
+    }
+    if (this.pending) this.opts.release(this.pending.weights);
+    this.pending = { version, weights, publishedAt };
+    this.stepsSinceOffer = 0;
+    if (!this.looping) this.adopt([]);
+    for (const w of this.waiters.filter((x) => x.min <= this.latest)) w.wake();
+  }
+
+  /** Plays a job's group; resolves once its trajectories are stored (or with `aborted`). */
+  async play(job: RolloutJob): Promise<PlayedGroup> {
+    if (job.samples < 1 || job.samples > this.opts.rows)
+      throw new Error(`a job of ${job.samples} episodes does not fit ${this.opts.rows} rows`);
+    const queued = now();
+    await this.waitForVersion(job.minVersion);
+    if (this.activeEpisodes() + job.samples > this.opts.rows)
+      throw new Error(`worker is full: ${this.activeEpisodes()} episodes running, ${this.opts.rows} rows`);
+    const t0 = now();
+    if (t0 - queued > 1)
+      this.emit({ kind: 'wait', t0: queued, t1: t0, version: this.version, meta: { job: job.jobId, for: job.minVersion } });
+    const episodes = Array.from({ length: job.samples }, () => new Episode(job.task, job.env));
+    return new Promise<PlayedGroup>((resolve, reject) => {
+      this.jobs.set(job.jobId, {
+        job,
+        episodes,
+        startedAt: t0,
+        startVersion: this.pending?.version ?? this.version,
+        interrupted: new Set(),
+        aborted: false,
+        resolve,
+        reject,
+      });
+      if (!this.looping) void this.loop();
+    });
+  }
+
+  /** Drops a job: its `play` resolves with status `aborted`, nothing is stored. */
+  abort(jobId: number): void {
+    const a = this.jobs.get(jobId);
+    if (!a) return;
+    a.aborted = true;
+    this.jobs.delete(jobId);
+    for (const ep of a.episodes) this.recorder.forget(ep);
+    a.resolve({
+      jobId,
+      status: 'aborted',
+      trajectories: [],
+      seqs: [],
+      oldestVersion: a.startVersion,
+      newestVersion: this.version,
+      interrupted: a.interrupted.size,
+      startedAt: a.startedAt,
+      endedAt: now(),
+    });
+  }
+
+  /** Aborts every job (the run stopped). */
+  abortAll(): void {
+    for (const id of [...this.jobs.keys()]) this.abort(id);
+  }
+
+  dispose(): void {
+    this.abortAll();
+    this.agent?.dispose();
+    this.agent = null;
+    if (this.pending) this.opts.release(this.pending.weights);
+    if (this.weights) this.opts.release(this.weights);
+    this.pending = null;
+    this.weights = null;
+  }
+
+  private activeEpisodes(): number {
+    let n = 0;
+    for (const a of this.jobs.values()) n += a.episodes.filter((e) => !e.done).length;
+    return n;
+  }
+
+  private emit(e: Omit<TimelineEvent, 'lane'>): void {
+    this.opts.emit?.({ lane: this.opts.lane, ...e });
+  }
+
+  private async waitForVersion(min: number): Promise<void> {
+    if (this.latest >= min) {
+      if (!this.looping && this.pending) this.adopt([]);
+      return;
+    }
+    const arrived = new Promise<void>((wake) => this.waiters.push({ min, wake }));
+    const timer = setTimeout(() => {
+      if (this.latest < min) void this.opts.fetch(min).catch(() => undefined);
+    }, this.opts.fetchAfterMs);
+    await arrived;
+    clearTimeout(timer);
+    const i = this.waiters.findIndex((w) => w.min === min);
+    if (i >= 0) this.waiters.splice(i, 1);
+    if (!this.looping && this.pending) this.adopt([]);
+  }
+
+  /** Switches to the pending weights; episodes in `live` that already started are interrupted. */
+  private adopt(live: readonly Episode[]): void {
+    const p = this.pending;
+    if (!p) return;
+    this.pending = null;
+    const t = now();
+    const from = this.version;
+    this.closeSegment(t);
+    const previous = this.weights;
+    this.weights = p.weights;
+    this.version = p.version;
+    this.stats.version = p.version;
+    this.recorder.version = p.version;
+    if (!this.agent) {
+      this.agent = new CachedPolicyAgent('policy', p.weights, this.opts.args, {
+        ...DEFAULT_SAMPLER,
+        rows: this.opts.rows,
+        seed: this.opts.seed,
+      });
+    } else {
+      this.agent.setParams(p.weights); // the cache is rebuilt from the current context (prefill)
+    }
+    if (previous) this.opts.release(previous);
+    this.stats.adoptions += 1;
+    this.emit({
+      kind: 'adopt',
+      t0: t,
+      t1: t,
+      version: p.version,
+      meta: { from, latencyMs: Number((t - p.publishedAt).toFixed(2)) },
+    });
+    const inFlight = live.filter((e) => !e.done && e.tokens.length > e.promptLength);
+    if (inFlight.length > 0) {
+      for (const a of this.jobs.values()) for (const e of a.episodes) if (inFlight.includes(e)) a.interrupted.add(e);
+      this.stats.interrupts += inFlight.length;
+      this.emit({ kind: 'interrupt', t0: t, t1: t, version: p.version, meta: { episodes: inFlight.length, from } });
+    }
+  }
+
+  private closeSegment(t: number): void {
+    const s = this.segment;
+    if (!s) return;
+    this.segment = null;
+    if (s.tokens > 0)
+      this.emit({
+        kind: 'generate',
+        t0: s.t0,
+        t1: t,
+        version: s.version,
+        meta: { tokens: s.tokens, sandboxMs: Number(s.sandboxMs.toFixed(1)) },
+      });
+  }
+
+  private async loop(): Promise<void> {
+    this.looping = true;
+    try {
+      for (;;) {
+        const live = [...this.jobs.values()].flatMap((a) => a.episodes.filter((e) => !e.done));
+        this.stats.activeEpisodes = live.length;
+        this.stats.activeJobs = this.jobs.size;
+        if (live.length === 0) break;
+        const atBoundary = live.some((e) => e.programText === '');
+        const every = this.opts.interruptEveryTokens;
+        if (this.pending && (atBoundary || (every > 0 && this.stepsSinceOffer >= every))) this.adopt(live);
+        const agent = this.agent;
+        if (!agent) throw new Error('no weights to play with');
+        this.segment ??= { t0: now(), version: this.version, tokens: 0, sandboxMs: 0 };
+        const prefillsBefore = agent.prefills;
+        const tokens = await agent.choose(live);
+        this.stats.prefills += agent.prefills - prefillsBefore;
+        this.stepsSinceOffer += 1;
+        const segment = this.segment;
+        for (const [i, ep] of live.entries()) {
+          const token = tokens[i];
+          if (token === undefined || ep.done || !this.owner(ep)) continue; // aborted meanwhile
+          this.recorder.onToken(ep, token, agent.lastLogProbs[i] ?? 0, agent.lastValues[i] ?? 0);
+          const s0 = performance.now();
+          await ep.step(token, this.sandbox);
+          segment.sandboxMs += performance.now() - s0;
+          segment.tokens += 1;
+          this.stats.tokens += 1;
+        }
+        // Let announces, aborts and heartbeats in between decode steps.
+        await yieldToEventLoop();
+        // Finished groups are stored and returned without holding up the others' decoding.
+        for (const a of [...this.jobs.values()]) if (a.episodes.every((e) => e.done)) void this.finish(a);
+      }
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      for (const a of [...this.jobs.values()]) {
+        this.jobs.delete(a.job.jobId);
+        a.reject(e);
+      }
+    } finally {
+      this.looping = false;
+      this.closeSegment(now());
+      this.stats.activeEpisodes = this.activeEpisodes();
+      this.stats.activeJobs = this.jobs.size;
+      if (this.pending) this.adopt([]);
+    }
+    // A job that arrived while the last step was finishing starts a new loop.
+    if (this.jobs.size > 0 && !this.looping) void this.loop();
+  }
+
+  private owner(ep: Episode): ActiveJob | undefined {
+    for (const a of this.jobs.values()) if (a.episodes.includes(ep)) return a;
+    return undefined;
+  }
+
+  private async finish(a: ActiveJob): Promise<void> {
+    this.jobs.delete(a.job.jobId); // synchronously, before the next decode step
+    const trajectories = a.episodes.map((ep) => {
+      const tr = this.recorder.trajectory(ep, a.job.task.id);
+      this.recorder.forget(ep);
+      return tr;
+    });
+    const t = now();
+    const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
+    const group: PlayedGroup = {
+      jobId: a.job.jobId,
+      status: 'done',
+      trajectories,
+      seqs: trajectories.map((_, i) => a.job.seqBase + i),
+      oldestVersion: oldestVersion(versions),
+      newestVersion: versions.length ? Math.max(...versions) : this.version,
+      interrupted: a.interrupted.size,
+      startedAt: a.startedAt,
+      endedAt: t,
+    };
+    this.emit({
+      kind: 'episode',
+      t0: a.startedAt,
+      t1: t,
+      version: group.oldestVersion,
+      meta: {
+        job: a.job.jobId,
+        task: a.job.task.id,
+        episodes: trajectories.length,
+        solved: trajectories.filter((x) => x.solved).length,
+        newest: group.newestVersion,
+      },
+    });
+    try {
+      await this.opts.persist(a.job, trajectories);
+      a.resolve(group);
+    } catch (err) {
+      a.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}

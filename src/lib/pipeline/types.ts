@@ -1,0 +1,87 @@
+import type { EnvConfig } from '../env/config';
+import type { Task } from '../env/suite';
+import type { StepMetrics } from '../policy/trainer';
+import type { TokenBatch } from '../rl/batch';
+import type { Trajectory } from '../rl/trajectory';
+import type { JobClass } from './scheduler';
+
+/** One unit of rollout work: a group of episodes of one task, played by one rollout worker. */
+export interface RolloutJob {
+  jobId: number;
+  runId: string;
+  task: Task;
+  /** Episodes of the task (the group of GRPO and RLOO). */
+  samples: number;
+  /**
+   * The worker starts the job only once it runs at least this version (the version current
+   * when the job was admitted), loading it from the store if the announce is late.
+   */
+  minVersion: number;
+  /** Keys of the group's trajectories in the store: seqBase, seqBase + 1, … */
+  seqBase: number;
+  /** Seed of the job's sampling stream. */
+  seed: number;
+  env: EnvConfig;
+  cls: JobClass;
+  value: number;
+}
+
+/** What a rollout worker sends back for a job. */
+export interface PlayedGroup {
+  jobId: number;
+  /** `aborted`: preempted or stopped; nothing was stored. */
+  status: 'done' | 'aborted';
+  trajectories: Trajectory[];
+  /** Store keys of the trajectories (written before the group was returned). */
+  seqs: number[];
+  /** Oldest and newest version stamped on any of the group's policy tokens. */
+  oldestVersion: number;
+  newestVersion: number;
+  /** Episodes of the group that adopted a new version mid-way (interrupted rollouts). */
+  interrupted: number;
+  /** Epoch ms the worker started and finished the group. */
+  startedAt: number;
+  endedAt: number;
+}
+
+/** The rollout side of the pipeline: one live rollout worker. */
+export interface RolloutPort {
+  play(job: RolloutJob): Promise<PlayedGroup>;
+  /** Drops a job (preemption, stop): its `play` resolves with status `aborted`. */
+  abort(jobId: number): Promise<void>;
+}
+
+/** What one training step on a batch came to. */
+export interface TrainOutcome {
+  /** The version published after the update. */
+  version: number;
+  metrics: StepMetrics;
+  /** Epoch ms the trainer started computing and announced the new version. */
+  startedAt: number;
+  publishedAt: number;
+}
+
+/** The trainer side: train on a batch, publish the next version durably, mark the samples consumed. */
+export interface PipelineTrainerPort {
+  trainAndPublish(batch: TokenBatch, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome>;
+}
+
+/** One training step as the page charts it. */
+export interface StepReport {
+  /** Version published by this step. */
+  version: number;
+  /** Episodes trained on. */
+  episodes: number;
+  meanReturn: number;
+  success: number;
+  /** Trainer version minus the oldest token version, per trained group. */
+  staleness: number[];
+  loss: number;
+  metrics: StepMetrics;
+  /** Trainer idle before this step (waiting for data: the rollout phase when η = 0), ms. */
+  waitMs: number;
+  /** Training and publishing, ms. */
+  trainMs: number;
+  /** Epoch ms the step finished. */
+  at: number;
+}

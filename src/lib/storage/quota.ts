@@ -1,0 +1,62 @@
+import type { LabDB } from './db';
+import { trimConsumed } from './trajectories-store';
+import { listRuns, pruneVersions } from './weights-store';
+
+/** What an eviction deleted to make room. */
+export interface Eviction {
+  /** Consumed trajectories deleted (already trained on). */
+  trajectories: number;
+  /** Old weight versions deleted (never the newest two of a run, never milestones). */
+  versions: number;
+}
+
+/** True for a write refused because the origin's storage quota is full. */
+export function isQuotaError(err: unknown): boolean {
+  if (!(err instanceof Error) && !(typeof DOMException !== 'undefined' && err instanceof DOMException)) return false;
+  const e = err as { name?: string; message?: string; cause?: unknown };
+  if (e.name === 'QuotaExceededError') return true;
+  if (/quota/i.test(e.message ?? '')) return true;
+  return e.cause !== undefined && isQuotaError(e.cause);
+}
+
+/**
+ * Makes room without losing a run: deletes trajectories every run has already trained on, and
+ * weight versions past the newest two of each run (milestones stay). Nothing unconsumed and no
+ * version a run resumes from is touched.
+ */
+export async function evictForSpace(db: LabDB): Promise<Eviction> {
+  let trajectories = 0;
+  let versions = 0;
+  for (const run of await listRuns(db)) {
+    trajectories += await trimConsumed(db, run.id, 0);
+    versions += (await pruneVersions(db, run.id, 2)).length;
+  }
+  return { trajectories, versions };
+}
+
+/**
+ * Runs a write; when the quota refuses it, evicts (`onEvict` is told what went) and tries once
+ * more. A write that still does not fit throws an error that says the storage is full.
+ */
+export async function withEviction<T>(
+  db: LabDB,
+  write: () => Promise<T>,
+  onEvict: (e: Eviction) => void,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!isQuotaError(err)) throw err;
+    const eviction = await evictForSpace(db);
+    onEvict(eviction);
+    try {
+      return await write();
+    } catch (again) {
+      if (!isQuotaError(again)) throw again;
+      throw new Error(
+        `storage is full even after deleting ${eviction.trajectories} trained trajectories and ${eviction.versions} old versions: free space for this site (browser settings) and resume`,
+        { cause: again },
+      );
+    }
+  }
+}

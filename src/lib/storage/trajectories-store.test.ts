@@ -1,0 +1,153 @@
+import 'fake-indexeddb/auto';
+import { describe, expect, it } from 'vitest';
+import type { Trajectory } from '../rl/trajectory';
+import { openLabDb, type LabDB, type TrajectoryRecord, type WeightsRecord } from './db';
+import { evictForSpace, isQuotaError, withEviction } from './quota';
+import {
+  countTrajectories,
+  lastKeys,
+  listSeqs,
+  listUnconsumed,
+  putTrajectories,
+  trimConsumed,
+} from './trajectories-store';
+import { ensureRun, listVersions, pruneVersions, putVersion } from './weights-store';
+
+let n = 0;
+const freshDb = () => openLabDb(`traj-test-${n++}`);
+
+const traj = (seq: number): Trajectory => ({
+  taskId: `t${seq}`,
+  level: 'easy',
+  group: 'g',
+  tokens: [1, 2, 3],
+  owned: [0, 1, 1],
+  rewards: [0, 0, 1],
+  logProbs: [0, -0.5, -0.1],
+  values: [0, 0.1, 0.2],
+  versions: [-1, 3, 4],
+  legal: new Uint8Array([1, 0, 1]),
+  solved: seq % 2 === 0,
+  turns: 1,
+  return: 1,
+  parts: { pass: 1, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 1 },
+});
+
+const record = (runId: string, seq: number, consumed: 0 | 1 = 0): TrajectoryRecord => ({
+  runId,
+  seq,
+  jobId: Math.floor(seq / 2),
+  consumed,
+  createdAt: seq,
+  trajectory: traj(seq),
+});
+
+const version = (runId: string, v: number, milestone = false): WeightsRecord => ({
+  runId,
+  version: v,
+  createdAt: v,
+  checkpoint: {
+    format: 'sandbox-rl-lab/weights@1',
+    model: { vocabSize: 2, contextLength: 2, dModel: 2, nLayers: 1, nHeads: 1, dMlp: 2 },
+    params: { entries: [], data: new ArrayBuffer(8) },
+    step: v,
+  },
+  metrics: {},
+  milestone,
+});
+
+async function withRun(): Promise<LabDB> {
+  const db = await freshDb();
+  await ensureRun(db, { id: 'r', name: 'r', config: {} });
+  return db;
+}
+
+describe('trajectories store', () => {
+  it('stores trajectories exactly and lists the unconsumed ones in seq order', async () => {
+    const db = await withRun();
+    await putTrajectories(db, [record('r', 2), record('r', 0), record('r', 1), record('other', 0)]);
+    const fresh = await listUnconsumed(db, 'r');
+    expect(fresh.map((r) => r.seq)).toEqual([0, 1, 2]);
+    expect(fresh[1]?.trajectory).toEqual(traj(1));
+    expect(fresh[1]?.trajectory.legal).toBeInstanceOf(Uint8Array);
+    expect(await countTrajectories(db, 'r')).toEqual({ total: 3, consumed: 0 });
+    expect(await lastKeys(db, 'r')).toEqual({ seq: 2, jobId: 1 });
+    expect(await lastKeys(db, 'none')).toEqual({ seq: -1, jobId: -1 });
+  });
+
+  it('publishing a version marks what it trained on consumed, in the same transaction', async () => {
+    const db = await withRun();
+    await putTrajectories(db, [0, 1, 2, 3].map((s) => record('r', s)));
+    await putVersion(db, version('r', 1), { consumed: [0, 1], progress: { seconds: 12 } });
+    expect((await listUnconsumed(db, 'r')).map((r) => r.seq)).toEqual([2, 3]);
+    expect(await countTrajectories(db, 'r')).toEqual({ total: 4, consumed: 2 });
+    expect((await db.get('runs', 'r'))?.progress?.seconds).toBe(12);
+  });
+
+  it('a version for an unknown run writes nothing, consumed marks included', async () => {
+    const db = await withRun();
+    await putTrajectories(db, [record('r', 0)]);
+    await expect(putVersion(db, version('nope', 1), { consumed: [0] })).rejects.toThrow(/no run nope/);
+    expect(await countTrajectories(db, 'r')).toEqual({ total: 1, consumed: 0 });
+  });
+
+  it('the replay ring trims the oldest consumed trajectories only', async () => {
+    const db = await withRun();
+    await putTrajectories(db, [record('r', 0, 1), record('r', 1, 1), record('r', 2, 0), record('r', 3, 1)]);
+    expect(await trimConsumed(db, 'r', 1)).toBe(2);
+    expect(await listSeqs(db, 'r')).toEqual([2, 3]);
+  });
+});
+
+describe('retention and a full quota', () => {
+  it('keeps the newest versions and milestones', async () => {
+    const db = await withRun();
+    for (const v of [0, 1, 2, 3, 4, 5]) await putVersion(db, version('r', v, v === 0 || v === 3));
+    expect(await pruneVersions(db, 'r', 2)).toEqual([1, 2]);
+    expect(await listVersions(db, 'r')).toEqual([0, 3, 4, 5]);
+  });
+
+  it('recognises quota errors, however they are wrapped', () => {
+    expect(isQuotaError(new DOMException('full', 'QuotaExceededError'))).toBe(true);
+    expect(isQuotaError(new Error('wrapped', { cause: new DOMException('x', 'QuotaExceededError') }))).toBe(true);
+    expect(isQuotaError(new Error('The quota has been exceeded.'))).toBe(true);
+    expect(isQuotaError(new Error('something else'))).toBe(false);
+    expect(isQuotaError('QuotaExceededError')).toBe(false);
+  });
+
+  it('a write refused by the quota evicts trained trajectories and old versions, then succeeds', async () => {
+    const db = await withRun();
+    await putTrajectories(db, [record('r', 0, 1), record('r', 1, 0)]);
+    for (const v of [0, 1, 2, 3]) await putVersion(db, version('r', v, v === 0));
+    let refusals = 1;
+    const evictions: { trajectories: number; versions: number }[] = [];
+    const result = await withEviction(
+      db,
+      async () => {
+        if (refusals-- > 0) throw new DOMException('full', 'QuotaExceededError');
+        await putTrajectories(db, [record('r', 2)]);
+        return 'written';
+      },
+      (e) => evictions.push(e),
+    );
+    expect(result).toBe('written');
+    expect(evictions).toEqual([{ trajectories: 1, versions: 1 }]);
+    // The unconsumed trajectory, the new one, the milestone and the newest two versions remain.
+    expect(await listSeqs(db, 'r')).toEqual([1, 2]);
+    expect(await listVersions(db, 'r')).toEqual([0, 2, 3]);
+  });
+
+  it('a write that still does not fit says the storage is full', async () => {
+    const db = await withRun();
+    await expect(
+      withEviction(
+        db,
+        async () => {
+          throw new DOMException('full', 'QuotaExceededError');
+        },
+        () => undefined,
+      ),
+    ).rejects.toThrow(/storage is full/);
+    expect(await evictForSpace(db)).toEqual({ trajectories: 0, versions: 0 });
+  });
+});
