@@ -35,6 +35,15 @@ import { TrajectoryRecorder, type Trajectory } from '../src/lib/rl/trajectory';
 import { CachedSandbox } from '../src/lib/sandbox/cache';
 import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
 import { QuickJSSession, SessionError } from '../src/lib/sandbox/session';
+import { now, type Lane, type TimelineEvent } from '../src/lib/pipeline/events';
+import { EventBatcher, isVersionAnnounce, PARAMS_CHANNEL } from '../src/lib/pipeline/params-channel';
+import { RolloutEngine, type EngineStats } from '../src/lib/pipeline/rollout-engine';
+import type { PlayedGroup, RolloutJob } from '../src/lib/pipeline/types';
+import type { CacheStats } from '../src/lib/sandbox/cache';
+import { openLabDb, type LabDB } from '../src/lib/storage/db';
+import { withEviction } from '../src/lib/storage/quota';
+import { putTrajectories } from '../src/lib/storage/trajectories-store';
+import { latestFullVersion, latestVersion } from '../src/lib/storage/weights-store';
 import { initBackend } from './tfjs-backends';
 
 /** How the page starts a rollout worker. */
@@ -83,6 +92,75 @@ let modelArgs: ModelArgs | undefined;
 let version = -1;
 /** The agent that collects training episodes: KV-cached, its sampling stream kept across versions. */
 let collector: CachedPolicyAgent | undefined;
+
+/** How the pipeline starts this worker's part of a run (issue 6). */
+export interface EngineRunInit {
+  runId: string;
+  /** Timeline lane of this worker (`rollout-N`). */
+  lane: Lane;
+  /** Episodes decoded together at most: slots × group size. */
+  rows: number;
+  /** Adopt a new version after this many decode steps even mid-turn (0: turn boundaries only). */
+  interruptEveryTokens: number;
+  seed: number;
+  /** Read a version from the store when its announce has not arrived after this long, ms. */
+  fetchAfterMs: number;
+}
+
+/** What the worker reports with each heartbeat. */
+export interface RolloutStats extends EngineStats {
+  cache: CacheStats;
+  /** Epoch ms of the reply. */
+  at: number;
+}
+
+/** The pipeline run this worker plays for: its engine, announce channel and the base of LoRA versions. */
+let run:
+  | { runId: string; lane: Lane; engine: RolloutEngine; channel: BroadcastChannel; base: Params | null }
+  | undefined;
+let db: LabDB | undefined;
+const events = new EventBatcher();
+
+async function database(): Promise<LabDB> {
+  db ??= await openLabDb();
+  return db;
+}
+
+function requireRun(): NonNullable<typeof run> {
+  if (!run) throw new Error('no pipeline run in this worker: call startRun() first');
+  return run;
+}
+
+/** Offers a published version to the engine: full weights, or LoRA adapters merged into the run's base. */
+async function offerCheckpoint(checkpoint: Checkpoint, v: number, publishedAt: number): Promise<void> {
+  const r = requireRun();
+  if (v <= r.engine.latest) return;
+  let weights: Weights;
+  if (checkpoint.lora) {
+    if (!r.base) {
+      const full = await latestFullVersion(await database(), r.runId, v);
+      if (!full) throw new Error(`run ${r.runId} has no full version to merge LoRA version ${v} into`);
+      r.base = paramsFromCheckpoint(full.checkpoint);
+    }
+    const adapters = adaptersFromCheckpoint(checkpoint);
+    weights = mergedWeights(r.base, adapters, checkpoint.lora);
+    tf.dispose([...adapters.values()]);
+  } else {
+    const params = paramsFromCheckpoint(checkpoint);
+    r.base = params;
+    weights = params;
+  }
+  r.engine.offer(v, weights, publishedAt);
+}
+
+/** Adopts the newest stored version of the run when it is at least `min` (a late announce, a new worker). */
+async function adoptFromStore(min: number): Promise<void> {
+  const r = requireRun();
+  const record = await latestVersion(await database(), r.runId);
+  if (!record || record.version < min || record.version <= r.engine.latest) return;
+  await offerCheckpoint(record.checkpoint, record.version, now());
+  events.mark({ lane: r.lane, kind: 'load', version: record.version, meta: { from: 'store' } });
+}
 
 /** One batch of training episodes to collect. */
 export interface CollectRequest {
@@ -208,6 +286,124 @@ const api = {
     } finally {
       for (const a of made) a.dispose(); // their KV caches
     }
+  },
+
+  /**
+   * Joins a pipeline run: an engine over this worker's policy replica and sandbox, listening
+   * for announced versions, starting from the newest stored one (a replacement or a resume).
+   */
+  async startRun(init: EngineRunInit): Promise<{ version: number }> {
+    if (!modelArgs) throw new Error('rollout worker not initialised: call init() first');
+    api.stopRun();
+    const sb = await getSandbox();
+    const lane = init.lane;
+    const engine = new RolloutEngine(sb, {
+      args: modelArgs,
+      rows: init.rows,
+      interruptEveryTokens: init.interruptEveryTokens,
+      seed: init.seed,
+      lane,
+      fetchAfterMs: init.fetchAfterMs,
+      emit: (e) => events.push(e),
+      persist: async (job, trajectories) => {
+        const d = await database();
+        const createdAt = Date.now();
+        const records = trajectories.map((trajectory, i) => ({
+          runId: job.runId,
+          seq: job.seqBase + i,
+          jobId: job.jobId,
+          consumed: 0 as const,
+          createdAt,
+          trajectory,
+        }));
+        await withEviction(
+          d,
+          () => putTrajectories(d, records),
+          (e) => events.mark({ lane, kind: 'evict', version: engine.version, meta: { ...e } }),
+        );
+      },
+      fetch: (min) => adoptFromStore(min),
+      release: (w) => {
+        if (w !== run?.base) tf.dispose([...w.values()]);
+      },
+    });
+    const channel = new BroadcastChannel(PARAMS_CHANNEL);
+    run = { runId: init.runId, lane, engine, channel, base: null };
+    channel.onmessage = (ev: MessageEvent<unknown>) => {
+      const d = ev.data;
+      if (!isVersionAnnounce(d) || d.runId !== run?.runId) return;
+      offerCheckpoint(d.checkpoint, d.version, d.publishedAt).catch((err: unknown) =>
+        events.mark({
+          lane,
+          kind: 'error',
+          version: d.version,
+          meta: { message: err instanceof Error ? err.message : String(err) },
+        }),
+      );
+    };
+    await adoptFromStore(0);
+    return { version: engine.version };
+  },
+
+  /** Plays a job of the run (resolves once its trajectories are stored). */
+  play(job: RolloutJob): Promise<PlayedGroup> {
+    return requireRun().engine.play(job);
+  },
+
+  /** Drops a job (preemption). */
+  abort(jobId: number): void {
+    run?.engine.abort(jobId);
+  },
+
+  /** The heartbeat: engine counters and the result cache's hit rate. */
+  async stats(): Promise<RolloutStats> {
+    const sb = await getSandbox();
+    const e = run?.engine.stats ?? {
+      version: -1,
+      activeEpisodes: 0,
+      activeJobs: 0,
+      tokens: 0,
+      adoptions: 0,
+      interrupts: 0,
+      prefills: 0,
+    };
+    return { ...e, cache: sb.cache.stats, at: now() };
+  },
+
+  /** Leaves the run: running jobs end as aborted, the channel closes. */
+  stopRun(): void {
+    if (!run) return;
+    run.channel.close();
+    run.engine.dispose();
+    if (run.base) tf.dispose([...run.base.values()]);
+    run = undefined;
+    events.flush();
+  },
+
+  /**
+   * Fault injection for tests (`?debug`): `crash` throws an uncaught error and closes the
+   * worker, `hang` blocks its thread forever, `exit` closes it silently.
+   */
+  debugFault(kind: 'crash' | 'hang' | 'exit'): void {
+    if (kind === 'crash') {
+      setTimeout(() => {
+        setTimeout(() => self.close(), 0);
+        throw new Error('injected crash (debug fault)');
+      }, 0);
+    } else if (kind === 'hang') {
+      setTimeout(() => {
+        for (;;) {
+          /* a hung worker: the heartbeat stops */
+        }
+      }, 0);
+    } else {
+      self.close();
+    }
+  },
+
+  /** Registers the callback that receives timeline events in batches (pass it through `Comlink.proxy`). */
+  setEventSink(callback: (batch: TimelineEvent[]) => void): void {
+    events.sink = callback;
   },
 
   /** Runs `(x) => (program)` on a task's examples and hidden tests (the task editor's "try"). */

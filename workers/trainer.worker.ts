@@ -18,13 +18,24 @@ import {
   type Checkpoint,
 } from '../src/lib/policy/weights';
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
+import { PARAMS_CHANNEL, type VersionAnnounce } from '../src/lib/pipeline/params-channel';
+import type { TrainOutcome } from '../src/lib/pipeline/types';
 import type { MlpArgs, MlpSnapshot } from '../src/lib/policy/mlp';
 import type { TokenBatch } from '../src/lib/rl/batch';
 import type { CustomTrainConfig } from '../src/lib/rl/custom-config';
 import { MlpLearner, type CustomBatch } from '../src/lib/rl/custom-trainer';
 import { imitationBatch } from '../src/lib/rl/synthetic';
-import { openLabDb, type LabDB } from '../src/lib/storage/db';
-import { ensureRun, getVersion, latestVersion, putVersion } from '../src/lib/storage/weights-store';
+import { openLabDb, type LabDB, type RunProgress, type RunRecord } from '../src/lib/storage/db';
+import { withEviction } from '../src/lib/storage/quota';
+import { trimConsumed } from '../src/lib/storage/trajectories-store';
+import {
+  ensureRun,
+  getVersion,
+  latestVersion,
+  pruneVersions,
+  putVersion,
+  setRunStatus,
+} from '../src/lib/storage/weights-store';
 import { initBackend } from './tfjs-backends';
 
 /** How the page starts the trainer. */
@@ -44,7 +55,30 @@ export interface TrainerInfo extends BackendReport {
   bytesPerVersion: number;
 }
 
+/** How the pipeline starts (or resumes) a run in the trainer (issue 6). */
+export interface PipelineRunInit {
+  runId: string;
+  /** Label shown in the run list. */
+  name: string;
+  /** The run's whole configuration (JSON), stored with it for resume. */
+  config: Record<string, unknown>;
+  /** Retention: the newest `keepVersions` versions stay, plus version 0 and every `milestoneEvery`-th. */
+  keepVersions: number;
+  milestoneEvery: number;
+  /** Consumed trajectories kept (the replay ring); unconsumed ones are never deleted. */
+  keepConsumed: number;
+}
+
+/** What a resumed run continues from. */
+export interface ResumePoint {
+  version: number;
+  step: number;
+  run: RunRecord;
+}
+
 let trainer: PolicyTrainer | undefined;
+/** The pipeline run the trainer publishes for, and the channel it announces versions on. */
+let pipelineRun: (PipelineRunInit & { channel: BroadcastChannel }) | undefined;
 /** The MLP policy of a custom JS environment, when one is being trained. */
 let mlp: MlpLearner | undefined;
 let db: LabDB | undefined;
@@ -64,6 +98,78 @@ function requireTrainer(): PolicyTrainer {
 async function database(): Promise<LabDB> {
   db ??= await openLabDb();
   return db;
+}
+
+function openPipelineRun(init: PipelineRunInit): void {
+  pipelineRun?.channel.close();
+  pipelineRun = { ...init, channel: new BroadcastChannel(PARAMS_CHANNEL) };
+}
+
+/**
+ * Publishes version `v` of the pipeline run: durable first (weights, optimiser state, consumed
+ * marks and progress in one transaction, evicting old data if the quota is full), then announced
+ * with the weights, then retention (off the critical path).
+ */
+async function publishVersion(
+  v: number,
+  consumed: number[],
+  progress: RunProgress,
+  metrics: Record<string, number>,
+): Promise<{ version: number; publishedAt: number }> {
+  const t = requireTrainer();
+  const r = pipelineRun;
+  if (!r) throw new Error('no pipeline run: call startRun() or resumeRun() first');
+  const t0 = now();
+  const d = await database();
+  const policy = await t.exportPolicy(v === 0);
+  const optimizerWeights = await t.optimizer.getWeights();
+  const checkpoint: Checkpoint = {
+    ...policy,
+    optimizer: await packTensors(optimizerWeights.map((w) => ({ name: w.name, tensor: w.tensor }))),
+  };
+  const record = {
+    runId: r.runId,
+    version: v,
+    createdAt: Date.now(),
+    checkpoint,
+    metrics,
+    milestone: v === 0 || (r.milestoneEvery > 0 && v % r.milestoneEvery === 0),
+  };
+  await withEviction(
+    d,
+    () => putVersion(d, record, { consumed, progress }),
+    (e) =>
+      emit({
+        lane: 'store',
+        kind: 'evict',
+        t0: now(),
+        t1: now(),
+        version: v,
+        meta: { ...e, reason: 'quota' },
+      }),
+  );
+  const bytes = checkpoint.params.data.byteLength + (checkpoint.optimizer?.data.byteLength ?? 0);
+  emit({
+    lane: 'store',
+    kind: 'publish',
+    t0,
+    t1: now(),
+    version: v,
+    meta: { bytes, consumed: consumed.length },
+  });
+  const publishedAt = now();
+  const announce: VersionAnnounce = { runId: r.runId, version: v, publishedAt, checkpoint: policy };
+  r.channel.postMessage(announce);
+  version = v;
+  void retention(r).catch(() => undefined);
+  return { version: v, publishedAt };
+}
+
+/** Deletes versions and consumed trajectories past the run's retention (routine: no timeline mark). */
+async function retention(r: PipelineRunInit): Promise<void> {
+  const d = await database();
+  await pruneVersions(d, r.runId, r.keepVersions);
+  await trimConsumed(d, r.runId, r.keepConsumed);
 }
 
 const api = {
@@ -125,6 +231,27 @@ const api = {
    */
   exportPolicy(full = false): Promise<Checkpoint> {
     return requireTrainer().exportPolicy(full);
+  },
+
+  /**
+   * Fresh weights for a new run: the policy re-initialised from `seed` (full fine-tune), with
+   * the given policy loss and learning rate and a fresh Adam state.
+   */
+  resetPolicy(opts: { seed: number; loss: TrainerConfig['loss']; learningRate: number }): {
+    parameters: number;
+  } {
+    const t = requireTrainer();
+    const config: TrainerConfig = {
+      ...t.config,
+      seed: opts.seed,
+      loss: opts.loss,
+      learningRate: opts.learningRate,
+    };
+    const { args, lora } = t;
+    t.dispose();
+    trainer = new PolicyTrainer(args, config, undefined, lora);
+    version = -1;
+    return { parameters: trainer.parameterCount };
   },
 
   /** Sets Adam's learning rate (fresh optimiser state). */
@@ -211,6 +338,113 @@ const api = {
     version = record.version;
     emit({ lane: 'store', kind: 'load', t0, t1: now(), version });
     return { version, step: trainer.step };
+  },
+
+  /** Starts a pipeline run: stores the run and publishes the current weights as version 0. */
+  async startRun(
+    init: PipelineRunInit,
+    progress: RunProgress,
+  ): Promise<{ version: number; publishedAt: number }> {
+    requireTrainer();
+    const d = await database();
+    if (await d.get('runs', init.runId)) throw new Error(`a run named ${init.runId} exists already`);
+    await ensureRun(d, { id: init.runId, name: init.name, config: init.config });
+    openPipelineRun(init);
+    await setRunStatus(d, init.runId, 'running');
+    return publishVersion(0, [], progress, {});
+  },
+
+  /**
+   * Resumes a stored run: the trainer continues from its newest version, with its optimiser
+   * state and step count. The rollout workers adopt the same version from the store.
+   */
+  async resumeRun(init: PipelineRunInit): Promise<ResumePoint> {
+    const t = requireTrainer();
+    const t0 = now();
+    const d = await database();
+    const run = await d.get('runs', init.runId);
+    if (!run) throw new Error(`no stored run ${init.runId}`);
+    const record = await latestVersion(d, init.runId);
+    if (!record) throw new Error(`run ${init.runId} has no stored version to resume from`);
+    if (record.checkpoint.lora) throw new Error('resuming a LoRA run is not supported yet');
+    if (!record.checkpoint.optimizer) throw new Error(`version ${record.version} has no optimiser state`);
+    const params = paramsFromCheckpoint(record.checkpoint);
+    const config = t.config;
+    const lr = t.learningRate;
+    t.dispose();
+    trainer = new PolicyTrainer(record.checkpoint.model, config, params);
+    trainer.setLearningRate(lr);
+    trainer.step = record.checkpoint.step;
+    const named = unpackTensors(record.checkpoint.optimizer);
+    await trainer.optimizer.setWeights(named);
+    tf.dispose(named.map((n) => n.tensor));
+    version = record.version;
+    openPipelineRun(init);
+    await setRunStatus(d, init.runId, 'running');
+    emit({ lane: 'store', kind: 'load', t0, t1: now(), version, meta: { resume: init.runId } });
+    return { version, step: trainer.step, run };
+  },
+
+  /**
+   * One training step of the pipeline: `updates` optimiser steps on the batch (π_prox
+   * recomputed before each), then the next version published: stored with the optimiser state
+   * (marking `seqs` consumed in the same transaction), announced, and old versions pruned.
+   */
+  async trainAndPublish(
+    batch: TokenBatch,
+    info: { fromVersion: number; seqs: number[]; updates: number; progress: RunProgress },
+  ): Promise<TrainOutcome> {
+    const t = requireTrainer();
+    const startedAt = now();
+    let metrics: StepMetrics | undefined;
+    for (let i = 0; i < Math.max(1, info.updates); i++) {
+      const t0 = now();
+      metrics = await t.trainStep(batch);
+      emit({
+        lane: 'trainer',
+        kind: 'train-step',
+        t0,
+        t1: now(),
+        version: info.fromVersion,
+        meta: {
+          loss: Number(metrics.loss.toFixed(4)),
+          step: metrics.step,
+          kl: Number(metrics.approxKl.toExponential(2)),
+        },
+      });
+    }
+    if (!metrics) throw new Error('no step taken');
+    const published = await publishVersion(info.fromVersion + 1, info.seqs, info.progress, {
+      loss: metrics.loss,
+      ms: metrics.ms,
+    });
+    return { version: published.version, metrics, startedAt, publishedAt: published.publishedAt };
+  },
+
+  /** Leaves the pipeline run, recording how it ended. */
+  async stopRun(status: RunRecord['status']): Promise<void> {
+    if (!pipelineRun) return;
+    const runId = pipelineRun.runId;
+    pipelineRun.channel.close();
+    pipelineRun = undefined;
+    await setRunStatus(await database(), runId, status);
+  },
+
+  /** The heartbeat: answers as soon as the thread is free. */
+  stats(): { at: number; step: number; version: number } {
+    return { at: now(), step: trainer?.step ?? 0, version };
+  },
+
+  /** Fault injection for tests (`?debug`): `crash` throws an uncaught error and closes the worker. */
+  debugFault(kind: 'crash' | 'exit'): void {
+    if (kind === 'crash') {
+      setTimeout(() => {
+        setTimeout(() => self.close(), 0);
+        throw new Error('injected crash (debug fault)');
+      }, 0);
+    } else {
+      self.close();
+    }
   },
 
   /** Registers the callback that receives timeline events (pass it through `Comlink.proxy`). */

@@ -68,6 +68,23 @@ export class Curriculum {
     return this.recent.filter(Boolean).length / Math.max(1, this.recent.length);
   }
 
+  /** What a resumed run needs to continue where it stopped. */
+  snapshot(): { levelIndex: number; recent: boolean[]; episodes: number } {
+    return { levelIndex: this.levelIndex, recent: [...this.recent], episodes: this.episodes };
+  }
+
+  /** Continues from a snapshot (a resumed run). */
+  restore(s: { levelIndex: number; recent: boolean[]; episodes: number }): void {
+    this.levelIndex = Math.max(0, Math.min(LEVELS.length - 1, Math.floor(s.levelIndex)));
+    this.recent = s.recent.slice(-this.config.window);
+    this.episodes = s.episodes;
+  }
+
+  /** Index of the current level in easy → medium → hard. */
+  get levelIndexNow(): number {
+    return this.levelIndex;
+  }
+
   view(): CurriculumView {
     return {
       enabled: this.config.enabled,

@@ -1,30 +1,18 @@
 import { DEFAULT_ENV_CONFIG, type EnvConfig } from '../env/config';
 import { Curriculum, DEFAULT_CURRICULUM, type CurriculumConfig } from '../env/curriculum';
-import type { Task } from '../env/suite';
-import type { StepMetrics } from '../policy/trainer';
-import type { Checkpoint } from '../policy/weights';
+import { LEVELS, type Task } from '../env/suite';
+import type { RunProgress } from '../storage/db';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../rl/random';
-import { gaeAdvantages, trajectoryBatch, type Trajectory } from '../rl/trajectory';
-import type { BatchStats, Workload } from './sync-loop';
-
-/** What the code workload needs from a rollout worker (its bridge's API). */
-export interface RolloutPort {
-  collect(req: { tasks: Task[]; samples: number; config?: EnvConfig; seed: number }): Promise<Trajectory[]>;
-  loadPolicy(checkpoint: Checkpoint, version: number): Promise<void>;
-}
-
-/** What the code workload needs from the trainer worker (its bridge's API). */
-export interface TrainerPort {
-  trainBatch(batch: TokenBatch, version: number): Promise<StepMetrics>;
-  /** Full weights when `full`, else what the trainer publishes (only adapters under LoRA). */
-  exportPolicy(full: boolean): Promise<Checkpoint>;
-}
+import { gaeAdvantages, trajectoryBatch } from '../rl/trajectory';
+import type { JobSource } from './controller';
+import { learningValue, type JobClass } from './scheduler';
+import type { PlayedGroup } from './types';
 
 /** Settings of a training run of the code-writing policy. */
 export interface CodeRunConfig {
-  /** Distinct tasks per batch. */
+  /** Distinct tasks (groups) per training batch: B of the staleness rule. */
   tasksPerBatch: number;
   /** Episodes per task in a batch (the group of GRPO and RLOO). */
   groupSize: number;
@@ -44,6 +32,13 @@ export interface CodeRunConfig {
   contextLength: number;
   env: EnvConfig;
   curriculum: CurriculumConfig;
+  /**
+   * Tasks drawn for each new job; the one with the highest expected learning value (success
+   * rate nearest 0.5) is played (DESIGN §6). 1: uniform over the level.
+   */
+  candidates: number;
+  /** Once promoted, the fraction of jobs that review an easier level (priority class `low`). */
+  reviewFraction: number;
   /** Seed of task sampling and of the rollout's sampling stream. */
   seed: number;
 }
@@ -59,79 +54,102 @@ export const DEFAULT_CODE_RUN: CodeRunConfig = {
   contextLength: 64,
   env: DEFAULT_ENV_CONFIG,
   curriculum: DEFAULT_CURRICULUM,
+  candidates: 2,
+  reviewFraction: 0.1,
   seed: 1,
 };
 
 /**
- * The code-writing environment as loop work: tasks from the curriculum's level, a group of
- * episodes per task, group-relative advantages on the policy's own tokens.
+ * The code-writing environment as the pipeline's work: tasks from the curriculum's level ordered
+ * by learning value, a group of episodes per task, group-relative advantages on the policy's
+ * own tokens.
  */
-export class CodeWorkload implements Workload<TokenBatch> {
+export class CodeJobSource implements JobSource {
   readonly curriculum: Curriculum;
-  /** Metrics of the last update (the page shows them). */
-  lastMetrics: StepMetrics | null = null;
+  /** Per task: [attempts, successes] over finished episodes. */
+  readonly records = new Map<string, [number, number]>();
   private readonly rng: Rng;
 
   constructor(
-    private readonly rollout: RolloutPort,
-    private readonly trainer: TrainerPort,
     private readonly trainTasks: readonly Task[],
     readonly config: CodeRunConfig = DEFAULT_CODE_RUN,
   ) {
     if (trainTasks.length === 0) throw new Error('no training tasks');
+    if (!Number.isInteger(config.candidates) || config.candidates < 1)
+      throw new Error(`candidates must be a positive integer, got ${config.candidates}`);
     this.curriculum = new Curriculum(config.curriculum);
     this.rng = new Rng(config.seed);
   }
 
-  /** Version 0 is published in full (a LoRA run's base); later versions as the trainer exports them. */
-  async publish(version: number): Promise<void> {
-    await this.rollout.loadPolicy(await this.trainer.exportPolicy(version === 0), version);
+  /** Expected learning value of a task from its record. */
+  value(taskId: string): number {
+    const [n, s] = this.records.get(taskId) ?? [0, 0];
+    return learningValue(s, n);
   }
 
-  /** Tasks for the next batch: distinct when the level has enough, drawn by the run's seed. */
-  pickTasks(): Task[] {
-    const pool = [...this.curriculum.tasksFor(this.trainTasks)];
-    const out: Task[] = [];
-    while (out.length < this.config.tasksPerBatch && pool.length > 0) {
-      out.push(pool.splice(this.rng.int(pool.length), 1)[0] as Task);
+  nextTask(): { task: Task; cls: JobClass; value: number } {
+    const level = this.curriculum.levelIndexNow;
+    const review =
+      this.curriculum.config.enabled && level > 0 && this.rng.next() < this.config.reviewFraction;
+    const pool = review
+      ? this.trainTasks.filter((t) => LEVELS.indexOf(t.level) < level)
+      : this.curriculum.tasksFor(this.trainTasks);
+    let best: Task | undefined;
+    for (let k = 0; k < this.config.candidates; k++) {
+      const t = this.rng.pick(pool.length ? pool : this.trainTasks);
+      if (!best || this.value(t.id) > this.value(best.id)) best = t;
     }
-    while (out.length < this.config.tasksPerBatch) out.push(out[this.rng.int(out.length)] as Task);
-    return out;
+    const task = best as Task;
+    return { task, cls: review ? 'low' : 'normal', value: this.value(task.id) };
   }
 
-  async collect(iteration: number): Promise<{ batch: TokenBatch; stats: BatchStats }> {
-    const trajs = await this.rollout.collect({
-      tasks: this.pickTasks(),
-      samples: this.config.groupSize,
-      config: this.config.env,
-      seed: this.config.seed + iteration,
-    });
-    for (const tr of trajs) this.curriculum.record(tr.level, tr.solved);
+  record(group: PlayedGroup): void {
+    for (const tr of group.trajectories) {
+      this.curriculum.record(tr.level, tr.solved);
+      const [n, s] = this.records.get(tr.taskId) ?? [0, 0];
+      this.records.set(tr.taskId, [n + 1, s + (tr.solved ? 1 : 0)]);
+    }
+  }
+
+  batch(
+    groups: readonly PlayedGroup[],
+    weights: readonly number[],
+  ): { batch: TokenBatch; priorities: number[] } {
+    const trajs = groups.flatMap((g) => g.trajectories);
+    const groupOf = groups.flatMap((g) => g.trajectories.map(() => String(g.jobId)));
+    const weightOf = groups.flatMap((g, i) => g.trajectories.map(() => weights[i] ?? 1));
     const returns = trajs.map((t) => t.return);
-    // A group is one task's `groupSize` episodes (the same task may be drawn twice).
-    const groups = trajs.map((t, i) => `${t.group}#${Math.floor(i / this.config.groupSize)}`);
     const { estimator, gamma, lambda } = this.config;
-    const advantages =
+    const raw =
       estimator === 'gae'
         ? gaeAdvantages(trajs, gamma, lambda)
         : estimator === 'grpo'
-          ? grpoAdvantages(returns, groups)
-          : rlooAdvantages(returns, groups);
-    const n = Math.max(1, trajs.length);
-    return {
-      batch: trajectoryBatch(trajs, advantages, this.config.contextLength),
-      stats: {
-        episodes: trajs.length,
-        meanReturn: returns.reduce((a, b) => a + b, 0) / n,
-        success: trajs.filter((t) => t.solved).length / n,
-      },
-    };
+          ? grpoAdvantages(returns, groupOf)
+          : rlooAdvantages(returns, groupOf);
+    // Importance weights of prioritized replay scale each sample's advantage (1 in FIFO mode).
+    const advantages = raw.map((a, i) => {
+      const w = weightOf[i] ?? 1;
+      return typeof a === 'number' ? a * w : { ...a, advantages: a.advantages.map((x) => x * w) };
+    });
+    const size = (a: (typeof raw)[number]) =>
+      typeof a === 'number' ? Math.abs(a) : Math.max(0, ...a.advantages.map(Math.abs));
+    let k = 0;
+    const priorities = groups.map((g) => {
+      const n = g.trajectories.length;
+      const mean = raw.slice(k, k + n).reduce<number>((s, a) => s + size(a), 0) / Math.max(1, n);
+      k += n;
+      return mean;
+    });
+    return { batch: trajectoryBatch(trajs, advantages, this.config.contextLength), priorities };
   }
 
-  async train(batch: TokenBatch, version: number): Promise<{ loss: number }> {
-    for (let i = 0; i < this.config.updatesPerBatch; i++) {
-      this.lastMetrics = await this.trainer.trainBatch(batch, version);
-    }
-    return { loss: this.lastMetrics?.loss ?? NaN };
+  /** What a resumed run needs of the source (saved with every version). */
+  progress(): Pick<RunProgress, 'curriculum' | 'taskRecords'> {
+    return { curriculum: this.curriculum.snapshot(), taskRecords: Object.fromEntries(this.records) };
+  }
+
+  restore(p: RunProgress | undefined): void {
+    if (p?.curriculum) this.curriculum.restore(p.curriculum);
+    for (const [id, r] of Object.entries(p?.taskRecords ?? {})) this.records.set(id, r);
   }
 }

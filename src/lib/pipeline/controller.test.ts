@@ -84,7 +84,13 @@ const METRICS: StepMetrics = {
 
 /** A trainer whose steps finish when the test says so. */
 class FakeTrainer implements PipelineTrainerPort {
-  calls: { seqs: number[]; fromVersion: number; advantages: Float32Array; resolve: (o: TrainOutcome) => void; reject: (e: Error) => void }[] = [];
+  calls: {
+    seqs: number[];
+    fromVersion: number;
+    advantages: Float32Array;
+    resolve: (o: TrainOutcome) => void;
+    reject: (e: Error) => void;
+  }[] = [];
   trainAndPublish(batch: TokenBatch, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome> {
     return new Promise((resolve, reject) =>
       this.calls.push({ ...info, advantages: batch.advantages, resolve, reject }),
@@ -240,7 +246,7 @@ describe('Pipeline', () => {
     expect(seqs).toHaveLength(4);
     p.trainerLost();
     const again = new FakeTrainer();
-    p.trainerRestored(again, 0, new Set());
+    p.trainerRestored(again, 0);
     expect(again.calls[0]?.seqs).toEqual(seqs);
     // A late answer from the dead trainer is ignored.
     trainer.finish();
@@ -249,6 +255,19 @@ describe('Pipeline', () => {
     again.finish();
     await flush();
     expect(p.version).toBe(1);
+  });
+
+  it('a batch published just before the trainer died is not trained again', async () => {
+    const { p, trainer, ws } = setup({ eta: 0 });
+    for (const w of ws) w.finishAll();
+    await flush();
+    expect(trainer.calls).toHaveLength(1);
+    p.trainerLost();
+    const again = new FakeTrainer();
+    p.trainerRestored(again, 1); // the store already holds version 1
+    expect(p.version).toBe(1);
+    expect(p.buffer.size).toBe(0);
+    expect(again.calls).toHaveLength(0);
   });
 
   it('prioritized replay trains once per B new groups and weights by importance', async () => {

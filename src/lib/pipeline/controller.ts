@@ -39,7 +39,10 @@ export interface JobSource {
    * The training batch of `groups` (importance `weights` scale their advantages) and each
    * group's new replay priority.
    */
-  batch(groups: readonly PlayedGroup[], weights: readonly number[]): { batch: TokenBatch; priorities: number[] };
+  batch(
+    groups: readonly PlayedGroup[],
+    weights: readonly number[],
+  ): { batch: TokenBatch; priorities: number[] };
 }
 
 /** Counters the page and the bench read. */
@@ -131,6 +134,8 @@ export class Pipeline {
   private nextSeq: number;
   private trainerReady = false;
   private training: { drawn: Drawn<PlayedGroup>[]; fromVersion: number } | null = null;
+  /** Keys of the batch the trainer was computing when it died. */
+  private lostBatch: number[] = [];
   /** Groups accepted since the last batch was drawn (prioritized mode trains once per B new groups). */
   private fresh = 0;
   private lastTrainEnd: number;
@@ -184,6 +189,12 @@ export class Pipeline {
     this.running.clear();
     for (const w of this.workers.values()) w.jobs.clear();
     this.waiting.clear();
+  }
+
+  /** Resolves once the trainer has no step in progress (a stopped run waits for it before closing). */
+  async trainerIdle(timeoutMs = 120_000): Promise<void> {
+    const until = now() + timeoutMs;
+    while (this.training && now() < until) await new Promise((r) => setTimeout(r, 20));
   }
 
   get isStopped(): boolean {
@@ -262,21 +273,25 @@ export class Pipeline {
     this.trainerReady = false;
     if (this.training) {
       this.buffer.unshift(this.training.drawn.map((d) => ({ key: d.key, item: d.item })));
+      this.lostBatch = this.training.drawn.map((d) => d.key);
       this.training = null;
     }
   }
 
   /**
-   * The trainer is back (restarted from the store at `version`). A version newer than ours means
-   * the lost step was published before the trainer died: its batch was trained, so drop it again.
+   * The trainer is back, restarted from the store at `version`. A version newer than ours means
+   * the lost step was published (and its samples marked consumed) before the trainer died: its
+   * batch is not trained again.
    */
-  trainerRestored(port: PipelineTrainerPort, version: number, consumedSeqs: ReadonlySet<number>): void {
+  trainerRestored(port: PipelineTrainerPort, version: number): void {
     this.trainer = port;
     this.counters.trainerRestarts += 1;
     if (version > this.version) {
-      this.buffer.removeWhere((g) => g.seqs.some((s) => consumedSeqs.has(s)));
+      const lost = new Set(this.lostBatch);
+      if (this.config.replay.mode === 'fifo') this.buffer.removeWhere((g) => lost.has(g.jobId));
       this.version = version;
     }
+    this.lostBatch = [];
     this.trainerReady = true;
     this.lastTrainEnd = now();
     this.pump();
@@ -485,7 +500,8 @@ export class Pipeline {
         this.lastTrainEnd = end;
         this.counters.trainSteps += 1;
         const stale = groups.map((g) => staleness(fromVersion, g.oldestVersion));
-        for (const s of stale) this.counters.stalenessHistogram[s] = (this.counters.stalenessHistogram[s] ?? 0) + 1;
+        for (const s of stale)
+          this.counters.stalenessHistogram[s] = (this.counters.stalenessHistogram[s] ?? 0) + 1;
         const trajs = groups.flatMap((g) => g.trajectories);
         this.counters.trainedEpisodes += trajs.length;
         drawn.forEach((d, i) => this.buffer.setPriority(d.key, made.priorities[i] ?? 0));

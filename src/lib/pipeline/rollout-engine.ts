@@ -122,7 +122,13 @@ export class RolloutEngine {
       throw new Error(`worker is full: ${this.activeEpisodes()} episodes running, ${this.opts.rows} rows`);
     const t0 = now();
     if (t0 - queued > 1)
-      this.emit({ kind: 'wait', t0: queued, t1: t0, version: this.version, meta: { job: job.jobId, for: job.minVersion } });
+      this.emit({
+        kind: 'wait',
+        t0: queued,
+        t1: t0,
+        version: this.version,
+        meta: { job: job.jobId, for: job.minVersion },
+      });
     const episodes = Array.from({ length: job.samples }, () => new Episode(job.task, job.env));
     return new Promise<PlayedGroup>((resolve, reject) => {
       this.jobs.set(job.jobId, {
@@ -233,9 +239,16 @@ export class RolloutEngine {
     });
     const inFlight = live.filter((e) => !e.done && e.tokens.length > e.promptLength);
     if (inFlight.length > 0) {
-      for (const a of this.jobs.values()) for (const e of a.episodes) if (inFlight.includes(e)) a.interrupted.add(e);
+      for (const a of this.jobs.values())
+        for (const e of a.episodes) if (inFlight.includes(e)) a.interrupted.add(e);
       this.stats.interrupts += inFlight.length;
-      this.emit({ kind: 'interrupt', t0: t, t1: t, version: p.version, meta: { episodes: inFlight.length, from } });
+      this.emit({
+        kind: 'interrupt',
+        t0: t,
+        t1: t,
+        version: p.version,
+        meta: { episodes: inFlight.length, from },
+      });
     }
   }
 

@@ -26,7 +26,9 @@ describe('WaitingQueue', () => {
     q.push(job(3, 'normal', 0.2, 5));
     q.push(job(4, 'high', 0, 9));
     q.push(job(5, 'normal', 0.2, 1));
-    expect([q.shift(), q.shift(), q.shift(), q.shift(), q.shift()].map((j) => j?.id)).toEqual([4, 5, 3, 1, 2]);
+    expect([q.shift(), q.shift(), q.shift(), q.shift(), q.shift()].map((j) => j?.id)).toEqual([
+      4, 5, 3, 1, 2,
+    ]);
     expect(q.size).toBe(0);
     expect(compareJobs(job(1, 'high', 0), job(2, 'low', 1))).toBeLessThan(0);
   });

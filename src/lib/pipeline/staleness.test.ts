@@ -22,7 +22,10 @@ describe('admissionCapacity (DESIGN §5)', () => {
 
   it('unbounded η is limited by slots only', () => {
     expect(
-      admissionCapacity({ version: 0, accepted: 1000, running: 2 }, { maxConcurrent: 6, eta: Infinity, batch: 4 }),
+      admissionCapacity(
+        { version: 0, accepted: 1000, running: 2 },
+        { maxConcurrent: 6, eta: Infinity, batch: 4 },
+      ),
     ).toBe(4);
   });
 });

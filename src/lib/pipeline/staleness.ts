@@ -30,7 +30,9 @@ export interface AdmissionLimits {
  */
 export function admissionCapacity(s: AdmissionState, l: AdmissionLimits): number {
   const slots = l.maxConcurrent - s.running;
-  const ahead = Number.isFinite(l.eta) ? (l.eta + s.version + 1) * l.batch - (s.accepted + s.running) : Infinity;
+  const ahead = Number.isFinite(l.eta)
+    ? (l.eta + s.version + 1) * l.batch - (s.accepted + s.running)
+    : Infinity;
   return Math.max(0, Math.min(slots, ahead));
 }
 

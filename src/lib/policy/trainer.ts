@@ -63,7 +63,7 @@ export class PolicyTrainer {
 
   constructor(
     readonly args: ModelArgs,
-    readonly config: TrainerConfig,
+    public config: TrainerConfig,
     params?: Params,
     /** Train rank-r adapters on the attention and MLP matrices of a frozen base. */
     readonly lora?: LoraConfig,

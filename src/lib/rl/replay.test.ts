@@ -34,7 +34,14 @@ describe('ReplayBuffer, FIFO', () => {
 });
 
 describe('ReplayBuffer, prioritized', () => {
-  const config = { ...DEFAULT_REPLAY, mode: 'prioritized' as const, alpha: 1, epsilon: 0, beta0: 0.5, betaDraws: 2 };
+  const config = {
+    ...DEFAULT_REPLAY,
+    mode: 'prioritized' as const,
+    alpha: 1,
+    epsilon: 0,
+    beta0: 0.5,
+    betaDraws: 2,
+  };
 
   it('P(i) ∝ p_i^α and the importance weights are (N·P(i))^−β over their max', () => {
     const b = new ReplayBuffer<string>(config);
@@ -56,7 +63,8 @@ describe('ReplayBuffer, prioritized', () => {
     b.add(2, 'never', 0);
     const rng = new Rng(7);
     const counts: Record<string, number> = { rare: 0, often: 0, never: 0 };
-    for (let i = 0; i < 400; i++) for (const d of b.draw(1, rng) ?? []) counts[d.item] = (counts[d.item] ?? 0) + 1;
+    for (let i = 0; i < 400; i++)
+      for (const d of b.draw(1, rng) ?? []) counts[d.item] = (counts[d.item] ?? 0) + 1;
     expect(counts.never).toBe(0);
     expect(counts.often ?? 0).toBeGreaterThan(5 * (counts.rare ?? 0));
     expect(b.beta).toBe(1);

@@ -12,7 +12,8 @@ export interface Eviction {
 
 /** True for a write refused because the origin's storage quota is full. */
 export function isQuotaError(err: unknown): boolean {
-  if (!(err instanceof Error) && !(typeof DOMException !== 'undefined' && err instanceof DOMException)) return false;
+  if (!(err instanceof Error) && !(typeof DOMException !== 'undefined' && err instanceof DOMException))
+    return false;
   const e = err as { name?: string; message?: string; cause?: unknown };
   if (e.name === 'QuotaExceededError') return true;
   if (/quota/i.test(e.message ?? '')) return true;

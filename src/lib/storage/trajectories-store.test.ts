@@ -77,7 +77,10 @@ describe('trajectories store', () => {
 
   it('publishing a version marks what it trained on consumed, in the same transaction', async () => {
     const db = await withRun();
-    await putTrajectories(db, [0, 1, 2, 3].map((s) => record('r', s)));
+    await putTrajectories(
+      db,
+      [0, 1, 2, 3].map((s) => record('r', s)),
+    );
     await putVersion(db, version('r', 1), { consumed: [0, 1], progress: { seconds: 12 } });
     expect((await listUnconsumed(db, 'r')).map((r) => r.seq)).toEqual([2, 3]);
     expect(await countTrajectories(db, 'r')).toEqual({ total: 4, consumed: 2 });
@@ -109,7 +112,9 @@ describe('retention and a full quota', () => {
 
   it('recognises quota errors, however they are wrapped', () => {
     expect(isQuotaError(new DOMException('full', 'QuotaExceededError'))).toBe(true);
-    expect(isQuotaError(new Error('wrapped', { cause: new DOMException('x', 'QuotaExceededError') }))).toBe(true);
+    expect(isQuotaError(new Error('wrapped', { cause: new DOMException('x', 'QuotaExceededError') }))).toBe(
+      true,
+    );
     expect(isQuotaError(new Error('The quota has been exceeded.'))).toBe(true);
     expect(isQuotaError(new Error('something else'))).toBe(false);
     expect(isQuotaError('QuotaExceededError')).toBe(false);

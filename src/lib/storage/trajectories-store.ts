@@ -13,7 +13,10 @@ export function listUnconsumed(db: LabDB, runId: string): Promise<TrajectoryReco
 }
 
 /** Stored trajectories of a run: all of them and those consumed. */
-export async function countTrajectories(db: LabDB, runId: string): Promise<{ total: number; consumed: number }> {
+export async function countTrajectories(
+  db: LabDB,
+  runId: string,
+): Promise<{ total: number; consumed: number }> {
   const tx = db.transaction('trajectories');
   const index = tx.store.index('by-run-consumed');
   const [fresh, consumed] = await Promise.all([index.count([runId, 0]), index.count([runId, 1]), tx.done]);

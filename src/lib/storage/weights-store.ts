@@ -100,6 +100,19 @@ export async function latestVersion(db: LabDB, runId: string): Promise<WeightsRe
   return cursor?.value;
 }
 
+/** The newest stored full version (not LoRA adapters only) at or below `atMost`: a LoRA run's base. */
+export async function latestFullVersion(
+  db: LabDB,
+  runId: string,
+  atMost = Infinity,
+): Promise<WeightsRecord | undefined> {
+  const range = IDBKeyRange.bound([runId, -Infinity], [runId, atMost]);
+  for (let c = await db.transaction('weights').store.openCursor(range, 'prev'); c; c = await c.continue()) {
+    if (!c.value.checkpoint.lora) return c.value;
+  }
+  return undefined;
+}
+
 /** Version numbers stored for a run, ascending. */
 export async function listVersions(db: LabDB, runId: string): Promise<number[]> {
   const keys = await db.getAllKeysFromIndex('weights', 'by-run', runId);

@@ -1,21 +1,36 @@
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { CurriculumView } from '../env/curriculum';
 import { agentFigures } from '../env/evaluate';
-import type { Level } from '../env/suite';
 import { generateTasks } from '../env/families';
+import type { Level } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import { CodeWorkload, DEFAULT_CODE_RUN, type CodeRunConfig } from '../pipeline/code-workload';
-import { SyncLoop, type IterationReport } from '../pipeline/sync-loop';
 import type { StepMetrics } from '../policy/trainer';
+import type { CodeRunConfig } from '../pipeline/code-workload';
+import type { PipelineCounters } from '../pipeline/controller';
+import { now, type TimelineEvent } from '../pipeline/events';
+import { adoptionLatencies, percentile } from '../pipeline/metrics';
+import {
+  defaultSettings,
+  settingsFromJson,
+  validateSettings,
+  type RunSettings,
+} from '../pipeline/run-settings';
+import type { StepReport } from '../pipeline/types';
+import type { FaultRecord } from '../pipeline/worker-pool';
+import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
+import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
+import { latestVersion, listRuns } from '../storage/weights-store';
+import { groupsFromRecords, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
-/** Greedy success of the current policy, measured during a run. */
+/** Greedy success of a published version, measured during a run. */
 export interface EvalPoint {
+  /** Version evaluated. */
   iteration: number;
   /** Seconds since the run started. */
   seconds: number;
-  /** Episodes collected so far. */
+  /** Episodes generated so far. */
   episodes: number;
   /** Level evaluated (the training level, or every level with the curriculum off). */
   level: Level | 'all';
@@ -25,125 +40,319 @@ export interface EvalPoint {
   meanRewardTrain: number;
 }
 
-/** Options of one run (the bench sets them; the page uses the defaults). */
+/** Options of one run (the bench and the tests set them; the page uses the settings panel). */
 export interface RunOptions {
-  /** Stop after this many iterations. */
+  /** Stop after this many published versions (training steps). */
   maxIterations?: number;
+  /** Stop once this many episodes have been trained on (the pipeline bench's equal samples). */
+  maxTrainedEpisodes?: number;
   /** Train on this level only (the learn bench trains on easy). */
   level?: Level;
-  /** Evaluate greedily on the level's training and held-out tasks every this many iterations (0: never). */
+  /** Evaluate greedily on the level's training and held-out tasks every this many versions (0: never). */
   evalEvery?: number;
-  /** Overrides of the run's defaults (the bench compares estimators this way). */
+  /** Overrides of the run's code-env defaults (the bench compares estimators this way). */
   run?: Partial<CodeRunConfig>;
-  /** Adam learning rate for this run (a fresh optimiser state); `DEFAULT_CODE_RUN.learningRate` otherwise. */
+  /** Adam learning rate for this run; the run's default otherwise. */
   learningRate?: number;
+  /** Overrides of the pipeline settings (η, workers, loss, replay, …). */
+  settings?: Partial<RunSettings>;
+}
+
+/** A stored run, as the run list shows it. */
+export interface RunListEntry {
+  id: string;
+  status: RunRecord['status'];
+  latestVersion: number;
+  updatedAt: number;
+  trajectories: number;
+  unconsumed: number;
+  /** A run that was running when the page closed, or was paused: it can be resumed. */
+  resumable: boolean;
+}
+
+/** Figures of the live dashboard beside the timeline. */
+export interface Dashboard {
+  version: number;
+  counters: PipelineCounters;
+  /** Trained episodes per second of wall time. */
+  samplesPerSec: number;
+  generatedPerSec: number;
+  trainerBusy: number;
+  running: number;
+  waiting: number;
+  buffered: number;
+  maxConcurrent: number;
+  cacheHitRate: number | null;
+  /** p95 of publish → every worker running the version, ms. */
+  adoptP95Ms: number | null;
+  faults: readonly FaultRecord[];
+  seconds: number;
 }
 
 /**
- * UI state of a training run of the code-writing policy: the synchronous loop (η = 0) between
- * one rollout worker and the trainer worker, with its curriculum.
+ * UI state of a training run of the code-writing policy: the asynchronous pipeline (η = 0 is the
+ * synchronous case) with its rollout worker pool, timeline, run list and resume.
  */
 export class RunState {
   running = $state(false);
   error = $state<string | null>(null);
-  history = $state.raw<IterationReport[]>([]);
-  /** The trainer's metrics of the last update. */
+  /** Things the user should know that did not stop the run (evictions, restarts). */
+  notices = $state.raw<string[]>([]);
+  settings = $state<RunSettings>(
+    defaultSettings(typeof navigator === 'undefined' ? 2 : navigator.hardwareConcurrency),
+  );
+  runId = $state<string | null>(null);
+  steps = $state.raw<StepReport[]>([]);
   metrics = $state.raw<StepMetrics | null>(null);
   curriculum = $state.raw<CurriculumView | null>(null);
-  /** Curriculum on (easy → medium → hard) or off (every level at once); read at start. */
-  curriculumOn = $state(true);
-  estimator = $state<'rloo' | 'grpo' | 'gae'>('rloo');
-  rolloutBackend = $state<string | null>(null);
   evals = $state.raw<EvalPoint[]>([]);
+  events = $state.raw<readonly TimelineEvent[]>([]);
+  dashboard = $state.raw<Dashboard | null>(null);
+  runs = $state.raw<RunListEntry[]>([]);
+  rolloutBackend = $state<string | null>(null);
 
-  private stopRequested = false;
-  private readonly rollout = new RolloutBridge('rollout-0', (message) => {
-    this.error = `rollout worker crashed: ${message}`;
-    this.stopRequested = true;
-  });
+  /** The live session (null between runs). */
+  session: PipelineSession | null = null;
+  private db: LabDB | undefined;
+  private evaluating = false;
+  private evalWorker: RolloutBridge | null = null;
+  private ticker: ReturnType<typeof setInterval> | undefined;
+  private finished: (() => void) | null = null;
+  private opts: RunOptions = {};
+  private t0 = 0;
 
   constructor(private readonly trainer: TrainerState) {}
 
-  /** Runs iterations until stopped (or `maxIterations`). The trainer must be ready. */
-  async start(opts: RunOptions = {}): Promise<void> {
-    const maxIterations = opts.maxIterations ?? Infinity;
-    const evalEvery = opts.evalEvery ?? 10;
+  private async database(): Promise<LabDB> {
+    this.db ??= await openLabDb();
+    return this.db;
+  }
+
+  /** Reads the stored runs for the run list. */
+  async refreshRuns(): Promise<void> {
+    const db = await this.database();
+    const runs = await listRuns(db);
+    this.runs = await Promise.all(
+      runs.map(async (r) => {
+        const c = await countTrajectories(db, r.id);
+        return {
+          id: r.id,
+          status: r.status,
+          latestVersion: r.latestVersion,
+          updatedAt: r.updatedAt,
+          trajectories: c.total,
+          unconsumed: c.total - c.consumed,
+          resumable:
+            r.latestVersion >= 0 && (r.status === 'running' || r.status === 'paused') && r.id !== this.runId,
+        };
+      }),
+    );
+  }
+
+  /** Starts a new run; resolves when it ends (stopped, finished, or failed). */
+  start(opts: RunOptions = {}): Promise<void> {
+    return this.begin(opts, null);
+  }
+
+  /** Resumes a stored run from its newest version; resolves when it ends. */
+  resume(runId: string, opts: RunOptions = {}): Promise<void> {
+    return this.begin(opts, runId);
+  }
+
+  private async begin(opts: RunOptions, resumeId: string | null): Promise<void> {
     if (this.running) return;
     if (this.trainer.status !== 'ready') {
       this.error = `the trainer is ${this.trainer.status}; wait until it is ready`;
       return;
     }
     this.running = true;
-    this.stopRequested = false;
     this.error = null;
-    this.history = [];
+    this.notices = [];
+    this.steps = [];
     this.evals = [];
+    this.events = [];
+    this.metrics = null;
+    this.opts = opts;
     this.trainer.status = 'busy';
-    const t0 = performance.now();
+    this.t0 = performance.now();
+    const done = new Promise<void>((resolve) => (this.finished = resolve));
     try {
-      const info = await this.rollout.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 });
-      this.rolloutBackend = info.backend;
-      const rollout = this.rollout.api;
-      const trainer = this.trainer.api;
-      await trainer.setLearningRate(
-        opts.learningRate ?? opts.run?.learningRate ?? DEFAULT_CODE_RUN.learningRate,
-      );
-      const work = new CodeWorkload(
-        { collect: (r) => rollout.collect(r), loadPolicy: (c, v) => rollout.loadPolicy(c, v) },
-        {
-          trainBatch: (b, v) => trainer.trainBatch(b, v),
-          exportPolicy: (full) => trainer.exportPolicy(full),
-        },
-        generateTasks(BUILT_IN_SEED).filter((t) => !t.heldOut && (!opts.level || t.level === opts.level)),
-        {
-          ...DEFAULT_CODE_RUN,
-          estimator: this.estimator,
-          ...opts.run,
-          curriculum: { ...DEFAULT_CODE_RUN.curriculum, enabled: this.curriculumOn },
-        },
-      );
-      const loop = new SyncLoop(work);
-      this.curriculum = work.curriculum.view();
-      // The untrained (version 0) policy's figures, the baseline of the run's charts.
-      if (evalEvery > 0) {
-        await loop.start();
-        const level = opts.level ?? (this.curriculumOn ? work.curriculum.level : 'all');
-        this.evals = [await this.evaluate(level, 0, (performance.now() - t0) / 1000)];
+      const db = await this.database();
+      let settings: RunSettings;
+      let session: PipelineSession;
+      if (resumeId) {
+        const record = await db.get('runs', resumeId);
+        if (!record) throw new Error(`no stored run ${resumeId}`);
+        settings = settingsFromJson(record.config);
+        validateSettings(settings);
+        this.settings = settings;
+        await this.trainer.api.resetPolicy({
+          seed: settings.seed,
+          loss: settings.loss,
+          learningRate: settings.code.learningRate,
+        });
+        const point = await this.trainer.api.resumeRun(runInit(resumeId, settings));
+        const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
+        session = this.createSession(resumeId, settings, {
+          version: point.version,
+          nextSeq: last.seq + 1,
+          nextJobId: last.jobId + 1,
+          groups: groupsFromRecords(unconsumed),
+          progress: point.run.progress,
+        });
+      } else {
+        settings = this.settingsFor(opts);
+        validateSettings(settings);
+        const runId = newRunId();
+        await this.trainer.api.resetPolicy({
+          seed: settings.seed,
+          loss: settings.loss,
+          learningRate: settings.code.learningRate,
+        });
+        session = this.createSession(runId, settings, null);
+        await this.trainer.api.startRun(session.runInit, session.progress());
       }
-      while (!this.stopRequested && loop.iteration < maxIterations) {
-        const report = await loop.iterate();
-        this.history = [...this.history, report];
-        this.curriculum = work.curriculum.view();
-        this.metrics = work.lastMetrics;
-        if (evalEvery > 0 && loop.iteration % evalEvery === 0) {
-          const level = opts.level ?? (this.curriculumOn ? work.curriculum.level : 'all');
-          this.evals = [
-            ...this.evals,
-            await this.evaluate(level, loop.iteration, (performance.now() - t0) / 1000),
-          ];
-        }
-      }
+      this.session = session;
+      this.runId = session.runId;
+      this.curriculum = session.source.curriculum.view();
+      this.ticker = setInterval(() => void this.tick(), 250);
+      await session.start();
+      this.rolloutBackend = session.rolloutBackend;
+      void this.refreshRuns();
+      if ((opts.evalEvery ?? 10) > 0) void this.evaluateNow();
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
+      await this.end('failed');
+    }
+    return done;
+  }
+
+  /** Settings of a new run: the panel's, with the options' overrides. */
+  private settingsFor(opts: RunOptions): RunSettings {
+    const base = $state.snapshot(this.settings) as RunSettings;
+    const code: CodeRunConfig = {
+      ...base.code,
+      ...opts.run,
+      ...(opts.learningRate ? { learningRate: opts.learningRate } : {}),
+    };
+    return { ...base, ...opts.settings, code, level: opts.level ?? opts.settings?.level ?? base.level };
+  }
+
+  private createSession(runId: string, settings: RunSettings, restored: Restored | null): PipelineSession {
+    return new PipelineSession(
+      runId,
+      settings,
+      this.trainer,
+      {
+        onEvents: () => undefined,
+        onStep: (r) => this.stepped(r),
+        onGroup: () => undefined,
+        onError: (m) => {
+          this.error = m;
+          void this.end('failed');
+        },
+        onNotice: (m) => (this.notices = [...this.notices.slice(-4), m]),
+      },
+      restored,
+    );
+  }
+
+  private stepped(r: StepReport): void {
+    this.steps = [...this.steps, r];
+    this.metrics = r.metrics;
+    const s = this.session;
+    if (!s) return;
+    this.curriculum = s.source.curriculum.view();
+    const o = this.opts;
+    const firstVersion = this.steps[0] ? this.steps[0].version - 1 : 0;
+    if ((o.evalEvery ?? 10) > 0 && (r.version - firstVersion) % (o.evalEvery ?? 10) === 0)
+      void this.evaluateNow();
+    if (o.maxIterations !== undefined && r.version - firstVersion >= o.maxIterations) void this.stop();
+    if (o.maxTrainedEpisodes !== undefined && s.pipeline.counters.trainedEpisodes >= o.maxTrainedEpisodes)
+      void this.stop();
+  }
+
+  /** Refreshes the dashboard and the timeline (4 times a second while running). */
+  private async tick(s = this.session): Promise<void> {
+    if (!s) return;
+    this.events = [...s.log.events];
+    const p = s.pipeline;
+    const seconds = (now() - p.startedAt) / 1000;
+    let hits = 0;
+    let total = 0;
+    try {
+      for (const w of await s.workerStats()) {
+        hits += w.hits;
+        total += w.hits + w.misses;
+      }
+    } catch {
+      // A worker died between the list and the call: the pool replaces it.
+    }
+    const lat = adoptionLatencies(s.log.events, s.lanes);
+    this.dashboard = {
+      version: p.version,
+      counters: { ...p.counters, stalenessHistogram: { ...p.counters.stalenessHistogram } },
+      samplesPerSec: p.counters.trainedEpisodes / Math.max(1e-3, seconds),
+      generatedPerSec: p.counters.generatedEpisodes / Math.max(1e-3, seconds),
+      trainerBusy: p.trainerBusyFraction(),
+      running: p.runningGroups,
+      waiting: p.waitingGroups,
+      buffered: p.buffer.size,
+      maxConcurrent: p.maxConcurrent,
+      cacheHitRate: total > 0 ? hits / total : null,
+      adoptP95Ms: lat.length ? percentile(lat, 95) : null,
+      faults: [...s.faults],
+      seconds: s.seconds,
+    };
+  }
+
+  /** Evaluates the newest stored version (in a worker of its own) and appends the point. */
+  private async evaluateNow(): Promise<EvalPoint | null> {
+    if (this.evaluating || !this.runId) return null;
+    this.evaluating = true;
+    try {
+      const level =
+        this.opts.level ??
+        (this.settings.code.curriculum.enabled ? (this.curriculum?.level ?? 'easy') : 'all');
+      const point = await this.evaluateStored(this.runId, level);
+      if (point) this.evals = [...this.evals, point];
+      return point;
+    } catch (err) {
+      this.notices = [
+        ...this.notices.slice(-4),
+        `evaluation failed: ${err instanceof Error ? err.message : String(err)}`,
+      ];
+      return null;
     } finally {
-      this.running = false;
-      if (this.trainer.status === 'busy') this.trainer.status = 'ready';
+      this.evaluating = false;
     }
   }
 
-  /** Greedy success of the rollout worker's current policy on the level's built-in tasks. */
-  private async evaluate(level: Level | 'all', iteration: number, seconds: number): Promise<EvalPoint> {
+  /** Greedy success of a run's newest stored version on the built-in tasks of `level`. */
+  private async evaluateStored(runId: string, level: Level | 'all'): Promise<EvalPoint | null> {
+    const db = await this.database();
+    const record = await latestVersion(db, runId);
+    if (!record) return null;
+    if (!this.evalWorker) {
+      const w = new RolloutBridge('evaluator', (m) => {
+        this.notices = [...this.notices.slice(-4), `the evaluation worker crashed: ${m}`];
+        this.evalWorker = null;
+      });
+      await w.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 });
+      this.evalWorker = w;
+    }
+    const worker = this.evalWorker;
+    await worker.api.loadPolicy(record.checkpoint, record.version);
     const tasks = generateTasks(BUILT_IN_SEED)
       .filter((t) => level === 'all' || t.level === level)
       .map(({ family: _f, program: _p, ...t }) => t);
-    const rows = await this.rollout.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
+    const rows = await worker.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
     const f = agentFigures(rows, 'policy');
     const train = rows.find((r) => r.agent === 'policy' && r.split === 'train' && r.level === 'all');
-    const episodes = this.history.reduce((n, h) => n + h.stats.episodes, 0);
     return {
-      iteration,
-      seconds,
-      episodes,
+      iteration: record.version,
+      seconds: (performance.now() - this.t0) / 1000,
+      episodes: this.session?.pipeline.counters.generatedEpisodes ?? 0,
       level,
       successTrain: f.successTrain ?? 0,
       successHeldOut: f.successHeldOut,
@@ -151,21 +360,45 @@ export class RunState {
     };
   }
 
-  /** Evaluates the latest version now (between runs), appending the point to `evals`. */
+  /** Evaluates the newest stored version of the current (or last) run now. */
   async evaluateLatest(level: Level | 'all'): Promise<EvalPoint> {
-    if (this.running) throw new Error('the run is still going: stop it first');
-    const last = this.history[this.history.length - 1];
-    const point = await this.evaluate(
-      level,
-      last?.iteration ?? 0,
-      this.evals[this.evals.length - 1]?.seconds ?? 0,
-    );
-    this.evals = [...this.evals, point];
-    return point;
+    if (!this.runId) throw new Error('no run to evaluate');
+    while (this.evaluating) await new Promise((r) => setTimeout(r, 50));
+    this.evaluating = true;
+    try {
+      const point = await this.evaluateStored(this.runId, level);
+      if (!point) throw new Error(`run ${this.runId} has no stored version`);
+      this.evals = [...this.evals, point];
+      return point;
+    } finally {
+      this.evaluating = false;
+    }
   }
 
-  /** Stops after the iteration in progress. */
-  stop(): void {
-    this.stopRequested = true;
+  /** Stops the run: scheduling ends, the trainer's step in progress is published, the run is paused (resumable). */
+  async stop(): Promise<void> {
+    await this.end('paused');
+  }
+
+  private async end(status: 'paused' | 'failed'): Promise<void> {
+    const s = this.session;
+    this.session = null;
+    clearInterval(this.ticker);
+    if (s) {
+      await this.tick(s).catch(() => undefined);
+      await s.stop(status);
+      this.events = [...s.log.events];
+    }
+    if (this.trainer.status === 'busy') this.trainer.status = 'ready';
+    this.running = false;
+    void this.refreshRuns();
+    this.finished?.();
+    this.finished = null;
+  }
+
+  /** Stored seqs of the current run's trajectories (tests count them across a reload). */
+  async storedSeqs(runId = this.runId): Promise<number[]> {
+    if (!runId) return [];
+    return listSeqs(await this.database(), runId);
   }
 }

@@ -28,12 +28,39 @@ export class TrainerState {
   events = $state.raw<readonly TimelineEvent[]>([]);
 
   private readonly log = new EventLog(2000);
+  /** Backends of the last start (a restart after a crash uses them again). */
+  private backends: BackendName[] | undefined;
+  /** Other consumers of the trainer's timeline events (the run's timeline). */
+  private listeners: ((events: TimelineEvent[]) => void)[] = [];
+  /** Called when the worker crashes (the run controller restarts it from the store). */
+  private crashListeners: ((message: string) => void)[] = [];
   private baseline: number[] = [];
   private stopRequested = false;
   private readonly bridge = new TrainerBridge((message) => {
+    if (this.crashListeners.length > 0) {
+      for (const l of this.crashListeners) l(message);
+      return;
+    }
     this.status = 'error';
     this.error = `trainer worker crashed: ${message}`;
   });
+
+  /** Subscribes to the trainer's timeline events; returns the unsubscribe function. */
+  onEvents(listener: (events: TimelineEvent[]) => void): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => (this.listeners = this.listeners.filter((l) => l !== listener));
+  }
+
+  /** Takes over crash handling (a run restarts the trainer itself); returns the release function. */
+  onCrash(listener: (message: string) => void): () => void {
+    this.crashListeners = [...this.crashListeners, listener];
+    return () => (this.crashListeners = this.crashListeners.filter((l) => l !== listener));
+  }
+
+  /** Kills the worker without a word (a test of hang/death detection), see `?debug`. */
+  terminateForTest(): void {
+    this.bridge.terminate();
+  }
 
   /** The trainer worker's API, for the training-run controller (which owns no trainer of its own). */
   get api(): TrainerBridge['api'] {
@@ -46,6 +73,7 @@ export class TrainerState {
 
   /** Starts the worker on the given backends (best first; all of them when omitted). */
   async start(backends?: BackendName[]): Promise<void> {
+    this.backends = backends;
     this.status = 'starting';
     this.error = null;
     try {
@@ -54,6 +82,7 @@ export class TrainerState {
         (events) => {
           this.log.push(...events);
           this.events = [...this.log.events];
+          for (const l of this.listeners) l(events);
         },
       );
       this.history = [];
@@ -62,6 +91,11 @@ export class TrainerState {
     } catch (err) {
       this.fail(err);
     }
+  }
+
+  /** Starts the worker again on the backends of the last start (after a crash). */
+  restart(): Promise<void> {
+    return this.start(this.backends);
   }
 
   /** Takes `steps` steps, one worker call each so the page updates and Stop works between them. */

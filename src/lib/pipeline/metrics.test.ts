@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import type { TimelineEvent } from './events';
+import { adoptionLatencies, coveredMs, overlapMs, percentile } from './metrics';
+
+const ev = (
+  lane: TimelineEvent['lane'],
+  kind: TimelineEvent['kind'],
+  t0: number,
+  t1: number,
+  version = 0,
+): TimelineEvent => ({
+  lane,
+  kind,
+  t0,
+  t1,
+  version,
+});
+
+describe('pipeline metrics', () => {
+  it('percentile by nearest rank', () => {
+    expect(percentile([5, 1, 3, 2, 4], 50)).toBe(3);
+    expect(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95)).toBe(10);
+    expect(percentile([], 50)).toBeNaN();
+  });
+
+  it('adoption latency is publish → the last lane to run that version or a newer one', () => {
+    const events = [
+      // Both lanes ran version 0 before; a third lane joins only later (start-up, not counted).
+      ev('rollout-0', 'adopt', 50, 50, 0),
+      ev('rollout-1', 'adopt', 60, 60, 0),
+      ev('store', 'publish', 90, 100, 1),
+      ev('rollout-0', 'adopt', 105, 105, 1),
+      ev('rollout-1', 'adopt', 130, 130, 1),
+      ev('store', 'publish', 190, 200, 2),
+      ev('rollout-0', 'adopt', 210, 210, 2),
+      // rollout-1 skipped version 2 and went straight to 3.
+      ev('store', 'publish', 240, 250, 3),
+      ev('rollout-1', 'adopt', 260, 260, 3),
+      ev('rollout-0', 'adopt', 255, 255, 3),
+    ];
+    expect(adoptionLatencies(events, ['rollout-0', 'rollout-1'])).toEqual([30, 60, 10]);
+    // A version one lane never reached is left out.
+    expect(adoptionLatencies(events.slice(0, 7), ['rollout-0', 'rollout-1'])).toEqual([30]);
+    expect(
+      adoptionLatencies(
+        [...events, ev('rollout-2', 'adopt', 400, 400, 3)],
+        ['rollout-0', 'rollout-1', 'rollout-2'],
+      ),
+    ).toEqual([30, 60, 10]);
+  });
+
+  it('covered and overlapping time of span sets', () => {
+    const events = [
+      ev('rollout-0', 'episode', 0, 10),
+      ev('rollout-1', 'episode', 5, 15),
+      ev('trainer', 'train-step', 15, 20),
+      ev('trainer', 'train-step', 30, 40),
+      ev('rollout-0', 'episode', 35, 50),
+    ];
+    const rollout = (e: TimelineEvent) => e.lane.startsWith('rollout');
+    const train = (e: TimelineEvent) => e.kind === 'train-step';
+    expect(coveredMs(events, rollout)).toBe(30);
+    expect(coveredMs(events, train)).toBe(15);
+    expect(overlapMs(events, rollout, train)).toBe(5);
+    expect(overlapMs(events.slice(0, 3), rollout, train)).toBe(0);
+  });
+});

@@ -1,0 +1,74 @@
+import type { Lane, TimelineEvent } from './events';
+
+/** The p-th percentile (0–100) of `xs` by nearest rank; NaN when empty. */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? NaN;
+}
+
+/**
+ * Publish → every rollout lane running the new version, per published version (ms): from each
+ * `publish` event's end (the announce) to the first `adopt` of that version or a newer one on
+ * every lane in `lanes` that was already running a version when it was published (a worker that
+ * joins later loads the version from the store; that is start-up, not adoption). Versions some
+ * live lane never reached are left out.
+ */
+export function adoptionLatencies(events: readonly TimelineEvent[], lanes: readonly Lane[]): number[] {
+  const published = new Map<number, number>();
+  const adopts = new Map<Lane, { t: number; version: number }[]>();
+  for (const e of events) {
+    if (e.kind === 'publish' && e.lane === 'store') published.set(e.version, e.t1);
+    if (e.kind === 'adopt' && lanes.includes(e.lane)) {
+      const list = adopts.get(e.lane) ?? [];
+      list.push({ t: e.t1, version: e.version });
+      adopts.set(e.lane, list);
+    }
+  }
+  const out: number[] = [];
+  for (const [version, at] of published) {
+    let worst = -Infinity;
+    for (const lane of lanes) {
+      const list = adopts.get(lane) ?? [];
+      if (!list.some((a) => a.t < at - 1)) continue; // not running yet
+      const first = list.filter((a) => a.version >= version && a.t >= at - 1);
+      if (first.length === 0) {
+        worst = NaN;
+        break;
+      }
+      worst = Math.max(worst, Math.min(...first.map((a) => a.t)) - at);
+    }
+    if (Number.isFinite(worst)) out.push(Math.max(0, worst));
+  }
+  return out;
+}
+
+/** Total time covered by the union of the spans picked by `pick`, ms. */
+export function coveredMs(events: readonly TimelineEvent[], pick: (e: TimelineEvent) => boolean): number {
+  const spans = events
+    .filter((e) => pick(e) && e.t1 > e.t0)
+    .map((e) => [e.t0, e.t1] as const)
+    .sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = -Infinity;
+  let start = -Infinity;
+  for (const [a, b] of spans) {
+    if (a > end) {
+      if (end > start) total += end - start;
+      start = a;
+      end = b;
+    } else end = Math.max(end, b);
+  }
+  if (end > start) total += end - start;
+  return total;
+}
+
+/** Time during which a span picked by `a` and a span picked by `b` both run, ms (0: never overlap). */
+export function overlapMs(
+  events: readonly TimelineEvent[],
+  a: (e: TimelineEvent) => boolean,
+  b: (e: TimelineEvent) => boolean,
+): number {
+  return coveredMs(events, a) + coveredMs(events, b) - coveredMs(events, (e) => a(e) || b(e));
+}

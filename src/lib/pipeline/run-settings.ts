@@ -1,0 +1,81 @@
+import type { Level } from '../env/suite';
+import { DEFAULT_CODE_RUN, type CodeRunConfig } from './code-workload';
+import type { TrainerConfig } from '../policy/config';
+import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
+
+/** Everything a training run of the code-writing policy is started with (stored with the run). */
+export interface RunSettings {
+  /** Rollout workers, 1–8. */
+  workers: number;
+  /** Max staleness η: 0 synchronous, `Infinity` unbounded. */
+  eta: number;
+  /** Policy loss: decoupled PPO (AReaL) or standard PPO clip against the behaviour policy. */
+  loss: Extract<TrainerConfig['loss'], 'decoupled' | 'ppo'>;
+  /** Groups each rollout worker plays at once. */
+  slotsPerWorker: number;
+  /** Adopt new weights after this many decode steps even mid-turn (0: at turn boundaries only). */
+  interruptEveryTokens: number;
+  /** A waiting job of a higher class preempts after this long, ms. */
+  preemptAfterMs: number;
+  replay: ReplayConfig;
+  code: CodeRunConfig;
+  /** Train on this level only (the learn bench trains on easy); every level under the curriculum otherwise. */
+  level: Level | null;
+  /** Retention: newest versions kept, and every n-th version kept as a milestone. */
+  keepVersions: number;
+  milestoneEvery: number;
+  /** Consumed trajectories kept in the store (the replay ring). */
+  keepConsumed: number;
+  /** Seed of the initial weights, of task draws and of sampling. */
+  seed: number;
+}
+
+/** The default number of rollout workers: min(4, cores − 1), at least 1. */
+export function defaultWorkers(cores: number | undefined): number {
+  return Math.max(1, Math.min(4, (cores ?? 2) - 1));
+}
+
+export function defaultSettings(cores?: number): RunSettings {
+  return {
+    workers: defaultWorkers(cores),
+    eta: 4,
+    loss: 'decoupled',
+    slotsPerWorker: 2,
+    interruptEveryTokens: 0,
+    preemptAfterMs: 500,
+    replay: DEFAULT_REPLAY,
+    code: DEFAULT_CODE_RUN,
+    level: null,
+    keepVersions: 5,
+    milestoneEvery: 10,
+    keepConsumed: 2048,
+    seed: 1,
+  };
+}
+
+/** Throws with a readable message when `s` cannot start a run. */
+export function validateSettings(s: RunSettings): void {
+  if (!Number.isInteger(s.workers) || s.workers < 1 || s.workers > 8)
+    throw new Error(`rollout workers must be an integer from 1 to 8, got ${s.workers}`);
+  if (!(s.eta >= 0)) throw new Error(`η must be 0 or more (or unbounded), got ${s.eta}`);
+  if (Number.isFinite(s.eta) && !Number.isInteger(s.eta))
+    throw new Error(`η must be an integer, got ${s.eta}`);
+  for (const k of ['slotsPerWorker', 'keepVersions', 'milestoneEvery'] as const) {
+    if (!Number.isInteger(s[k]) || s[k] < 1) throw new Error(`${k} must be a positive integer, got ${s[k]}`);
+  }
+  if (s.slotsPerWorker * s.code.groupSize > 32)
+    throw new Error(
+      `a worker decodes at most 32 episodes: ${s.slotsPerWorker} slots × ${s.code.groupSize} is more`,
+    );
+}
+
+/** Settings as stored JSON (η = Infinity becomes null) and back. */
+export function settingsToJson(s: RunSettings): Record<string, unknown> {
+  return { ...s, eta: Number.isFinite(s.eta) ? s.eta : null };
+}
+
+export function settingsFromJson(json: Record<string, unknown>): RunSettings {
+  const base = defaultSettings();
+  const s = { ...base, ...(json as Partial<RunSettings>) };
+  return { ...s, eta: json.eta === null ? Infinity : Number(s.eta), code: { ...base.code, ...s.code } };
+}

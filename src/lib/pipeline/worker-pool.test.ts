@@ -1,0 +1,98 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Lane, TimelineEvent } from './events';
+import { WorkerPool, type PoolWorker } from './worker-pool';
+
+class FakeWorker implements PoolWorker {
+  hung = false;
+  terminated = false;
+  constructor(readonly n: number) {}
+  ping(): Promise<unknown> {
+    return this.hung ? new Promise(() => undefined) : Promise.resolve(true);
+  }
+  terminate(): void {
+    this.terminated = true;
+  }
+}
+
+function pool(lanes: Lane[] = ['rollout-0', 'rollout-1']) {
+  let spawned = 0;
+  const crashers = new Map<Lane, (m: string) => void>();
+  const joined: [Lane, number][] = [];
+  const lost: [Lane, string][] = [];
+  const events: TimelineEvent[] = [];
+  const workers: FakeWorker[] = [];
+  const p = new WorkerPool<FakeWorker>(
+    lanes,
+    {
+      spawn: async (lane, onCrash) => {
+        crashers.set(lane, onCrash);
+        const w = new FakeWorker(spawned++);
+        workers.push(w);
+        return w;
+      },
+      joined: (lane, w) => joined.push([lane, w.n]),
+      lost: (lane, reason) => lost.push([lane, reason]),
+      emit: (e) => events.push(e),
+    },
+    { heartbeatMs: 100, hangMs: 300 },
+  );
+  return { p, crashers, joined, lost, events, workers };
+}
+
+afterEach(() => vi.useRealTimers());
+
+describe('WorkerPool', () => {
+  it('spawns every lane and hands each worker over', async () => {
+    const { p, joined } = pool();
+    await p.start();
+    expect(joined).toEqual([
+      ['rollout-0', 0],
+      ['rollout-1', 1],
+    ]);
+    expect(p.workers()).toHaveLength(2);
+    p.close();
+  });
+
+  it('replaces a crashed worker at once, after its work was taken back', async () => {
+    const { p, crashers, joined, lost, workers, events } = pool();
+    await p.start();
+    crashers.get('rollout-1')?.('boom');
+    await vi.waitFor(() => expect(joined).toHaveLength(3));
+    expect(lost).toEqual([['rollout-1', 'crashed: boom']]);
+    expect(workers[1]?.terminated).toBe(true);
+    expect(joined[2]).toEqual(['rollout-1', 2]);
+    expect(p.faults[0]?.reason).toBe('crashed');
+    expect(p.faults[0]?.replacedAt).not.toBeNull();
+    expect(events.some((e) => e.kind === 'restart' && e.lane === 'rollout-1')).toBe(true);
+    // A second crash report from the dead incarnation is ignored.
+    crashers.get('rollout-1');
+    p.close();
+  });
+
+  it('declares a worker whose heartbeat goes unanswered hung within heartbeat + hang time', async () => {
+    vi.useFakeTimers();
+    const { p, lost, workers } = pool(['rollout-0']);
+    await p.start();
+    const w = workers[0] as FakeWorker;
+    await vi.advanceTimersByTimeAsync(250);
+    expect(lost).toHaveLength(0); // healthy: every ping answered
+    w.hung = true;
+    const t0 = Date.now();
+    await vi.advanceTimersByTimeAsync(450);
+    expect(lost[0]?.[1]).toMatch(/^hung: no heartbeat/);
+    expect(Date.now() - t0).toBeLessThanOrEqual(450);
+    expect(w.terminated).toBe(true);
+    expect(p.workers()[0]?.worker).not.toBe(w);
+    p.close();
+  });
+
+  it('after close, nothing is spawned and every worker is terminated', async () => {
+    const { p, workers, crashers, joined } = pool();
+    await p.start();
+    p.close();
+    expect(workers.every((w) => w.terminated)).toBe(true);
+    crashers.get('rollout-0')?.('late');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(joined).toHaveLength(2);
+  });
+});

@@ -1,0 +1,184 @@
+import { now, type Lane, type TimelineEvent } from './events';
+
+/** One live worker as the pool sees it. */
+export interface PoolWorker {
+  /** Answers as soon as the worker's thread is free (the heartbeat). */
+  ping(): Promise<unknown>;
+  terminate(): void;
+}
+
+/** Settings of fault detection. */
+export interface PoolConfig {
+  /** A heartbeat is sent this often, ms. */
+  heartbeatMs: number;
+  /** A heartbeat unanswered for this long means the worker hangs, ms. */
+  hangMs: number;
+}
+
+export const DEFAULT_POOL: PoolConfig = { heartbeatMs: 150, hangMs: 600 };
+
+/** A fault the pool handled, for the page and the tests. */
+export interface FaultRecord {
+  lane: Lane;
+  reason: 'crashed' | 'hung';
+  message: string;
+  /** Epoch ms: the last sign of life, detection, and the replacement ready (null while pending). */
+  lastSeen: number;
+  detectedAt: number;
+  replacedAt: number | null;
+}
+
+/** How the pool makes and uses workers. */
+export interface PoolHooks<W extends PoolWorker> {
+  /**
+   * Starts a worker for `lane`, ready to play (initialised, joined to the run); `onCrash` is called
+   * if it throws an uncaught error or fails to load.
+   */
+  spawn(lane: Lane, onCrash: (message: string) => void): Promise<W>;
+  /** The worker is ready: give it work. */
+  joined(lane: Lane, worker: W): void;
+  /** The worker is gone (before its replacement is spawned): take its work back. */
+  lost(lane: Lane, reason: string): void;
+  emit?(event: TimelineEvent): void;
+  /** A replacement could not be started. */
+  onError?(message: string): void;
+}
+
+interface Member<W> {
+  lane: Lane;
+  worker: W | null;
+  /** Incarnation: a late signal from a replaced worker is ignored. */
+  generation: number;
+  lastSeen: number;
+  pingSentAt: number | null;
+}
+
+/**
+ * Keeps N rollout workers alive: spawns them, sends heartbeats, and replaces a worker that
+ * crashed (an uncaught error) or hangs (a heartbeat unanswered past `hangMs`), after telling the
+ * pipeline so it can requeue that worker's work.
+ */
+export class WorkerPool<W extends PoolWorker> {
+  readonly faults: FaultRecord[] = [];
+  private readonly members: Member<W>[];
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private closed = false;
+
+  constructor(
+    lanes: readonly Lane[],
+    private readonly hooks: PoolHooks<W>,
+    private readonly config: PoolConfig = DEFAULT_POOL,
+  ) {
+    this.members = lanes.map((lane) => ({
+      lane,
+      worker: null,
+      generation: 0,
+      lastSeen: now(),
+      pingSentAt: null,
+    }));
+  }
+
+  /** Spawns every worker (in parallel) and starts the heartbeat. */
+  async start(): Promise<void> {
+    await Promise.all(this.members.map((m) => this.spawn(m)));
+    this.timer = setInterval(() => this.beat(), this.config.heartbeatMs);
+  }
+
+  /** The live workers, by lane. */
+  workers(): { lane: Lane; worker: W }[] {
+    return this.members.flatMap((m) => (m.worker ? [{ lane: m.lane, worker: m.worker }] : []));
+  }
+
+  /** Terminates every worker. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const m of this.members) {
+      m.worker?.terminate();
+      m.worker = null;
+      m.generation += 1;
+    }
+  }
+
+  private async spawn(m: Member<W>): Promise<void> {
+    const generation = ++m.generation;
+    const worker = await this.hooks.spawn(m.lane, (message) => {
+      if (m.generation === generation) this.fail(m, 'crashed', message);
+    });
+    if (this.closed || m.generation !== generation) {
+      worker.terminate();
+      return;
+    }
+    m.worker = worker;
+    m.lastSeen = now();
+    m.pingSentAt = null;
+    this.hooks.joined(m.lane, worker);
+  }
+
+  /** Sends heartbeats; a worker that has not answered one for `hangMs` is declared hung. */
+  private beat(): void {
+    const t = now();
+    for (const m of this.members) {
+      const w = m.worker;
+      if (!w) continue;
+      if (m.pingSentAt !== null) {
+        if (t - m.pingSentAt > this.config.hangMs)
+          this.fail(m, 'hung', `no heartbeat for ${Math.round(t - m.pingSentAt)} ms`);
+        continue;
+      }
+      const generation = m.generation;
+      m.pingSentAt = t;
+      w.ping().then(
+        () => {
+          if (m.generation !== generation) return;
+          m.lastSeen = now();
+          m.pingSentAt = null;
+        },
+        (err: unknown) => {
+          if (m.generation === generation)
+            this.fail(m, 'crashed', err instanceof Error ? err.message : String(err));
+        },
+      );
+    }
+  }
+
+  private fail(m: Member<W>, reason: FaultRecord['reason'], message: string): void {
+    if (this.closed || !m.worker) return;
+    const t = now();
+    const record: FaultRecord = {
+      lane: m.lane,
+      reason,
+      message,
+      lastSeen: m.lastSeen,
+      detectedAt: t,
+      replacedAt: null,
+    };
+    this.faults.push(record);
+    m.worker.terminate();
+    m.worker = null;
+    this.hooks.lost(m.lane, `${reason}: ${message}`);
+    this.hooks.emit?.({ lane: m.lane, kind: 'error', t0: t, t1: t, version: -1, meta: { reason, message } });
+    this.spawn(m).then(
+      () => {
+        if (!m.worker) return;
+        record.replacedAt = now();
+        this.hooks.emit?.({
+          lane: m.lane,
+          kind: 'restart',
+          t0: t,
+          t1: record.replacedAt,
+          version: -1,
+          meta: {
+            reason,
+            detectMs: Math.round(t - record.lastSeen),
+            replaceMs: Math.round(record.replacedAt - t),
+          },
+        });
+      },
+      (err: unknown) =>
+        this.hooks.onError?.(
+          `could not replace ${m.lane}: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+    );
+  }
+}

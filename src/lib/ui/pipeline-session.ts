@@ -1,0 +1,356 @@
+import * as Comlink from 'comlink';
+import type { PipelineRunInit } from '../../../workers/trainer.worker';
+import { RolloutBridge } from '../bridge/rollout-bridge';
+import { generateTasks } from '../env/families';
+import type { Task } from '../env/suite';
+import { DEFAULT_MODEL_ARGS } from '../policy/config';
+import { CodeJobSource } from '../pipeline/code-workload';
+import { Pipeline, type PipelineCounters } from '../pipeline/controller';
+import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
+import { settingsToJson, type RunSettings } from '../pipeline/run-settings';
+import { oldestVersion } from '../pipeline/staleness';
+import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '../pipeline/types';
+import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worker-pool';
+import type { TokenBatch } from '../rl/batch';
+import type { RunProgress, TrajectoryRecord } from '../storage/db';
+import { BUILT_IN_SEED } from './tasks-state.svelte';
+import type { TrainerState } from './trainer-state.svelte';
+
+/** A rollout worker of the pool: its bridge, as the pipeline's port. */
+class PooledRollout implements PoolWorker, RolloutPort {
+  constructor(readonly bridge: RolloutBridge) {}
+  ping(): Promise<unknown> {
+    return this.bridge.api.stats();
+  }
+  terminate(): void {
+    this.bridge.terminate();
+  }
+  play: RolloutPort['play'] = (job) => this.bridge.api.play(job);
+  abort: RolloutPort['abort'] = (jobId) => this.bridge.api.abort(jobId);
+}
+
+/** What the page hears from a running session. */
+export interface SessionHooks {
+  onEvents(events: readonly TimelineEvent[]): void;
+  onStep(report: StepReport): void;
+  onGroup(group: PlayedGroup): void;
+  /** The run stopped because of an error. */
+  onError(message: string): void;
+  /** Something the user should know that does not stop the run (an eviction, a restart). */
+  onNotice(message: string): void;
+}
+
+/** The built-in training tasks a run draws from (held-out tasks never). */
+export function trainingTasks(level: RunSettings['level']): Task[] {
+  return generateTasks(BUILT_IN_SEED)
+    .filter((t) => !t.heldOut && (!level || t.level === level))
+    .map(({ family: _f, program: _p, heldOut: _h, ...t }) => t);
+}
+
+/** Groups of stored, unconsumed trajectories (a resumed run's replay), by job. */
+export function groupsFromRecords(records: readonly TrajectoryRecord[]): PlayedGroup[] {
+  const byJob = new Map<number, TrajectoryRecord[]>();
+  for (const r of records) byJob.set(r.jobId, [...(byJob.get(r.jobId) ?? []), r]);
+  return [...byJob.entries()].map(([jobId, rs]) => {
+    const versions = rs.flatMap((r) => r.trajectory.versions);
+    return {
+      jobId,
+      status: 'done',
+      trajectories: rs.map((r) => r.trajectory),
+      seqs: rs.map((r) => r.seq),
+      oldestVersion: oldestVersion(versions),
+      newestVersion: Math.max(-1, ...versions),
+      interrupted: 0,
+      startedAt: rs[0]?.createdAt ?? 0,
+      endedAt: rs[0]?.createdAt ?? 0,
+    };
+  });
+}
+
+/** Where a resumed run continues from (read from the store by the caller). */
+export interface Restored {
+  version: number;
+  nextSeq: number;
+  nextJobId: number;
+  groups: PlayedGroup[];
+  progress: RunProgress | undefined;
+}
+
+/** A new run's id: its start time, readable and sortable. */
+export function newRunId(at = new Date()): string {
+  return `run-${at.toISOString().replace(/[:.]/g, '-')}`;
+}
+
+/** How the trainer stores a run: its id, its settings as JSON, and retention. */
+export function runInit(runId: string, s: RunSettings): PipelineRunInit {
+  return {
+    runId,
+    name: runId,
+    config: settingsToJson(s),
+    keepVersions: s.keepVersions,
+    milestoneEvery: s.milestoneEvery,
+    keepConsumed: s.keepConsumed,
+  };
+}
+
+/** Heartbeat of the trainer: it may compute for a long time (shader compilation), so the bound is generous. */
+const TRAINER_HANG_MS = 60_000;
+
+/**
+ * One training run in the page: the controller (`Pipeline`), its rollout worker pool with fault
+ * detection, and the trainer worker (owned by `TrainerState`), wired together. Not reactive; the
+ * run's rune class reads it.
+ */
+export class PipelineSession {
+  readonly pipeline: Pipeline;
+  readonly source: CodeJobSource;
+  readonly log = new EventLog(20_000);
+  readonly lanes: Lane[];
+  /** Rollout backend of the workers, once one has joined. */
+  rolloutBackend: string | null = null;
+  private pool: WorkerPool<PooledRollout> | null = null;
+  private readonly unsubscribe: (() => void)[] = [];
+  private trainerTimer: ReturnType<typeof setInterval> | undefined;
+  private trainerPing: number | null = null;
+  private restartingTrainer = false;
+  private readonly secondsBefore: number;
+  private readonly t0 = now();
+
+  constructor(
+    readonly runId: string,
+    readonly settings: RunSettings,
+    private readonly trainer: TrainerState,
+    private readonly hooks: SessionHooks,
+    restored: Restored | null,
+  ) {
+    const code = settings.code;
+    this.source = new CodeJobSource(trainingTasks(settings.level), code);
+    this.source.restore(restored?.progress);
+    this.secondsBefore = restored?.progress?.seconds ?? 0;
+    this.lanes = Array.from({ length: settings.workers }, (_, i) => `rollout-${i}` as const);
+    this.pipeline = new Pipeline(
+      {
+        eta: settings.eta,
+        batchGroups: code.tasksPerBatch,
+        groupSize: code.groupSize,
+        slotsPerWorker: settings.slotsPerWorker,
+        preemptAfterMs: settings.preemptAfterMs,
+        replay: settings.replay,
+        env: code.env,
+        seed: settings.seed,
+        maxJobFailures: 2,
+      },
+      this.source,
+      this.trainerPort(),
+      runId,
+      {
+        emit: (e) => this.push([e]),
+        onStep: (r) => hooks.onStep(r),
+        onGroup: (g) => hooks.onGroup(g),
+        onError: (m) => hooks.onError(m),
+      },
+      restored ?? undefined,
+    );
+    if (restored?.progress?.counters) {
+      for (const [k, v] of Object.entries(restored.progress.counters)) {
+        const key = k as keyof PipelineCounters;
+        if (typeof this.pipeline.counters[key] === 'number')
+          Object.assign(this.pipeline.counters, { [key]: v });
+      }
+    }
+    this.unsubscribe.push(trainer.onEvents((events) => this.push(events)));
+    this.unsubscribe.push(trainer.onCrash((message) => void this.restartTrainer(`crashed: ${message}`)));
+  }
+
+  /** The run's trainer-side description (retention, stored config). */
+  get runInit(): PipelineRunInit {
+    return runInit(this.runId, this.settings);
+  }
+
+  /** Wall seconds the run has trained, over all its sessions. */
+  get seconds(): number {
+    return this.secondsBefore + (now() - this.t0) / 1000;
+  }
+
+  /** What is saved with every version for a resume. */
+  progress(): RunProgress {
+    const counters: Record<string, number> = {};
+    for (const [k, v] of Object.entries(this.pipeline.counters)) if (typeof v === 'number') counters[k] = v;
+    return { ...this.source.progress(), counters, seconds: this.seconds };
+  }
+
+  private push(events: readonly TimelineEvent[]): void {
+    this.log.push(...events);
+    for (const e of events) {
+      if (e.kind === 'evict' && e.meta?.reason === 'quota')
+        this.hooks.onNotice(
+          `Storage was full: deleted ${e.meta.trajectories ?? 0} trained trajectories and ${e.meta.versions ?? 0} old versions to keep the run going.`,
+        );
+    }
+    this.hooks.onEvents(events);
+  }
+
+  private trainerPort(): PipelineTrainerPort {
+    return {
+      trainAndPublish: (batch: TokenBatch, info) => {
+        const buffers = [
+          batch.tokens,
+          batch.actions,
+          batch.mask,
+          batch.advantages,
+          batch.returns,
+          batch.behavLogp,
+          batch.legal,
+        ]
+          .filter((a) => a !== undefined)
+          .map((a) => a.buffer);
+        return this.trainer.api.trainAndPublish(Comlink.transfer(batch, buffers), {
+          ...info,
+          updates: this.settings.code.updatesPerBatch,
+          progress: this.progress(),
+        });
+      },
+    };
+  }
+
+  /** Starts the rollout workers and scheduling (the trainer has published the run's version). */
+  async start(): Promise<void> {
+    const s = this.settings;
+    const rows = s.slotsPerWorker * s.code.groupSize;
+    this.pool = new WorkerPool<PooledRollout>(this.lanes, {
+      spawn: async (lane, onCrash) => {
+        const bridge = new RolloutBridge(lane, onCrash);
+        try {
+          const r = await bridge.join(
+            { model: DEFAULT_MODEL_ARGS, seed: s.seed },
+            {
+              runId: this.runId,
+              lane,
+              rows,
+              interruptEveryTokens: s.interruptEveryTokens,
+              seed: s.seed * 31 + Number(lane.slice('rollout-'.length)),
+              fetchAfterMs: 250,
+            },
+            (events) => this.push(events),
+          );
+          this.rolloutBackend = r.backend;
+        } catch (err) {
+          bridge.terminate();
+          throw err;
+        }
+        return new PooledRollout(bridge);
+      },
+      joined: (lane, w) => this.pipeline.addWorker(lane, w, lane),
+      lost: (lane, reason) => {
+        this.pipeline.removeWorker(lane, reason);
+        this.hooks.onNotice(`${lane} ${reason}; replacing it, its episodes in flight go back to the queue.`);
+      },
+      emit: (e) => this.push([e]),
+      onError: (m) => this.hooks.onError(m),
+    });
+    this.pipeline.start();
+    await this.pool.start();
+    this.trainerTimer = setInterval(() => this.beatTrainer(), 1000);
+  }
+
+  /** Rollout faults handled so far (the page and the tests read them). */
+  get faults(): readonly FaultRecord[] {
+    return this.pool?.faults ?? [];
+  }
+
+  /** The live rollout workers' result caches and versions (for the dashboard). */
+  async workerStats(): Promise<{ lane: Lane; version: number; hits: number; misses: number }[]> {
+    const live = this.pool?.workers() ?? [];
+    return Promise.all(
+      live.map(async ({ lane, worker }) => {
+        const s = await worker.bridge.api.stats();
+        return { lane, version: s.version, hits: s.cache.hits, misses: s.cache.misses };
+      }),
+    );
+  }
+
+  /** Injects a fault into a rollout worker (`?debug` tests): crash, hang or exit. */
+  fault(index: number, kind: 'crash' | 'hang' | 'exit'): number {
+    const w = this.pool?.workers().find((x) => x.lane === `rollout-${index}`);
+    if (!w) throw new Error(`no live rollout-${index}`);
+    void w.worker.bridge.api.debugFault(kind);
+    return now();
+  }
+
+  /** Kills the trainer worker (`?debug` tests); the session restarts it from the store. */
+  faultTrainer(): number {
+    void this.trainer.api.debugFault('crash');
+    return now();
+  }
+
+  private beatTrainer(): void {
+    if (this.restartingTrainer) return;
+    const t = now();
+    if (this.trainerPing !== null) {
+      if (t - this.trainerPing > TRAINER_HANG_MS) void this.restartTrainer('hung: no heartbeat for 60 s');
+      return;
+    }
+    this.trainerPing = t;
+    this.trainer.api.stats().then(
+      () => (this.trainerPing = null),
+      () => undefined,
+    );
+  }
+
+  /**
+   * The trainer died or hangs: its batch goes back to the buffer, the worker restarts on the same
+   * backends from the run's newest stored version (weights, Adam state, step), and training goes on.
+   */
+  private async restartTrainer(reason: string): Promise<void> {
+    if (this.restartingTrainer || this.pipeline.isStopped) return;
+    this.restartingTrainer = true;
+    const t0 = now();
+    this.pipeline.trainerLost();
+    this.push([
+      { lane: 'trainer', kind: 'error', t0, t1: t0, version: this.pipeline.version, meta: { reason } },
+    ]);
+    this.hooks.onNotice(`The trainer ${reason}; restarting it from the newest stored version.`);
+    try {
+      await this.trainer.restart();
+      if (this.trainer.status === 'error') throw new Error(this.trainer.error ?? 'trainer did not start');
+      this.trainer.status = 'busy';
+      const s = this.settings;
+      await this.trainer.api.resetPolicy({ seed: s.seed, loss: s.loss, learningRate: s.code.learningRate });
+      const point = await this.trainer.api.resumeRun(this.runInit);
+      this.trainerPing = null;
+      this.pipeline.trainerRestored(this.trainerPort(), point.version);
+      const t1 = now();
+      this.push([
+        {
+          lane: 'trainer',
+          kind: 'restart',
+          t0,
+          t1,
+          version: point.version,
+          meta: { reason, fromVersion: point.version },
+        },
+      ]);
+    } catch (err) {
+      this.hooks.onError(
+        `the trainer could not be restarted: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    } finally {
+      this.restartingTrainer = false;
+    }
+  }
+
+  /** Stops scheduling and the workers; the trainer records how the run ended. */
+  async stop(status: 'paused' | 'finished' | 'failed'): Promise<void> {
+    this.pipeline.stop();
+    clearInterval(this.trainerTimer);
+    this.pool?.close();
+    // The step in progress publishes its version before the run closes (unless the trainer is gone).
+    if (!this.restartingTrainer) await this.pipeline.trainerIdle();
+    for (const u of this.unsubscribe) u();
+    try {
+      await this.trainer.api.stopRun(status);
+    } catch {
+      // The trainer is gone: the run keeps the status it had; its data is in the store either way.
+    }
+  }
+}
