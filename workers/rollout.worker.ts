@@ -8,7 +8,6 @@ import { CustomEnv, type CustomEnvSpec } from '../src/lib/env/custom';
 import { programCode } from '../src/lib/env/episode';
 import {
   evaluateAgents,
-  runEpisodes,
   RandomAgent,
   type AgentSpec,
   type EvalProgress,
@@ -31,7 +30,6 @@ import {
   type CustomBatch,
 } from '../src/lib/rl/custom-trainer';
 import { Rng } from '../src/lib/rl/random';
-import { TrajectoryRecorder, type Trajectory } from '../src/lib/rl/trajectory';
 import { CachedSandbox } from '../src/lib/sandbox/cache';
 import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
 import { QuickJSSession, SessionError } from '../src/lib/sandbox/session';
@@ -88,10 +86,6 @@ let base: Params | undefined;
 /** The weights the policy runs with: `base` itself, or base merged with a version's adapters. */
 let trained: Weights | undefined;
 let modelArgs: ModelArgs | undefined;
-/** Version of the weights episodes are collected with (−1: the untrained initial weights). */
-let version = -1;
-/** The agent that collects training episodes: KV-cached, its sampling stream kept across versions. */
-let collector: CachedPolicyAgent | undefined;
 
 /** How the pipeline starts this worker's part of a run (issue 6). */
 export interface EngineRunInit {
@@ -162,15 +156,6 @@ async function adoptFromStore(min: number): Promise<void> {
   events.mark({ lane: r.lane, kind: 'load', version: record.version, meta: { from: 'store' } });
 }
 
-/** One batch of training episodes to collect. */
-export interface CollectRequest {
-  tasks: Task[];
-  /** Episodes per task (a group, for GRPO and RLOO). */
-  samples: number;
-  config?: EnvConfig;
-  seed: number;
-}
-
 function quickjsModule(): Promise<QuickJSWASMModule> {
   module ??= newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmLocation }));
   return module;
@@ -213,10 +198,10 @@ const api = {
   },
 
   /**
-   * Adopts published weights as the `policy` agent and the policy that collects episodes. A
-   * LoRA version (adapters only) is merged into the last full version this worker adopted.
+   * Loads published weights as the `policy` agent of evaluations (the run's evaluator, the
+   * tasks bench). A LoRA version (adapters only) is merged into the last full version loaded.
    */
-  loadPolicy(checkpoint: Checkpoint, v: number): void {
+  loadPolicy(checkpoint: Checkpoint, _v: number): void {
     const previous = trained;
     if (checkpoint.lora) {
       if (!base) throw new Error('a LoRA version arrived before any full version to merge it into');
@@ -230,23 +215,6 @@ const api = {
     }
     if (previous && previous !== base) tf.dispose([...previous.values()]);
     modelArgs = checkpoint.model;
-    version = v;
-    // Adopting a version rebuilds the cache from the current context at the next token.
-    collector?.setParams(trained);
-  },
-
-  /**
-   * Plays `samples` episodes of each task with the current policy (sampled), recording
-   * behaviour log-probs and versions: the training data of one batch.
-   */
-  async collect(req: CollectRequest): Promise<Trajectory[]> {
-    const params = trained ?? untrained;
-    if (!params || !modelArgs) throw new Error('rollout worker not initialised: call init() first');
-    collector ??= new CachedPolicyAgent('policy', params, modelArgs, { ...DEFAULT_SAMPLER, seed: req.seed });
-    const recorder = new TrajectoryRecorder(version);
-    const queue = req.tasks.flatMap((t) => Array.from({ length: req.samples }, () => t));
-    const episodes = await runEpisodes(queue, collector, await getSandbox(), req.config, recorder.onToken);
-    return episodes.map((ep) => recorder.trajectory(ep, ep.task.id));
   },
 
   /** The evaluation table (issue 4 §6): every requested agent on every task. */
@@ -443,9 +411,8 @@ const api = {
   },
 
   /** Adopts a published MLP policy for the open custom environment. */
-  loadCustomPolicy(snapshot: MlpSnapshot, v: number): void {
+  loadCustomPolicy(snapshot: MlpSnapshot, _v: number): void {
     requireCustomEnv().policy = snapshot;
-    version = v;
   },
 
   /** Plays `episodes` episodes of the open custom environment with the adopted policy (sampled). */

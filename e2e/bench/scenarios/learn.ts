@@ -1,4 +1,4 @@
-import type { JSHandle, Page } from 'playwright-core';
+import type { JSHandle } from 'playwright-core';
 import * as tf from '@tensorflow/tfjs';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../../../src/lib/policy/config.ts';
 import { DEFAULT_LORA } from '../../../src/lib/policy/lora.ts';
@@ -12,7 +12,6 @@ interface LearnLab {
     status: string;
     error: string | null;
     info: { backend: string } | null;
-    start(backends?: string[]): Promise<void>;
     api: {
       exportPolicy(full: boolean): Promise<{
         format: string;
@@ -25,16 +24,19 @@ interface LearnLab {
   run: {
     running: boolean;
     error: string | null;
-    history: { stats: { episodes: number; meanReturn: number; success: number | null } }[];
+    steps: { episodes: number; meanReturn: number; success: number }[];
     evals: { seconds: number; episodes: number; successTrain: number; successHeldOut: number | null }[];
+    dashboard: { counters: { generatedEpisodes: number; trainedEpisodes: number } } | null;
     start(opts: {
       level?: string;
       evalEvery?: number;
       maxIterations?: number;
       run?: Record<string, unknown>;
       learningRate?: number;
+      settings?: Record<string, unknown>;
     }): Promise<void>;
-    stop(): void;
+    stop(): Promise<void>;
+    evaluationsDone(): Promise<void>;
     metrics: { step: number } | null;
     evaluateLatest(level: string): Promise<{ successTrain: number; successHeldOut: number | null }>;
   };
@@ -57,13 +59,14 @@ async function bytesPerVersion(): Promise<{ full: number; lora: number; loraRank
 }
 
 /**
- * PPO+GAE, GRPO and RLOO at equal episodes: each from a fresh trainer (same seed), `iterations`
- * iterations on the easy level, then greedy success on the easy training and held-out tasks.
+ * PPO+GAE, GRPO and RLOO at equal episodes: each a fresh run (same seed: the same initial
+ * weights), `iterations` versions on the easy level, then greedy success on the easy training
+ * and held-out tasks.
  */
 async function compareEstimators(
   lab: JSHandle<LearnLab>,
-  page: Page,
   iterations: number,
+  settings: Record<string, unknown>,
   log: (line: string) => void,
 ): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
@@ -73,33 +76,19 @@ async function compareEstimators(
     ['grpo', 'grpo'],
     ['rloo', 'rloo'],
   ] as const) {
-    await lab.evaluate((l) => {
-      const b = new URLSearchParams(location.search).getAll('backend');
-      return l.trainer.start(b.length ? b : undefined);
-    });
-    await page.waitForFunction(
-      () => (window as unknown as { __lab: LearnLab }).__lab.trainer.status === 'ready',
-      null,
-      {
-        timeout: 180_000,
-      },
-    );
     const r = await lab.evaluate(
       async (l, a) => {
         await l.run.start({
           level: 'easy',
-          evalEvery: a.n,
+          evalEvery: 0,
           maxIterations: a.n,
           run: { estimator: a.estimator },
+          settings: a.settings,
         });
-        const last = l.run.evals[l.run.evals.length - 1];
-        return {
-          error: l.run.error,
-          last,
-          episodes: l.run.history.reduce((n, h) => n + h.stats.episodes, 0),
-        };
+        const last = l.run.error ? null : await l.run.evaluateLatest('easy');
+        return { error: l.run.error, last, episodes: l.run.dashboard?.counters.trainedEpisodes ?? 0 };
       },
-      { n: iterations, estimator },
+      { n: iterations, estimator, settings },
     );
     if (r.error) throw new Error(`${estimator} run failed: ${r.error}`);
     log(`estimator ${estimator}: ${JSON.stringify(r)}`);
@@ -138,10 +127,13 @@ const scenario: Scenario = {
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
       const t0 = Date.now();
-      // `--updates N`, `--estimator rloo|grpo|gae` and `--lr X` override the run's defaults.
+      // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N` override the defaults.
       const run: Record<string, unknown> = {};
       if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
       if (options.estimator?.[0]) run.estimator = options.estimator[0];
+      const settings: Record<string, unknown> = {};
+      if (options.eta?.[0]) settings.eta = options.eta[0] === 'inf' ? Infinity : Number(options.eta[0]);
+      if (options.workers?.[0]) settings.workers = Number(options.workers[0]);
       const learningRate = options.lr?.[0] ? Number(options.lr[0]) : undefined;
       await lab.evaluate(
         (l, a) =>
@@ -150,8 +142,9 @@ const scenario: Scenario = {
             evalEvery: a.evalEvery,
             run: a.run,
             learningRate: a.learningRate,
+            settings: a.settings,
           }),
-        { evalEvery, run, learningRate },
+        { evalEvery, run, learningRate, settings },
       );
       let secondsToTrain90: number | null = null;
       let seen = 0;
@@ -161,7 +154,7 @@ const scenario: Scenario = {
           evals: l.run.evals,
           running: l.run.running,
           error: l.run.error,
-          recent: l.run.history.slice(-5).map((h) => h.stats),
+          recent: l.run.steps.slice(-5),
         }));
         if (s.error) throw new Error(`the run failed: ${s.error}`);
         for (const e of s.evals.slice(seen)) {
@@ -177,13 +170,11 @@ const scenario: Scenario = {
         if (secondsToTrain90 !== null || (Date.now() - t0) / 1000 > budget || !s.running) break;
       }
       await lab.evaluate((l) => l.run.stop());
-      await page.waitForFunction(() => !(window as unknown as { __lab: LearnLab }).__lab.run.running, null, {
-        timeout: 600_000,
-      });
       const final = await lab.evaluate(async (l) => ({
         last: await l.run.evaluateLatest('easy'),
-        episodes: l.run.history.reduce((n, h) => n + h.stats.episodes, 0),
-        iterations: l.run.history.length,
+        episodes: l.run.dashboard?.counters.generatedEpisodes ?? 0,
+        trained: l.run.dashboard?.counters.trainedEpisodes ?? 0,
+        iterations: l.run.steps.length,
         steps: l.run.metrics?.step ?? 0,
         backend: l.trainer.info?.backend ?? null,
       }));
@@ -204,8 +195,8 @@ const scenario: Scenario = {
       );
       const estimators = await compareEstimators(
         lab,
-        page,
         Number(options.estimatorIterations?.[0] ?? 6),
+        settings,
         log,
       );
       const bytes = await bytesPerVersion();
@@ -214,6 +205,7 @@ const scenario: Scenario = {
         'learn.successTrain': round(final.last?.successTrain),
         'learn.successHeldOut': round(final.last?.successHeldOut),
         'learn.episodes': final.episodes,
+        'learn.trainedEpisodes': final.trained,
         'learn.iterations': final.iterations,
         'learn.trainSteps': final.steps,
         'learn.backend': final.backend,

@@ -17,18 +17,21 @@ export class RolloutBridge extends WorkerBridge<RolloutApi> {
   }
 
   /**
-   * Starts the worker for a pipeline run: initialises its policy replica and sandbox, routes its
-   * timeline events to `onEvents`, and joins the run (it adopts the newest stored version).
+   * Starts the worker and initialises its policy replica and sandbox, routing its timeline
+   * events to `onEvents` (a pool's spare stops here until it takes a lane).
    */
-  async join(
+  async prepare(
     init: RolloutInit,
-    run: EngineRunInit,
     onEvents: (events: TimelineEvent[]) => void,
-  ): Promise<{ backend: string; version: number }> {
+  ): Promise<{ backend: string }> {
     this.start();
     await this.api.setEventSink(Comlink.proxy(onEvents));
     const report = await this.api.init(init);
-    const { version } = await this.api.startRun(run);
-    return { backend: report.backend, version };
+    return { backend: report.backend };
+  }
+
+  /** Joins a pipeline run: the worker adopts the run's newest stored version and plays for its lane. */
+  async join(run: EngineRunInit): Promise<{ version: number }> {
+    return this.api.startRun(run);
   }
 }

@@ -14,27 +14,31 @@ class FakeWorker implements PoolWorker {
   }
 }
 
-function pool(lanes: Lane[] = ['rollout-0', 'rollout-1']) {
+function pool(lanes: Lane[] = ['rollout-0', 'rollout-1'], spares = 0) {
   let spawned = 0;
   const crashers = new Map<Lane, (m: string) => void>();
   const joined: [Lane, number][] = [];
   const lost: [Lane, string][] = [];
   const events: TimelineEvent[] = [];
   const workers: FakeWorker[] = [];
+  const routes = new Map<FakeWorker, (m: string) => void>();
   const p = new WorkerPool<FakeWorker>(
     lanes,
     {
-      spawn: async (lane, onCrash) => {
-        crashers.set(lane, onCrash);
+      prepare: async (onCrash) => {
         const w = new FakeWorker(spawned++);
         workers.push(w);
+        routes.set(w, onCrash);
         return w;
+      },
+      join: async (w, lane) => {
+        crashers.set(lane, routes.get(w) ?? (() => undefined));
       },
       joined: (lane, w) => joined.push([lane, w.n]),
       lost: (lane, reason) => lost.push([lane, reason]),
       emit: (e) => events.push(e),
     },
-    { heartbeatMs: 100, hangMs: 300 },
+    { heartbeatMs: 100, hangMs: 300, spares },
   );
   return { p, crashers, joined, lost, events, workers };
 }
@@ -67,6 +71,22 @@ describe('WorkerPool', () => {
     // A second crash report from the dead incarnation is ignored.
     crashers.get('rollout-1');
     p.close();
+  });
+
+  it('a spare started beforehand takes over, and a new spare is started', async () => {
+    const { p, crashers, joined, workers } = pool(['rollout-0', 'rollout-1'], 1);
+    await p.start();
+    await vi.waitFor(() => expect(workers).toHaveLength(3)); // two lanes and a spare
+    crashers.get('rollout-0')?.('boom');
+    await vi.waitFor(() => expect(joined).toHaveLength(3));
+    expect(joined[2]).toEqual(['rollout-0', 2]); // the spare, prepared before the crash
+    await vi.waitFor(() => expect(workers).toHaveLength(4)); // the next spare
+    // The promoted spare's crash reports now reach the pool.
+    crashers.get('rollout-0')?.('again');
+    await vi.waitFor(() => expect(joined).toHaveLength(4));
+    expect(joined[3]).toEqual(['rollout-0', 3]);
+    p.close();
+    await vi.waitFor(() => expect(workers.every((w) => w.terminated)).toBe(true)); // spares too
   });
 
   it('declares a worker whose heartbeat goes unanswered hung within heartbeat + hang time', async () => {

@@ -13,9 +13,14 @@ export interface PoolConfig {
   heartbeatMs: number;
   /** A heartbeat unanswered for this long means the worker hangs, ms. */
   hangMs: number;
+  /**
+   * Workers kept started and initialised but idle, to take over at once from one that fails
+   * (starting a worker from nothing costs its backend and sandbox start-up).
+   */
+  spares: number;
 }
 
-export const DEFAULT_POOL: PoolConfig = { heartbeatMs: 150, hangMs: 600 };
+export const DEFAULT_POOL: PoolConfig = { heartbeatMs: 150, hangMs: 600, spares: 1 };
 
 /** A fault the pool handled, for the page and the tests. */
 export interface FaultRecord {
@@ -31,10 +36,12 @@ export interface FaultRecord {
 /** How the pool makes and uses workers. */
 export interface PoolHooks<W extends PoolWorker> {
   /**
-   * Starts a worker for `lane`, ready to play (initialised, joined to the run); `onCrash` is called
-   * if it throws an uncaught error or fails to load.
+   * Starts and initialises a worker, not yet part of the run; `onCrash` is called if it throws an
+   * uncaught error or fails to load.
    */
-  spawn(lane: Lane, onCrash: (message: string) => void): Promise<W>;
+  prepare(onCrash: (message: string) => void): Promise<W>;
+  /** Makes a prepared worker play for `lane` (joins the run, adopts the newest version). */
+  join(worker: W, lane: Lane): Promise<void>;
   /** The worker is ready: give it work. */
   joined(lane: Lane, worker: W): void;
   /** The worker is gone (before its replacement is spawned): take its work back. */
@@ -42,6 +49,12 @@ export interface PoolHooks<W extends PoolWorker> {
   emit?(event: TimelineEvent): void;
   /** A replacement could not be started. */
   onError?(message: string): void;
+}
+
+/** A prepared worker and where its crash reports go (set when it takes a lane). */
+interface Prepared<W> {
+  worker: W;
+  route: { crash: ((message: string) => void) | null };
 }
 
 interface Member<W> {
@@ -63,6 +76,7 @@ export class WorkerPool<W extends PoolWorker> {
   private readonly members: Member<W>[];
   private timer: ReturnType<typeof setInterval> | undefined;
   private closed = false;
+  private spares: Promise<Prepared<W> | null>[] = [];
 
   constructor(
     lanes: readonly Lane[],
@@ -78,10 +92,11 @@ export class WorkerPool<W extends PoolWorker> {
     }));
   }
 
-  /** Spawns every worker (in parallel) and starts the heartbeat. */
+  /** Spawns every worker (in parallel), then the spares, and starts the heartbeat. */
   async start(): Promise<void> {
     await Promise.all(this.members.map((m) => this.spawn(m)));
     this.timer = setInterval(() => this.beat(), this.config.heartbeatMs);
+    this.refill();
   }
 
   /** The live workers, by lane. */
@@ -93,6 +108,8 @@ export class WorkerPool<W extends PoolWorker> {
   close(): void {
     this.closed = true;
     clearInterval(this.timer);
+    for (const s of this.spares) void s.then((p) => p?.worker.terminate());
+    this.spares = [];
     for (const m of this.members) {
       m.worker?.terminate();
       m.worker = null;
@@ -100,11 +117,37 @@ export class WorkerPool<W extends PoolWorker> {
     }
   }
 
+  private prepare(): Promise<Prepared<W>> {
+    const route: Prepared<W>['route'] = { crash: null };
+    return this.hooks.prepare((message) => route.crash?.(message)).then((worker) => ({ worker, route }));
+  }
+
+  /** Starts spares up to the configured number (failures are retried at the next refill). */
+  private refill(): void {
+    while (!this.closed && this.spares.length < this.config.spares) {
+      this.spares.push(this.prepare().catch(() => null));
+    }
+  }
+
+  /** Gives `m` a worker: a spare when one is ready, else a new one; joins it to the run. */
   private async spawn(m: Member<W>): Promise<void> {
     const generation = ++m.generation;
-    const worker = await this.hooks.spawn(m.lane, (message) => {
+    const spare = this.spares.shift();
+    let prepared = spare ? await spare : null;
+    if (!prepared) prepared = await this.prepare();
+    const { worker, route } = prepared;
+    route.crash = (message) => {
       if (m.generation === generation) this.fail(m, 'crashed', message);
-    });
+    };
+    try {
+      await this.hooks.join(worker, m.lane);
+    } catch (err) {
+      worker.terminate();
+      if (!spare) throw err;
+      // The spare was broken: start one from nothing.
+      m.generation -= 1;
+      return this.spawn(m);
+    }
     if (this.closed || m.generation !== generation) {
       worker.terminate();
       return;
@@ -113,6 +156,7 @@ export class WorkerPool<W extends PoolWorker> {
     m.lastSeen = now();
     m.pingSentAt = null;
     this.hooks.joined(m.lane, worker);
+    if (this.timer) this.refill();
   }
 
   /** Sends heartbeats; a worker that has not answered one for `hangMs` is declared hung. */

@@ -218,20 +218,11 @@ export class PipelineSession {
     const s = this.settings;
     const rows = s.slotsPerWorker * s.code.groupSize;
     this.pool = new WorkerPool<PooledRollout>(this.lanes, {
-      spawn: async (lane, onCrash) => {
-        const bridge = new RolloutBridge(lane, onCrash);
+      prepare: async (onCrash) => {
+        const bridge = new RolloutBridge('rollout', onCrash);
         try {
-          const r = await bridge.join(
-            { model: DEFAULT_MODEL_ARGS, seed: s.seed },
-            {
-              runId: this.runId,
-              lane,
-              rows,
-              interruptEveryTokens: s.interruptEveryTokens,
-              seed: s.seed * 31 + Number(lane.slice('rollout-'.length)),
-              fetchAfterMs: 250,
-            },
-            (events) => this.push(events),
+          const r = await bridge.prepare({ model: DEFAULT_MODEL_ARGS, seed: s.seed }, (events) =>
+            this.push(events),
           );
           this.rolloutBackend = r.backend;
         } catch (err) {
@@ -239,6 +230,16 @@ export class PipelineSession {
           throw err;
         }
         return new PooledRollout(bridge);
+      },
+      join: async (w, lane) => {
+        await w.bridge.join({
+          runId: this.runId,
+          lane,
+          rows,
+          interruptEveryTokens: s.interruptEveryTokens,
+          seed: s.seed * 31 + Number(lane.slice('rollout-'.length)),
+          fetchAfterMs: 250,
+        });
       },
       joined: (lane, w) => this.pipeline.addWorker(lane, w, lane),
       lost: (lane, reason) => {

@@ -19,7 +19,7 @@ import type { StepReport } from '../pipeline/types';
 import type { FaultRecord } from '../pipeline/worker-pool';
 import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
-import { latestVersion, listRuns } from '../storage/weights-store';
+import { getVersion, latestVersion, listRuns } from '../storage/weights-store';
 import { groupsFromRecords, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
@@ -114,7 +114,8 @@ export class RunState {
   /** The live session (null between runs). */
   session: PipelineSession | null = null;
   private db: LabDB | undefined;
-  private evaluating = false;
+  private evalChain: Promise<void> = Promise.resolve();
+  private ending = false;
   private evalWorker: RolloutBridge | null = null;
   private ticker: ReturnType<typeof setInterval> | undefined;
   private finished: (() => void) | null = null;
@@ -219,7 +220,7 @@ export class RunState {
       await session.start();
       this.rolloutBackend = session.rolloutBackend;
       void this.refreshRuns();
-      if ((opts.evalEvery ?? 10) > 0) void this.evaluateNow();
+      if ((opts.evalEvery ?? 10) > 0) this.evaluateNow(session.pipeline.version);
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
       await this.end('failed');
@@ -306,32 +307,41 @@ export class RunState {
     };
   }
 
-  /** Evaluates the newest stored version (in a worker of its own) and appends the point. */
-  private async evaluateNow(): Promise<EvalPoint | null> {
-    if (this.evaluating || !this.runId) return null;
-    this.evaluating = true;
-    try {
-      const level =
-        this.opts.level ??
-        (this.settings.code.curriculum.enabled ? (this.curriculum?.level ?? 'easy') : 'all');
-      const point = await this.evaluateStored(this.runId, level);
-      if (point) this.evals = [...this.evals, point];
-      return point;
-    } catch (err) {
-      this.notices = [
-        ...this.notices.slice(-4),
-        `evaluation failed: ${err instanceof Error ? err.message : String(err)}`,
-      ];
-      return null;
-    } finally {
-      this.evaluating = false;
-    }
+  /**
+   * Queues a greedy evaluation of `version` (in a worker of its own, so the rollout workers keep
+   * playing) and appends its point. Evaluations run one at a time, in order.
+   */
+  private evaluateNow(version?: number): void {
+    const runId = this.runId;
+    if (!runId) return;
+    const level =
+      this.opts.level ?? (this.settings.code.curriculum.enabled ? (this.curriculum?.level ?? 'easy') : 'all');
+    this.evalChain = this.evalChain.then(async () => {
+      try {
+        const point = await this.evaluateStored(runId, level, version);
+        if (point && this.runId === runId) this.evals = [...this.evals, point];
+      } catch (err) {
+        this.notices = [
+          ...this.notices.slice(-4),
+          `evaluation failed: ${err instanceof Error ? err.message : String(err)}`,
+        ];
+      }
+    });
   }
 
-  /** Greedy success of a run's newest stored version on the built-in tasks of `level`. */
-  private async evaluateStored(runId: string, level: Level | 'all'): Promise<EvalPoint | null> {
+  /**
+   * Greedy success of a stored version of a run (the newest when `version` is omitted or was
+   * pruned meanwhile) on the built-in tasks of `level`.
+   */
+  private async evaluateStored(
+    runId: string,
+    level: Level | 'all',
+    version?: number,
+  ): Promise<EvalPoint | null> {
     const db = await this.database();
-    const record = await latestVersion(db, runId);
+    const record =
+      (version === undefined ? undefined : await getVersion(db, runId, version)) ??
+      (await latestVersion(db, runId));
     if (!record) return null;
     if (!this.evalWorker) {
       const w = new RolloutBridge('evaluator', (m) => {
@@ -360,19 +370,24 @@ export class RunState {
     };
   }
 
-  /** Evaluates the newest stored version of the current (or last) run now. */
+  /** Evaluates the newest stored version of the current (or last) run now, after any queued evaluation. */
   async evaluateLatest(level: Level | 'all'): Promise<EvalPoint> {
-    if (!this.runId) throw new Error('no run to evaluate');
-    while (this.evaluating) await new Promise((r) => setTimeout(r, 50));
-    this.evaluating = true;
-    try {
-      const point = await this.evaluateStored(this.runId, level);
-      if (!point) throw new Error(`run ${this.runId} has no stored version`);
-      this.evals = [...this.evals, point];
-      return point;
-    } finally {
-      this.evaluating = false;
-    }
+    const runId = this.runId;
+    if (!runId) throw new Error('no run to evaluate');
+    const result = this.evalChain.then(() => this.evaluateStored(runId, level));
+    this.evalChain = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    const point = await result;
+    if (!point) throw new Error(`run ${runId} has no stored version`);
+    this.evals = [...this.evals, point];
+    return point;
+  }
+
+  /** Resolves when every queued evaluation is done. */
+  evaluationsDone(): Promise<void> {
+    return this.evalChain;
   }
 
   /** Stops the run: scheduling ends, the trainer's step in progress is published, the run is paused (resumable). */
@@ -382,23 +397,26 @@ export class RunState {
 
   private async end(status: 'paused' | 'failed'): Promise<void> {
     const s = this.session;
+    if (this.ending || (!s && !this.running)) return;
+    this.ending = true;
     this.session = null;
     clearInterval(this.ticker);
     if (s) {
-      await this.tick(s).catch(() => undefined);
       await s.stop(status);
-      this.events = [...s.log.events];
+      await this.tick(s).catch(() => undefined); // the final figures, after the last step
     }
     if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     this.running = false;
+    this.ending = false;
     void this.refreshRuns();
     this.finished?.();
     this.finished = null;
   }
 
-  /** Stored seqs of the current run's trajectories (tests count them across a reload). */
-  async storedSeqs(runId = this.runId): Promise<number[]> {
+  /** Stored seqs of a run's trajectories, all or the unconsumed (tests count them across a reload). */
+  async storedSeqs(runId = this.runId, which: 'all' | 'unconsumed' = 'all'): Promise<number[]> {
     if (!runId) return [];
-    return listSeqs(await this.database(), runId);
+    const db = await this.database();
+    return which === 'all' ? listSeqs(db, runId) : (await listUnconsumed(db, runId)).map((r) => r.seq);
   }
 }

@@ -1,0 +1,237 @@
+import { expect, test, type Page } from '@playwright/test';
+import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
+import { overlapMs } from '../src/lib/pipeline/metrics.ts';
+import { maxVersionsInFlight } from '../src/lib/pipeline/timeline-view.ts';
+import { openReady } from './support/page';
+
+/** The part of the page's `?debug` hook (src/global.d.ts) these tests use. */
+interface Fault {
+  lane: string;
+  reason: string;
+  detectedAt: number;
+  replacedAt: number | null;
+}
+interface Lab {
+  run: {
+    running: boolean;
+    error: string | null;
+    runId: string | null;
+    notices: string[];
+    steps: { version: number }[];
+    events: TimelineEvent[];
+    runs: { id: string; status: string; unconsumed: number; trajectories: number }[];
+    dashboard: {
+      version: number;
+      buffered: number;
+      counters: { interrupts: number; requeues: number; trainerRestarts: number; trainedEpisodes: number };
+      faults: Fault[];
+    } | null;
+    session: { fault(index: number, kind: string): number; faultTrainer(): number } | null;
+    start(opts: {
+      settings?: Record<string, unknown>;
+      evalEvery?: number;
+      maxIterations?: number;
+    }): Promise<void>;
+    stop(): Promise<void>;
+    storedSeqs(runId?: string, which?: 'all' | 'unconsumed'): Promise<number[]>;
+  };
+}
+type LabWindow = { __lab: Lab };
+
+// The trainer on wasm: these tests are about the pipeline's behaviour, not WebGPU speed.
+const QUERY = '?debug&backend=wasm&wcTimeout=3000';
+
+async function startRun(page: Page, settings: Record<string, unknown>): Promise<void> {
+  await page.evaluate((s) => {
+    void (window as unknown as LabWindow).__lab.run.start({ settings: s, evalEvery: 0 });
+  }, settings);
+}
+
+/** Waits until the run has published `version` (and has no error). */
+async function untilVersion(page: Page, version: number, timeout = 120_000): Promise<void> {
+  await page.waitForFunction(
+    (v) => {
+      const r = (window as unknown as LabWindow).__lab.run;
+      if (r.error) throw new Error(`the run failed: ${r.error}`);
+      return (r.dashboard?.version ?? -1) >= v;
+    },
+    version,
+    { timeout, polling: 250 },
+  );
+}
+
+const lab = <T>(page: Page, f: (l: Lab) => T | Promise<T>): Promise<T> =>
+  page.evaluate(`(${f.toString()})(window.__lab)`) as Promise<T>;
+
+const isRollout = (e: TimelineEvent) =>
+  e.lane.startsWith('rollout') && (e.kind === 'episode' || e.kind === 'generate');
+const isTraining = (e: TimelineEvent) => e.lane === 'trainer' && e.kind === 'train-step';
+
+test('an asynchronous run keeps several versions in flight and interrupts episodes to adopt new weights', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: Infinity, workers: 2 });
+  await page.waitForFunction(
+    () => {
+      const r = (window as unknown as LabWindow).__lab.run;
+      if (r.error) throw new Error(r.error);
+      return (r.dashboard?.counters.interrupts ?? 0) > 0 && (r.dashboard?.version ?? 0) >= 4;
+    },
+    null,
+    { timeout: 120_000, polling: 250 },
+  );
+  await expect(page.getByTestId('pipe-interrupts')).not.toHaveText('0');
+  const events = await lab(page, (l) => l.run.events);
+  expect(maxVersionsInFlight(events)).toBeGreaterThan(1);
+  // Rollout and training overlap in time: that is the point of the asynchronous pipeline.
+  expect(overlapMs(events, isRollout, isTraining)).toBeGreaterThan(100);
+  expect(events.some((e) => e.kind === 'interrupt')).toBe(true);
+  // The timeline draws more than one version colour.
+  await page.getByTestId('timeline-fit').click();
+  expect(Number(await page.getByTestId('timeline').getAttribute('data-versions'))).toBeGreaterThan(1);
+  await lab(page, (l) => l.run.stop());
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
+test('with η = 0 rollout and training never overlap', async ({ page }) => {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 0, workers: 2 });
+  await untilVersion(page, 4);
+  await lab(page, (l) => l.run.stop());
+  const events = await lab(page, (l) => l.run.events);
+  expect(events.filter(isTraining).length).toBeGreaterThanOrEqual(4);
+  expect(events.filter(isRollout).length).toBeGreaterThanOrEqual(4);
+  // Clocks of different threads agree to well under a millisecond.
+  expect(overlapMs(events, isRollout, isTraining)).toBeLessThan(1);
+  const versions = new Set(
+    events.filter((e) => e.lane.startsWith('rollout') && e.kind === 'episode').map((e) => e.version),
+  );
+  expect(versions.size).toBeGreaterThanOrEqual(4);
+  expect(maxVersionsInFlight(events)).toBe(1);
+});
+
+test('a rollout worker that crashes or hangs is replaced and its work requeued; nothing stored is lost', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 4, workers: 2 });
+  await untilVersion(page, 3);
+  for (const [index, kind] of [
+    [0, 'crash'],
+    [1, 'hang'],
+  ] as const) {
+    const before = await lab(page, (l) => l.run.storedSeqs());
+    const v = await lab(page, (l) => l.run.dashboard?.version ?? 0);
+    const injectedAt = await page.evaluate(
+      ([i, k]) => (window as unknown as LabWindow).__lab.run.session?.fault(i, k) ?? 0,
+      [index, kind] as const,
+    );
+    await page.waitForFunction(
+      (lane) =>
+        (window as unknown as LabWindow).__lab.run.dashboard?.faults.some(
+          (f) => f.lane === lane && f.replacedAt,
+        ),
+      `rollout-${index}`,
+      { timeout: 30_000, polling: 100 },
+    );
+    await untilVersion(page, v + 3);
+    const fault = (await lab(page, (l) => l.run.dashboard?.faults ?? [])).find(
+      (f) => f.lane === `rollout-${index}`,
+    );
+    console.log(
+      `${kind}: detected ${Math.round((fault?.detectedAt ?? 0) - injectedAt)} ms after the fault, replaced ${Math.round((fault?.replacedAt ?? 0) - (fault?.detectedAt ?? 0))} ms after that`,
+    );
+    expect(fault?.reason).toBe(kind === 'crash' ? 'crashed' : 'hung');
+    const after = await lab(page, (l) => l.run.storedSeqs());
+    expect(before.filter((s) => !after.includes(s))).toEqual([]);
+    // The new worker plays again: it has episodes after its restart.
+    const events = await lab(page, (l) => l.run.events);
+    const restart = events.find((e) => e.kind === 'restart' && e.lane === `rollout-${index}`);
+    expect(restart).toBeDefined();
+    expect(
+      events.some(
+        (e) => e.lane === `rollout-${index}` && e.kind === 'episode' && e.t0 > (restart?.t1 ?? Infinity),
+      ),
+    ).toBe(true);
+  }
+  await expect(page.getByTestId('pipe-replaced')).toHaveText('2');
+  await lab(page, (l) => l.run.stop());
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
+test('a trainer that dies restarts from the newest version in IndexedDB and training goes on', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 2, workers: 1 });
+  await untilVersion(page, 3);
+  await page.evaluate(() => (window as unknown as LabWindow).__lab.run.session?.faultTrainer());
+  await page.waitForFunction(
+    () => ((window as unknown as LabWindow).__lab.run.dashboard?.counters.trainerRestarts ?? 0) >= 1,
+    null,
+    { timeout: 120_000, polling: 250 },
+  );
+  const restarted = await lab(page, (l) =>
+    l.run.events.find((e) => e.lane === 'trainer' && e.kind === 'restart'),
+  );
+  const from = Number(restarted?.meta?.fromVersion);
+  expect(from).toBeGreaterThanOrEqual(3);
+  await untilVersion(page, from + 3);
+  // Versions after the restart follow on from the stored one, none skipped, none repeated.
+  const published = await lab(page, (l) =>
+    l.run.events.filter((e) => e.lane === 'store' && e.kind === 'publish').map((e) => e.version),
+  );
+  const afterRestart = published.filter((v) => v > from);
+  expect(afterRestart.slice(0, 3)).toEqual([from + 1, from + 2, from + 3]);
+  expect(new Set(published).size).toBe(published.length);
+  await expect(page.getByTestId('pipe-trainer-restarts')).toHaveText('1');
+  await lab(page, (l) => l.run.stop());
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
+test('a reload mid-run, then Resume: every stored trajectory is still there and the unconsumed ones are trained', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 4, workers: 2 });
+  await untilVersion(page, 4);
+  const runId = await lab(page, (l) => l.run.runId);
+  const before = await lab(page, (l) => l.run.storedSeqs());
+  expect(before.length).toBeGreaterThan(0);
+  await page.reload();
+  await openReady(page, QUERY);
+  const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
+  await expect(row).toContainText('interrupted');
+  const stored = await page.evaluate(
+    (id) => (window as unknown as LabWindow).__lab.run.storedSeqs(id ?? undefined),
+    runId,
+  );
+  expect(before.filter((s) => !stored.includes(s))).toEqual([]);
+  const unconsumed = await page.evaluate(
+    (id) => (window as unknown as LabWindow).__lab.run.storedSeqs(id ?? undefined, 'unconsumed'),
+    runId,
+  );
+  expect(unconsumed.length).toBeGreaterThan(0);
+  await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
+  // FIFO replay trains the oldest first: B = 4 groups of 4 episodes per version.
+  const needed = Math.ceil(unconsumed.length / 16) + 1;
+  await page.waitForFunction((n) => (window as unknown as LabWindow).__lab.run.steps.length >= n, needed, {
+    timeout: 120_000,
+  });
+  const resumed = await lab(page, (l) => ({
+    id: l.run.runId,
+    steps: l.run.steps.map((s) => s.version),
+    error: l.run.error,
+  }));
+  expect(resumed.error).toBeNull();
+  expect(resumed.id).toBe(runId);
+  // It continues the version count from the stored one.
+  expect(resumed.steps[0]).toBeGreaterThan(4);
+  await lab(page, (l) => l.run.stop());
+  const after = await lab(page, (l) => l.run.storedSeqs());
+  expect(before.filter((s) => !after.includes(s))).toEqual([]);
+  // Every trajectory that was waiting at the reload has been trained on since.
+  const still = await lab(page, (l) => l.run.storedSeqs(undefined, 'unconsumed'));
+  expect(unconsumed.filter((s) => still.includes(s))).toEqual([]);
+});
