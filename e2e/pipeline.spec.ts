@@ -235,3 +235,30 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   const still = await lab(page, (l) => l.run.storedSeqs(undefined, 'unconsumed'));
   expect(unconsumed.filter((s) => still.includes(s))).toEqual([]);
 });
+
+test('a full storage quota: old data is evicted with a visible notice, the run goes on, the replay stays whole', async ({
+  page,
+}) => {
+  // A real quota of 10 MB for the site, set before the page opens its database (Chromium applies
+  // an override to connections opened after it). A run stores ~1.3 MB per version.
+  const cdp = await page.context().newCDPSession(page);
+  const origin = new URL(test.info().project.use.baseURL ?? 'http://127.0.0.1:4179/').origin;
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 10_000_000 });
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 4, workers: 2 });
+  await expect(page.getByTestId('run-notice').first()).toContainText('Storage was full', {
+    timeout: 120_000,
+  });
+  const v = await lab(page, (l) => l.run.dashboard?.version ?? 0);
+  await untilVersion(page, v + 5);
+  await lab(page, (l) => l.run.stop());
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+  // Every sample the controller still holds for training is in the store, unconsumed (plus at most
+  // the groups that finished while the run stopped: 2 workers × 2 slots × 4 episodes).
+  const held = await lab(page, (l) => l.run.dashboard?.buffered ?? -1);
+  const unconsumed = await lab(page, (l) => l.run.storedSeqs(undefined, 'unconsumed'));
+  expect(unconsumed.length).toBeGreaterThanOrEqual(held * 4);
+  expect(unconsumed.length).toBeLessThanOrEqual(held * 4 + 16);
+  const events = await lab(page, (l) => l.run.events);
+  expect(events.some((e) => e.kind === 'evict' && e.meta?.reason === 'quota')).toBe(true);
+});

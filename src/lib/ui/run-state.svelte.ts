@@ -87,6 +87,10 @@ export interface Dashboard {
   adoptP95Ms: number | null;
   faults: readonly FaultRecord[];
   seconds: number;
+  /** Epoch ms this session of the run started. */
+  startedAt: number;
+  /** The site's storage use and quota (navigator.storage.estimate()), bytes; null where unknown. */
+  storage: { usage: number; quota: number } | null;
 }
 
 /**
@@ -116,6 +120,8 @@ export class RunState {
   private db: LabDB | undefined;
   private evalChain: Promise<void> = Promise.resolve();
   private ending = false;
+  /** Ticks since the storage estimate was last read (it is read every 2 s). */
+  private estimates = 0;
   private evalWorker: RolloutBridge | null = null;
   private ticker: ReturnType<typeof setInterval> | undefined;
   private finished: (() => void) | null = null;
@@ -290,6 +296,15 @@ export class RunState {
       // A worker died between the list and the call: the pool replaces it.
     }
     const lat = adoptionLatencies(s.log.events, s.lanes);
+    let storage: Dashboard['storage'] = this.dashboard?.storage ?? null;
+    if (
+      typeof navigator !== 'undefined' &&
+      navigator.storage?.estimate &&
+      (this.estimates++ % 8 === 0 || !storage)
+    ) {
+      const e = await navigator.storage.estimate().catch(() => null);
+      storage = e ? { usage: e.usage ?? 0, quota: e.quota ?? 0 } : storage;
+    }
     this.dashboard = {
       version: p.version,
       counters: { ...p.counters, stalenessHistogram: { ...p.counters.stalenessHistogram } },
@@ -304,6 +319,8 @@ export class RunState {
       adoptP95Ms: lat.length ? percentile(lat, 95) : null,
       faults: [...s.faults],
       seconds: s.seconds,
+      startedAt: p.startedAt,
+      storage,
     };
   }
 

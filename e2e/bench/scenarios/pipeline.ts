@@ -1,0 +1,76 @@
+import type { JSHandle } from 'playwright-core';
+import type { Scenario } from '../harness.ts';
+import { runPipeline, type PipelineLab } from '../pipeline-run.ts';
+
+/** Opens the app with `?debug` (and `--backend`), waits for the trainer; returns a handle on `window.__lab`. */
+export async function openLab(
+  launch: Parameters<Scenario['run']>[0]['launch'],
+  baseUrl: string,
+  backend: string | undefined,
+): Promise<{ lab: JSHandle<PipelineLab>; close: () => Promise<void> }> {
+  const browser = await launch();
+  const page = await browser.newPage();
+  await page.goto(`${baseUrl}?debug&wcTimeout=1${backend ? `&backend=${backend}` : ''}`);
+  await page.waitForFunction(
+    () => {
+      const t =
+        (window as unknown as { __lab?: { trainer: { status: string } } }).__lab?.trainer.status ?? '';
+      return t === 'ready' || t === 'error';
+    },
+    null,
+    { timeout: 180_000 },
+  );
+  const error = await page.evaluate(
+    () => (window as unknown as { __lab: { trainer: { error: string | null } } }).__lab.trainer.error,
+  );
+  if (error) throw new Error(`trainer failed to start: ${error}`);
+  const lab = (await page.evaluateHandle(
+    () => (window as unknown as { __lab: PipelineLab }).__lab,
+  )) as JSHandle<PipelineLab>;
+  return { lab, close: () => browser.close() };
+}
+
+const scenario: Scenario = {
+  name: 'pipeline',
+  description:
+    'trains the same number of samples synchronously (η = 0) and asynchronously (η = 4), 3 rollout workers, same seed: throughput, speedup against the ideal, trainer busy, adoption latency, interrupts, stale drops, held-out success',
+  async run({ baseUrl, launch, options, log }) {
+    const samples = Number(options.samples?.[0] ?? 320);
+    const workers = Number(options.workers?.[0] ?? 3);
+    const eta = options.eta?.[0] === 'inf' ? Infinity : Number(options.eta?.[0] ?? 4);
+    const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
+    try {
+      log(`η = 0, ${workers} workers, ${samples} samples…`);
+      const sync = await runPipeline(lab, { eta: 0, workers }, samples);
+      log(`sync: ${JSON.stringify(sync)}`);
+      log(`η = ${eta}…`);
+      const async_ = await runPipeline(lab, { eta, workers }, samples);
+      log(`async: ${JSON.stringify(async_)}`);
+      const speedup = async_.samplesPerSec / Math.max(1e-9, sync.samplesPerSec);
+      return {
+        'pipeline.samples': samples,
+        'pipeline.workers': workers,
+        'pipeline.eta': Number.isFinite(eta) ? eta : null,
+        'pipeline.syncSamplesPerSec': sync.samplesPerSec,
+        'pipeline.asyncSamplesPerSec': async_.samplesPerSec,
+        'pipeline.speedup': Math.round(speedup * 1000) / 1000,
+        'pipeline.idealSpeedup': sync.idealSpeedup,
+        'pipeline.speedupOfIdeal': Math.round((speedup / sync.idealSpeedup) * 1000) / 1000,
+        'pipeline.trainerBusySync': sync.trainerBusy,
+        'pipeline.trainerBusyAsync': async_.trainerBusy,
+        'pipeline.adoptP95Ms': async_.adoptP95Ms,
+        'pipeline.interrupts': async_.interrupts,
+        'pipeline.staleDrops': async_.staleDrops,
+        'pipeline.meanStalenessAsync': async_.meanStaleness,
+        'pipeline.successSync': sync.successHeldOut,
+        'pipeline.successAsync': async_.successHeldOut,
+        'pipeline.successTrainSync': sync.successTrain,
+        'pipeline.successTrainAsync': async_.successTrain,
+      };
+    } finally {
+      await close();
+    }
+  },
+};
+
+export default scenario;
