@@ -291,6 +291,18 @@ describe('Pipeline', () => {
     expect(Math.max(...w)).toBeCloseTo(1);
   });
 
+  it('a full FIFO buffer (unbounded η) pushes out its oldest groups, counted and no longer accepted', async () => {
+    const { p, ws } = setup({ eta: Infinity, replay: { ...DEFAULT_REPLAY, capacity: 2 } }, 1);
+    p.trainerLost(); // no trainer: groups pile up
+    for (let i = 0; i < 3; i++) {
+      ws[0]?.finishAll();
+      await flush();
+    }
+    expect(p.buffer.size).toBe(2);
+    expect(p.counters.replayOverflow).toBe(4);
+    expect(p.accepted).toBe(2);
+  });
+
   it('a job that keeps failing stops the run with its message', async () => {
     const { errors, p } = setup({ eta: 0, maxJobFailures: 0 }, 1);
     const failing: RolloutPort = {

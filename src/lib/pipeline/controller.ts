@@ -62,8 +62,9 @@ export interface PipelineCounters {
   stalenessHistogram: Record<number, number>;
   /** Wall ms the trainer spent training and publishing. */
   trainerBusyMs: number;
-  workersReplaced: number;
   trainerRestarts: number;
+  /** Groups pushed out of a full replay buffer before being trained on (unbounded η only). */
+  replayOverflow: number;
 }
 
 interface WorkerEntry {
@@ -94,7 +95,6 @@ interface Queued {
 export interface PipelineHooks {
   emit?(event: TimelineEvent): void;
   onStep?(report: StepReport): void;
-  onGroup?(group: PlayedGroup): void;
   onError?(message: string): void;
 }
 
@@ -122,8 +122,8 @@ export class Pipeline {
     interrupts: 0,
     stalenessHistogram: {},
     trainerBusyMs: 0,
-    workersReplaced: 0,
     trainerRestarts: 0,
+    replayOverflow: 0,
   };
   readonly buffer: ReplayBuffer<PlayedGroup>;
   private readonly workers = new Map<string, WorkerEntry>();
@@ -393,10 +393,11 @@ export class Pipeline {
       this.counters.generatedEpisodes += group.trajectories.length;
       this.counters.interrupts += group.interrupted;
       this.source.record(group);
-      this.hooks.onGroup?.(group);
-      for (const pushed of this.buffer.add(group.jobId, group)) {
-        // Pushed out of a full prioritized buffer: it was trained on at least once or is dropped.
-        void pushed;
+      const pushed = this.buffer.add(group.jobId, group);
+      if (this.config.replay.mode === 'fifo') {
+        // A full FIFO buffer pushes out groups never trained on (unbounded η): like a stale drop.
+        this.accepted -= pushed.length;
+        this.counters.replayOverflow += pushed.length;
       }
     }
     this.pump();

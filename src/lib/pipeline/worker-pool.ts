@@ -1,9 +1,9 @@
 import { now, type Lane, type TimelineEvent } from './events';
 
 /** One live worker as the pool sees it. */
-export interface PoolWorker {
-  /** Answers as soon as the worker's thread is free (the heartbeat). */
-  ping(): Promise<unknown>;
+export interface PoolWorker<R = unknown> {
+  /** Answers as soon as the worker's thread is free (the heartbeat), with what it reports. */
+  ping(): Promise<R>;
   terminate(): void;
 }
 
@@ -57,13 +57,15 @@ interface Prepared<W> {
   route: { crash: ((message: string) => void) | null };
 }
 
-interface Member<W> {
+interface Member<W, R> {
   lane: Lane;
   worker: W | null;
   /** Incarnation: a late signal from a replaced worker is ignored. */
   generation: number;
   lastSeen: number;
   pingSentAt: number | null;
+  /** The last heartbeat's answer. */
+  lastReply: R | null;
 }
 
 /**
@@ -71,9 +73,9 @@ interface Member<W> {
  * crashed (an uncaught error) or hangs (a heartbeat unanswered past `hangMs`), after telling the
  * pipeline so it can requeue that worker's work.
  */
-export class WorkerPool<W extends PoolWorker> {
+export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
   readonly faults: FaultRecord[] = [];
-  private readonly members: Member<W>[];
+  private readonly members: Member<W, R>[];
   private timer: ReturnType<typeof setInterval> | undefined;
   private closed = false;
   private spares: Promise<Prepared<W> | null>[] = [];
@@ -89,6 +91,7 @@ export class WorkerPool<W extends PoolWorker> {
       generation: 0,
       lastSeen: now(),
       pingSentAt: null,
+      lastReply: null,
     }));
   }
 
@@ -99,9 +102,11 @@ export class WorkerPool<W extends PoolWorker> {
     this.refill();
   }
 
-  /** The live workers, by lane. */
-  workers(): { lane: Lane; worker: W }[] {
-    return this.members.flatMap((m) => (m.worker ? [{ lane: m.lane, worker: m.worker }] : []));
+  /** The live workers, by lane, with their last heartbeat's answer. */
+  workers(): { lane: Lane; worker: W; last: R | null }[] {
+    return this.members.flatMap((m) =>
+      m.worker ? [{ lane: m.lane, worker: m.worker, last: m.lastReply }] : [],
+    );
   }
 
   /** Terminates every worker. */
@@ -130,7 +135,7 @@ export class WorkerPool<W extends PoolWorker> {
   }
 
   /** Gives `m` a worker: a spare when one is ready, else a new one; joins it to the run. */
-  private async spawn(m: Member<W>): Promise<void> {
+  private async spawn(m: Member<W, R>): Promise<void> {
     const generation = ++m.generation;
     const spare = this.spares.shift();
     let prepared = spare ? await spare : null;
@@ -155,6 +160,7 @@ export class WorkerPool<W extends PoolWorker> {
     m.worker = worker;
     m.lastSeen = now();
     m.pingSentAt = null;
+    m.lastReply = null;
     this.hooks.joined(m.lane, worker);
     if (this.timer) this.refill();
   }
@@ -173,10 +179,11 @@ export class WorkerPool<W extends PoolWorker> {
       const generation = m.generation;
       m.pingSentAt = t;
       w.ping().then(
-        () => {
+        (reply) => {
           if (m.generation !== generation) return;
           m.lastSeen = now();
           m.pingSentAt = null;
+          m.lastReply = reply;
         },
         (err: unknown) => {
           if (m.generation === generation)
@@ -186,7 +193,7 @@ export class WorkerPool<W extends PoolWorker> {
     }
   }
 
-  private fail(m: Member<W>, reason: FaultRecord['reason'], message: string): void {
+  private fail(m: Member<W, R>, reason: FaultRecord['reason'], message: string): void {
     if (this.closed || !m.worker) return;
     const t = now();
     const record: FaultRecord = {

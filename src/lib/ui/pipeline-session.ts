@@ -1,4 +1,5 @@
 import * as Comlink from 'comlink';
+import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { PipelineRunInit } from '../../../workers/trainer.worker';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import { generateTasks } from '../env/families';
@@ -17,9 +18,9 @@ import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
 /** A rollout worker of the pool: its bridge, as the pipeline's port. */
-class PooledRollout implements PoolWorker, RolloutPort {
+class PooledRollout implements PoolWorker<RolloutStats>, RolloutPort {
   constructor(readonly bridge: RolloutBridge) {}
-  ping(): Promise<unknown> {
+  ping(): Promise<RolloutStats> {
     return this.bridge.api.stats();
   }
   terminate(): void {
@@ -31,9 +32,7 @@ class PooledRollout implements PoolWorker, RolloutPort {
 
 /** What the page hears from a running session. */
 export interface SessionHooks {
-  onEvents(events: readonly TimelineEvent[]): void;
   onStep(report: StepReport): void;
-  onGroup(group: PlayedGroup): void;
   /** The run stopped because of an error. */
   onError(message: string): void;
   /** Something the user should know that does not stop the run (an eviction, a restart). */
@@ -108,7 +107,7 @@ export class PipelineSession {
   readonly lanes: Lane[];
   /** Rollout backend of the workers, once one has joined. */
   rolloutBackend: string | null = null;
-  private pool: WorkerPool<PooledRollout> | null = null;
+  private pool: WorkerPool<PooledRollout, RolloutStats> | null = null;
   private readonly unsubscribe: (() => void)[] = [];
   private trainerTimer: ReturnType<typeof setInterval> | undefined;
   private trainerPing: number | null = null;
@@ -146,7 +145,6 @@ export class PipelineSession {
       {
         emit: (e) => this.push([e]),
         onStep: (r) => hooks.onStep(r),
-        onGroup: (g) => hooks.onGroup(g),
         onError: (m) => hooks.onError(m),
       },
       restored ?? undefined,
@@ -187,7 +185,6 @@ export class PipelineSession {
           `Storage was full: deleted ${e.meta.trajectories ?? 0} trained trajectories and ${e.meta.versions ?? 0} old versions to keep the run going.`,
         );
     }
-    this.hooks.onEvents(events);
   }
 
   private trainerPort(): PipelineTrainerPort {
@@ -217,7 +214,7 @@ export class PipelineSession {
   async start(): Promise<void> {
     const s = this.settings;
     const rows = s.slotsPerWorker * s.code.groupSize;
-    this.pool = new WorkerPool<PooledRollout>(this.lanes, {
+    this.pool = new WorkerPool<PooledRollout, RolloutStats>(this.lanes, {
       prepare: async (onCrash) => {
         const bridge = new RolloutBridge('rollout', onCrash);
         try {
@@ -259,15 +256,9 @@ export class PipelineSession {
     return this.pool?.faults ?? [];
   }
 
-  /** The live rollout workers' result caches and versions (for the dashboard). */
-  async workerStats(): Promise<{ lane: Lane; version: number; hits: number; misses: number }[]> {
-    const live = this.pool?.workers() ?? [];
-    return Promise.all(
-      live.map(async ({ lane, worker }) => {
-        const s = await worker.bridge.api.stats();
-        return { lane, version: s.version, hits: s.cache.hits, misses: s.cache.misses };
-      }),
-    );
+  /** The live rollout workers' last heartbeats: versions, result caches (for the dashboard). */
+  workerStats(): { lane: Lane; stats: RolloutStats | null }[] {
+    return (this.pool?.workers() ?? []).map(({ lane, last }) => ({ lane, stats: last }));
   }
 
   /** Injects a fault into a rollout worker (`?debug` tests): crash, hang or exit. */

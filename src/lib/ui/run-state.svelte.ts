@@ -251,9 +251,7 @@ export class RunState {
       settings,
       this.trainer,
       {
-        onEvents: () => undefined,
         onStep: (r) => this.stepped(r),
-        onGroup: () => undefined,
         onError: (m) => {
           this.error = m;
           void this.end('failed');
@@ -287,13 +285,9 @@ export class RunState {
     const seconds = (now() - p.startedAt) / 1000;
     let hits = 0;
     let total = 0;
-    try {
-      for (const w of await s.workerStats()) {
-        hits += w.hits;
-        total += w.hits + w.misses;
-      }
-    } catch {
-      // A worker died between the list and the call: the pool replaces it.
+    for (const { stats } of s.workerStats()) {
+      hits += stats?.cache.hits ?? 0;
+      total += (stats?.cache.hits ?? 0) + (stats?.cache.misses ?? 0);
     }
     const lat = adoptionLatencies(s.log.events, s.lanes);
     let storage: Dashboard['storage'] = this.dashboard?.storage ?? null;

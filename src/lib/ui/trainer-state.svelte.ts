@@ -57,11 +57,6 @@ export class TrainerState {
     return () => (this.crashListeners = this.crashListeners.filter((l) => l !== listener));
   }
 
-  /** Kills the worker without a word (a test of hang/death detection), see `?debug`. */
-  terminateForTest(): void {
-    this.bridge.terminate();
-  }
-
   /** The trainer worker's API, for the training-run controller (which owns no trainer of its own). */
   get api(): TrainerBridge['api'] {
     return this.bridge.api;
