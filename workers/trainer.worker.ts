@@ -209,22 +209,6 @@ const api = {
     return out;
   },
 
-  /** One gradient step on an RL batch built by the controller (issue 4's sync loop; issue 5's losses). */
-  async trainBatch(batch: TokenBatch, v: number): Promise<StepMetrics> {
-    const t = requireTrainer();
-    const t0 = now();
-    const m = await t.trainStep(batch);
-    emit({
-      lane: 'trainer',
-      kind: 'train-step',
-      t0,
-      t1: now(),
-      version: v,
-      meta: { loss: m.loss, step: m.step },
-    });
-    return m;
-  },
-
   /**
    * The current weights (no optimiser state), for rollout workers to adopt: every parameter, or
    * with LoRA only the adapters unless `full` (the base, published as version 0).
@@ -397,21 +381,27 @@ const api = {
     const t = requireTrainer();
     const startedAt = now();
     let metrics: StepMetrics | undefined;
-    for (let i = 0; i < Math.max(1, info.updates); i++) {
-      const t0 = now();
-      metrics = await t.trainStep(batch);
-      emit({
-        lane: 'trainer',
-        kind: 'train-step',
-        t0,
-        t1: now(),
-        version: info.fromVersion,
-        meta: {
-          loss: Number(metrics.loss.toFixed(4)),
-          step: metrics.step,
-          kl: Number(metrics.approxKl.toExponential(2)),
-        },
-      });
+    // π_prox: the policy before this update, held fixed across its PPO epochs (AReaL).
+    const prox = t.config.loss === 'decoupled' && batch.behavLogp ? t.proximalLogProbs(batch) : undefined;
+    try {
+      for (let i = 0; i < Math.max(1, info.updates); i++) {
+        const t0 = now();
+        metrics = await t.trainStep(batch, prox);
+        emit({
+          lane: 'trainer',
+          kind: 'train-step',
+          t0,
+          t1: now(),
+          version: info.fromVersion,
+          meta: {
+            loss: Number(metrics.loss.toFixed(4)),
+            step: metrics.step,
+            kl: Number(metrics.approxKl.toExponential(2)),
+          },
+        });
+      }
+    } finally {
+      prox?.dispose();
     }
     if (!metrics) throw new Error('no step taken');
     const published = await publishVersion(info.fromVersion + 1, info.seqs, info.progress, {

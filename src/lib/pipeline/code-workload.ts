@@ -22,8 +22,8 @@ export interface CodeRunConfig {
   gamma: number;
   lambda: number;
   /**
-   * Optimiser steps per batch (PPO epochs). After the first, π_θ moves away from π_behav and
-   * the clip bounds each token's ratio; π_prox is recomputed before every step.
+   * Optimiser steps per batch (PPO epochs). π_prox is computed once, before the first, and held
+   * fixed: after the first step π_θ moves away from it and the clip bounds each token's ratio.
    */
   updatesPerBatch: number;
   /** Adam learning rate of the run (set on the trainer, with a fresh optimiser state, at start). */

@@ -75,4 +75,26 @@ describe('the trainer on RL batches', () => {
     expect(last.wMean).toBe(1); // standard PPO has no behaviour weight
     trainer.dispose();
   }, 60_000);
+
+  it("decoupled PPO: π_prox fixed before a batch's epochs lets r leave 1 and the clip act; recomputed each step it would not", async () => {
+    const trainer = new PolicyTrainer(args, {
+      ...DEFAULT_TRAINER_CONFIG,
+      loss: 'decoupled',
+      learningRate: 3e-2,
+    });
+    const batch = await onPolicyBatch(trainer);
+    const prox = trainer.proximalLogProbs(batch);
+    const first = await trainer.trainStep(batch, prox);
+    let last = first;
+    for (let i = 0; i < 4; i++) last = await trainer.trainStep(batch, prox);
+    prox.dispose();
+    expect(first.approxKl).toBeLessThan(1e-5);
+    expect(last.approxKl).toBeGreaterThan(1e-4);
+    expect(last.clipFrac).toBeGreaterThan(0);
+    // Recomputed at every step, π_prox follows π_θ: the ratio is 1 again at each step.
+    const again = await trainer.trainStep(batch);
+    expect(Math.abs(again.approxKl)).toBeLessThan(1e-5);
+    expect(again.clipFrac).toBe(0);
+    trainer.dispose();
+  }, 60_000);
 });

@@ -108,11 +108,29 @@ export class PolicyTrainer {
   }
 
   /**
+   * π_prox of DESIGN §5: log-probabilities of the batch's actions under the current weights
+   * (masked to the legal tokens), [B, T], with no gradient. Computed once before the update on a
+   * batch and held fixed across its PPO epochs; the caller disposes it.
+   */
+  proximalLogProbs(batch: TokenBatch): tf.Tensor2D {
+    const { batch: B, length: T } = batch;
+    const V = this.args.vocabSize;
+    return tf.tidy(() => {
+      const tokens = tf.tensor2d(batch.tokens, [B, T], 'int32'); // [B, T]
+      const actions = tf.tensor2d(batch.actions, [B, T], 'int32'); // [B, T]
+      const legal = batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined; // [B, T, V]
+      const { logits } = forward(this.weights(), this.args, tokens); // [B, T, V]
+      return actionLogProbs(logits, actions, legal).logp as tf.Tensor2D; // [B, T]
+    });
+  }
+
+  /**
    * One Adam step on `batch`, gradient norm clipped to `maxGradNorm`. The policy loss is
    * `config.loss` when the batch carries behaviour log-probs, else `pg` (imitation batches).
-   * For `decoupled`, π_prox is recomputed here with the current weights just before the update.
+   * For `decoupled`, π_prox is `prox` when given (the policy before this batch's first step,
+   * see `proximalLogProbs`), else recomputed here with the current weights.
    */
-  async trainStep(batch: TokenBatch): Promise<StepMetrics> {
+  async trainStep(batch: TokenBatch, prox?: tf.Tensor2D): Promise<StepMetrics> {
     validateBatch(batch);
     const t0 = performance.now();
     const { batch: B, length: T } = batch;
@@ -127,14 +145,8 @@ export class PolicyTrainer {
       behav: tf.tensor2d(batch.behavLogp ?? new Float32Array(B * T), [B, T]), // [B, T]
       legal: batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined, // [B, T, V]
     }));
-    // π_prox: the current weights' log-probs, before the update (no gradient).
-    const prox =
-      kind === 'decoupled'
-        ? tf.tidy(() => {
-            const { logits } = forward(this.weights(), this.args, inputs.tokens); // [B, T, V]
-            return actionLogProbs(logits, inputs.actions, inputs.legal).logp; // [B, T]
-          })
-        : undefined;
+    const ownProx = kind === 'decoupled' && !prox ? this.proximalLogProbs(batch) : undefined;
+    const proxLogp = kind === 'decoupled' ? (prox ?? ownProx) : undefined;
     const vars = [...(this.adapters ?? this.params).values()];
     const { clipEps, wCap, valueCoef, entropyCoef } = this.config;
     const parts: Record<string, tf.Scalar> = tf.tidy(() => {
@@ -149,7 +161,7 @@ export class PolicyTrainer {
               ? ppoClipLoss(logp, inputs.behav, inputs.advantages, inputs.mask, clipEps)
               : decoupledPpoLoss(
                   logp,
-                  prox ?? inputs.behav,
+                  proxLogp ?? inputs.behav,
                   inputs.behav,
                   inputs.advantages,
                   inputs.mask,
@@ -168,7 +180,7 @@ export class PolicyTrainer {
       return { loss: value, gradNorm: norm, ...kept };
     });
     tf.dispose(inputs);
-    prox?.dispose();
+    ownProx?.dispose();
     // One readback for every scalar: on WebGPU each read is a buffer map, on the critical path.
     const names = METRIC_NAMES.filter((n) => parts[n] !== undefined);
     const packed = tf.tidy(() => tf.stack(names.map((n) => parts[n] as tf.Scalar))); // [names]
