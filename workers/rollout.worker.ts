@@ -35,7 +35,7 @@ import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
 import { QuickJSSession, SessionError } from '../src/lib/sandbox/session';
 import { now, type Lane, type TimelineEvent } from '../src/lib/pipeline/events';
 import { EventBatcher, isVersionAnnounce, PARAMS_CHANNEL } from '../src/lib/pipeline/params-channel';
-import { RolloutEngine, type EngineStats } from '../src/lib/pipeline/rollout-engine';
+import { emptyEngineStats, RolloutEngine, type EngineStats } from '../src/lib/pipeline/rollout-engine';
 import type { PlayedGroup, RolloutJob } from '../src/lib/pipeline/types';
 import type { CacheStats } from '../src/lib/sandbox/cache';
 import { openLabDb, type LabDB } from '../src/lib/storage/db';
@@ -326,15 +326,7 @@ const api = {
   /** The heartbeat: engine counters and the result cache's hit rate. */
   async stats(): Promise<RolloutStats> {
     const sb = await getSandbox();
-    const e = run?.engine.stats ?? {
-      version: -1,
-      activeEpisodes: 0,
-      activeJobs: 0,
-      tokens: 0,
-      adoptions: 0,
-      interrupts: 0,
-      prefills: 0,
-    };
+    const e = run?.engine.stats ?? emptyEngineStats();
     return { ...e, cache: sb.cache.stats, at: now() };
   },
 

@@ -56,6 +56,19 @@ export interface EngineStats {
   prefills: number;
 }
 
+/** The counters of an engine that has played nothing (or of a worker with no engine). */
+export function emptyEngineStats(): EngineStats {
+  return {
+    version: -1,
+    activeEpisodes: 0,
+    activeJobs: 0,
+    tokens: 0,
+    adoptions: 0,
+    interrupts: 0,
+    prefills: 0,
+  };
+}
+
 /**
  * The rollout side of the pipeline inside one worker: every episode of every job the worker
  * holds decodes in one KV-cached batch; jobs join and leave as they start and finish. New
@@ -76,15 +89,7 @@ export class RolloutEngine {
   private stepsSinceOffer = 0;
   /** Open `generate` segment: since when, with which version, tokens written. */
   private segment: { t0: number; version: number; tokens: number; sandboxMs: number } | null = null;
-  readonly stats: EngineStats = {
-    version: -1,
-    activeEpisodes: 0,
-    activeJobs: 0,
-    tokens: 0,
-    adoptions: 0,
-    interrupts: 0,
-    prefills: 0,
-  };
+  readonly stats: EngineStats = emptyEngineStats();
 
   constructor(
     private readonly sandbox: Sandbox,
