@@ -13,7 +13,12 @@ export interface RunSettings {
   loss: Extract<TrainerConfig['loss'], 'decoupled' | 'ppo'>;
   /** Groups each rollout worker plays at once. */
   slotsPerWorker: number;
-  /** Adopt new weights after this many decode steps even mid-turn (0: at turn boundaries only). */
+  /**
+   * A rollout worker adopts a new version at the next turn boundary of its episodes, or after
+   * this many decode steps if that comes first (0: at turn boundaries only). The default, 1,
+   * adopts at the next token, as AReaL interrupts generation: adoption then takes about one decode
+   * step.
+   */
   interruptEveryTokens: number;
   /** A waiting job of a higher class preempts after this long, ms. */
   preemptAfterMs: number;
@@ -41,7 +46,7 @@ export function defaultSettings(cores?: number): RunSettings {
     eta: 4,
     loss: 'decoupled',
     slotsPerWorker: 2,
-    interruptEveryTokens: 0,
+    interruptEveryTokens: 1,
     preemptAfterMs: 500,
     replay: DEFAULT_REPLAY,
     code: DEFAULT_CODE_RUN,
