@@ -19,7 +19,7 @@ try {
   await page.getByTestId('run-start').click();
   await page.getByTestId('pipe-interrupts').filter({ hasNotText: /^0$/ }).waitFor({ timeout: 120_000 });
   await page.waitForTimeout(8000);
-  await page.evaluate(() => document.getElementById('run-h')?.scrollIntoView());
+  await page.evaluate(() => document.getElementById('pipeline-h')?.scrollIntoView());
   await page.screenshot({ path: 'e2e/screenshot.png', fullPage: false });
   await page.getByTestId('run-stop').click();
 } finally {

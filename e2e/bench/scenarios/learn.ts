@@ -104,7 +104,7 @@ async function compareEstimators(
 const scenario: Scenario = {
   name: 'learn',
   description:
-    'trains the code-writing policy on the easy level (sync loop, default config, seed 1) until greedy success ≥ 0.9 on easy training tasks or the budget',
+    'trains the code-writing policy on the easy level (the pipeline with its default config, seed 1) until greedy success ≥ 0.9 on easy training tasks or the budget',
   async run({ baseUrl, launch, options, log, shared }) {
     const budget = Number(options.budget?.[0] ?? 300);
     const evalEvery = Number(options.evalEvery?.[0] ?? 5);

@@ -272,6 +272,7 @@ export class RunState {
     const firstVersion = this.steps[0] ? this.steps[0].version - 1 : 0;
     if ((o.evalEvery ?? 10) > 0 && (r.version - firstVersion) % (o.evalEvery ?? 10) === 0)
       void this.evaluateNow();
+    if (r.version % 5 === 0) void this.refreshRuns(); // the run list's counts
     if (o.maxIterations !== undefined && r.version - firstVersion >= o.maxIterations) void this.stop();
     if (o.maxTrainedEpisodes !== undefined && s.pipeline.counters.trainedEpisodes >= o.maxTrainedEpisodes)
       void this.stop();
