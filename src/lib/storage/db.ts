@@ -28,7 +28,7 @@ export interface RunProgress {
   curriculum?: { levelIndex: number; recent: boolean[]; episodes: number };
   /** Per-task record of the scheduler's learning value: [attempts, successes]. */
   taskRecords?: Record<string, [number, number]>;
-  /** Counters of the pipeline (episodes generated and trained, drops, interrupts, …). */
+  /** Counters of the pipeline's last session (episodes generated and trained, drops, …), for the record. */
   counters?: Record<string, number>;
   /** Wall seconds the run has trained, over all its sessions. */
   seconds?: number;

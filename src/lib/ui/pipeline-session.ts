@@ -6,7 +6,7 @@ import { generateTasks } from '../env/families';
 import type { Task } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { CodeJobSource } from '../pipeline/code-workload';
-import { Pipeline, type PipelineCounters } from '../pipeline/controller';
+import { Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
 import { settingsToJson, type RunSettings } from '../pipeline/run-settings';
 import { oldestVersion } from '../pipeline/staleness';
@@ -149,13 +149,6 @@ export class PipelineSession {
       },
       restored ?? undefined,
     );
-    if (restored?.progress?.counters) {
-      for (const [k, v] of Object.entries(restored.progress.counters)) {
-        const key = k as keyof PipelineCounters;
-        if (typeof this.pipeline.counters[key] === 'number')
-          Object.assign(this.pipeline.counters, { [key]: v });
-      }
-    }
     this.unsubscribe.push(trainer.onEvents((events) => this.push(events)));
     this.unsubscribe.push(trainer.onCrash((message) => void this.restartTrainer(`crashed: ${message}`)));
   }

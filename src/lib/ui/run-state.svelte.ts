@@ -150,7 +150,9 @@ export class RunState {
           trajectories: c.total,
           unconsumed: c.total - c.consumed,
           resumable:
-            r.latestVersion >= 0 && (r.status === 'running' || r.status === 'paused') && r.id !== this.runId,
+            r.latestVersion >= 0 &&
+            (r.status === 'running' || r.status === 'paused') &&
+            !(this.running && r.id === this.runId),
         };
       }),
     );
@@ -207,6 +209,7 @@ export class RunState {
           groups: groupsFromRecords(unconsumed),
           progress: point.run.progress,
         });
+        this.session = session;
       } else {
         settings = this.settingsFor(opts);
         validateSettings(settings);
@@ -217,9 +220,9 @@ export class RunState {
           learningRate: settings.code.learningRate,
         });
         session = this.createSession(runId, settings, null);
+        this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
         await this.trainer.api.startRun(session.runInit, session.progress());
       }
-      this.session = session;
       this.runId = session.runId;
       this.curriculum = session.source.curriculum.view();
       this.ticker = setInterval(() => void this.tick(), 250);
