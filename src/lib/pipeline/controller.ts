@@ -133,7 +133,7 @@ export class Pipeline {
   private nextJobId: number;
   private nextSeq: number;
   private trainerReady = false;
-  private training: { drawn: Drawn<PlayedGroup>[]; fromVersion: number } | null = null;
+  private training: { drawn: Drawn<PlayedGroup>[]; fromVersion: number; since: number } | null = null;
   /** Keys of the batch the trainer was computing when it died. */
   private lostBatch: number[] = [];
   /** Groups accepted since the last batch was drawn (prioritized mode trains once per B new groups). */
@@ -223,7 +223,7 @@ export class Pipeline {
 
   /** Fraction of wall time since start the trainer spent computing. */
   trainerBusyFraction(at = now()): number {
-    const busyNow = this.training ? Math.max(0, at - this.lastTrainEnd) : 0;
+    const busyNow = this.training ? Math.max(0, at - this.training.since) : 0;
     return (this.counters.trainerBusyMs + busyNow) / Math.max(1, at - this.startedAt);
   }
 
@@ -488,7 +488,7 @@ export class Pipeline {
       return;
     }
     const fromVersion = this.version;
-    this.training = { drawn, fromVersion };
+    this.training = { drawn, fromVersion, since: t };
     const waitMs = t - this.lastTrainEnd;
     const seqs = groups.flatMap((g) => g.seqs);
     const port = this.trainer;
