@@ -201,11 +201,6 @@ export class Pipeline {
     return this.stopped;
   }
 
-  /** True while the trainer computes a step. */
-  get trainerBusy(): boolean {
-    return this.training !== null;
-  }
-
   get runningGroups(): number {
     return this.running.size;
   }

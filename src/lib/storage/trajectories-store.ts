@@ -53,9 +53,3 @@ export async function trimConsumed(db: LabDB, runId: string, keep: number): Prom
   await tx.done;
   return deleted;
 }
-
-/** Deletes every trajectory of a run. */
-export async function deleteTrajectories(db: LabDB, runId: string): Promise<void> {
-  const range = IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]);
-  await db.delete('trajectories', range);
-}
