@@ -24,7 +24,7 @@ test('RL on the easy tasks, trainer on webgpu: greedy mean reward rises clearly 
   page,
 }) => {
   test.setTimeout(900_000);
-  await openReady(page, '?debug&wcTimeout=3000');
+  await openReady(page, '?debug&backend=webgpu&wcTimeout=3000');
   const backend = await page.evaluate(() => (window as unknown as LabWindow).__lab?.trainer.info?.backend);
   expect(backend).toBe('webgpu');
   // Evaluates the untrained policy (iteration 0), trains, evaluates again on the same tasks.

@@ -4,7 +4,7 @@ import { metric, openReady, trainSteps } from './support/page';
 test('the trainer worker runs on webgpu and a step moves the weights with a finite loss', async ({
   page,
 }) => {
-  await openReady(page);
+  await openReady(page, '?backend=webgpu');
   await expect(page.getByTestId('backend')).toHaveText('webgpu');
   await expect(page.getByTestId('adapter')).not.toHaveText('none');
   expect(await metric(page, 'weights-moved')).toBe(0);
@@ -19,10 +19,36 @@ test('the trainer worker runs on webgpu and a step moves the weights with a fini
 });
 
 test('training on webgpu lowers the loss below its own first step', async ({ page }) => {
-  await openReady(page);
+  await openReady(page, '?backend=webgpu');
   await trainSteps(page, 5);
   expect(await metric(page, 'steps')).toBe(5);
   expect(await metric(page, 'loss')).toBeLessThan((await metric(page, 'first-loss')) * 0.8);
+});
+
+test('by default the trainer takes WebGPU on a GPU, and wasm (saying why) on a software adapter', async ({
+  page,
+}) => {
+  await page.goto('./');
+  const adapter = await page.evaluate(async () => {
+    const a = await navigator.gpu?.requestAdapter();
+    if (!a) return null;
+    // GPUAdapterInfo's fields are prototype getters: copy them one by one.
+    const { vendor, architecture, device, description, isFallbackAdapter } = a.info;
+    return { vendor, architecture, device, description, isFallbackAdapter };
+  });
+  await openReady(page);
+  const software =
+    !adapter ||
+    adapter.isFallbackAdapter ||
+    /swiftshader|llvmpipe|lavapipe|software rasterizer/i.test(
+      [adapter.vendor, adapter.architecture, adapter.device, adapter.description].join(' '),
+    );
+  if (software) {
+    await expect(page.getByTestId('backend')).toHaveText('wasm');
+    await expect(page.getByTestId('fallback-reason').first()).toContainText(/WebGPU/);
+  } else {
+    await expect(page.getByTestId('backend')).toHaveText('webgpu');
+  }
 });
 
 test('weights saved to IndexedDB survive a reload and load back exactly', async ({ page }) => {

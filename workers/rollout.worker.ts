@@ -96,6 +96,8 @@ export interface EngineRunInit {
   rows: number;
   /** Adopt a new version after this many decode steps even mid-turn (0: turn boundaries only). */
   interruptEveryTokens: number;
+  /** Sampling temperature (1: the policy's own distribution). */
+  temperature: number;
   seed: number;
   /** Read a version from the store when its announce has not arrived after this long, ms. */
   fetchAfterMs: number;
@@ -269,6 +271,7 @@ const api = {
       args: modelArgs,
       rows: init.rows,
       interruptEveryTokens: init.interruptEveryTokens,
+      temperature: init.temperature,
       seed: init.seed,
       lane,
       fetchAfterMs: init.fetchAfterMs,

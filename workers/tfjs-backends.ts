@@ -2,7 +2,12 @@ import * as tf from '@tensorflow/tfjs';
 import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
-import { describeAdapter, type BackendInit, type BackendName } from '../src/lib/policy/backend';
+import {
+  describeAdapter,
+  isSoftwareAdapter,
+  type BackendInit,
+  type BackendName,
+} from '../src/lib/policy/backend';
 
 async function activate(name: BackendName): Promise<void> {
   const ok = await tf.setBackend(name);
@@ -15,8 +20,19 @@ async function activate(name: BackendName): Promise<void> {
   if (value !== 8) throw new Error(`${name} backend computed a wrong value (${value}) on a probe`);
 }
 
-/** Initialises one tfjs backend inside a worker (see `selectBackend`). */
-export const initBackend: BackendInit = async (name) => {
+/**
+ * Initialises one tfjs backend inside a worker (see `selectBackend`). A software WebGPU adapter
+ * (no GPU: SwiftShader) is refused unless `allowSoftwareWebGPU`, so that the default order falls
+ * through to wasm, which trains several times faster on the same CPU; a page that asks for
+ * `?backend=webgpu` gets it anyway.
+ */
+export const backendInit =
+  ({ allowSoftwareWebGPU }: { allowSoftwareWebGPU: boolean }): BackendInit =>
+  (name) =>
+    initBackend(name, allowSoftwareWebGPU);
+
+/** Initialises one tfjs backend inside a worker, whatever its WebGPU adapter. */
+export async function initBackend(name: BackendName, allowSoftwareWebGPU = true): Promise<string | null> {
   switch (name) {
     case 'webgpu': {
       if (!navigator.gpu) throw new Error('this browser exposes no WebGPU (navigator.gpu is undefined)');
@@ -28,6 +44,10 @@ export const initBackend: BackendInit = async (name) => {
         );
       }
       const description = describeAdapter(adapter.info);
+      if (!allowSoftwareWebGPU && isSoftwareAdapter(adapter.info))
+        throw new Error(
+          `the WebGPU adapter (${description}) runs on the CPU, not a GPU: wasm trains faster here (?backend=webgpu uses it anyway)`,
+        );
       await import('@tensorflow/tfjs-backend-webgpu');
       await activate('webgpu');
       return description;
@@ -54,4 +74,4 @@ export const initBackend: BackendInit = async (name) => {
       await activate('cpu');
       return null;
   }
-};
+}

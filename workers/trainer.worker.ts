@@ -36,11 +36,11 @@ import {
   putVersion,
   setRunStatus,
 } from '../src/lib/storage/weights-store';
-import { initBackend } from './tfjs-backends';
+import { backendInit } from './tfjs-backends';
 
 /** How the page starts the trainer. */
 export interface TrainerInit {
-  /** Backends to try, best first; defaults to webgpu → wasm → webgl → cpu. */
+  /** Backends to try, best first; defaults to webgpu → wasm → webgl → cpu, skipping a software WebGPU adapter. */
   backends?: BackendName[];
   model: ModelArgs;
   config: TrainerConfig;
@@ -176,7 +176,10 @@ const api = {
   /** Selects the backend, builds the policy, and reports where it runs. */
   async init(opts: TrainerInit): Promise<TrainerInfo> {
     const t0 = now();
-    const report = await selectBackend(opts.backends ?? BACKEND_ORDER, initBackend);
+    const report = await selectBackend(
+      opts.backends ?? BACKEND_ORDER,
+      backendInit({ allowSoftwareWebGPU: opts.backends !== undefined }),
+    );
     trainer?.dispose();
     trainer = new PolicyTrainer(opts.model, opts.config, undefined, opts.lora);
     version = -1;

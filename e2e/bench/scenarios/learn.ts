@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../../../src/lib/policy/config.ts';
 import { DEFAULT_LORA } from '../../../src/lib/policy/lora.ts';
 import { PolicyTrainer } from '../../../src/lib/policy/trainer.ts';
+import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
 import type { Scenario } from '../harness.ts';
 import { TRAINED_POLICY, type PortableCheckpoint } from '../portable.ts';
 
@@ -127,8 +128,11 @@ const scenario: Scenario = {
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
       const t0 = Date.now();
-      // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N` override the defaults.
+      // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N`,
+      // `--hindsight N` (relabelled episodes per batch, 0: off) override the defaults.
       const run: Record<string, unknown> = {};
+      if (options.hindsight?.[0])
+        run.hindsight = { ...DEFAULT_HINDSIGHT, samplesPerBatch: Number(options.hindsight[0]) };
       if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
       if (options.estimator?.[0]) run.estimator = options.estimator[0];
       const settings: Record<string, unknown> = {};
@@ -195,7 +199,7 @@ const scenario: Scenario = {
       );
       const estimators = await compareEstimators(
         lab,
-        Number(options.estimatorIterations?.[0] ?? 6),
+        Number(options.estimatorIterations?.[0] ?? 40),
         settings,
         log,
       );

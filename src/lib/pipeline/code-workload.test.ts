@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../env/suite';
 import { VOCAB_SIZE } from '../env/vocab';
+import type { Relabelled } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
 import { CodeJobSource, DEFAULT_CODE_RUN } from './code-workload';
 import type { PlayedGroup } from './types';
@@ -44,6 +45,7 @@ function group(jobId: number, t: Task, solves: (i: number) => boolean, n = 4): P
     jobId,
     status: 'done',
     trajectories: Array.from({ length: n }, (_, i) => trajectory(t, solves(i))),
+    relabelled: [],
     seqs: Array.from({ length: n }, (_, i) => jobId * n + i),
     oldestVersion: 0,
     newestVersion: 0,
@@ -132,5 +134,35 @@ describe('CodeJobSource', () => {
     again.restore(JSON.parse(JSON.stringify(src.progress())));
     expect(again.curriculum.view()).toEqual({ ...src.curriculum.view(), promotions: [] });
     expect(again.value('m1')).toBe(src.value('m1'));
+  });
+
+  it('adds relabelled episodes (hindsight) to each batch with their advantage and an unknown behaviour log-prob', () => {
+    const hindsight = { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 3, advantage: 0.7 };
+    const src = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, hindsight });
+    const t = TASKS[0] as Task;
+    const relabelled: Relabelled = {
+      key: 'k',
+      length: 1,
+      trajectory: { ...trajectory(t, true), group: 'hindsight', logProbs: [0, NaN, NaN] },
+    };
+    const played = { ...group(0, t, () => false), relabelled: [relabelled] };
+    src.record(played);
+    expect(src.hindsight.size).toBe(1);
+    const { batch: b, priorities } = src.batch([played], [1]);
+    expect(b.batch).toBe(4 + 3);
+    expect(priorities).toHaveLength(1);
+    // Rows are padded to the longest (3 tokens) rounded up to 8, not to the whole context.
+    expect(b.length).toBe(8);
+    for (let row = 4; row < 7; row++) {
+      expect(b.advantages[row * 8]).toBeCloseTo(0.7, 6);
+      expect(b.behavLogp?.[row * 8]).toBeNaN();
+    }
+    // Hindsight off: the batch is the groups' episodes alone.
+    const off = new CodeJobSource(TASKS, {
+      ...DEFAULT_CODE_RUN,
+      hindsight: { ...hindsight, samplesPerBatch: 0 },
+    });
+    off.record(played);
+    expect(off.batch([played], [1]).batch.batch).toBe(4);
   });
 });

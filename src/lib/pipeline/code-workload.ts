@@ -5,6 +5,7 @@ import type { RunProgress } from '../storage/db';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../rl/random';
+import { DEFAULT_HINDSIGHT, HindsightPool, validateHindsight, type HindsightConfig } from '../rl/hindsight';
 import { gaeAdvantages, trajectoryBatch } from '../rl/trajectory';
 import type { JobSource } from './controller';
 import { learningValue, type JobClass } from './scheduler';
@@ -39,6 +40,13 @@ export interface CodeRunConfig {
   candidates: number;
   /** Once promoted, the fraction of jobs that review an easier level (priority class `low`). */
   reviewFraction: number;
+  /**
+   * Sampling temperature of the rollouts (> 1 explores more). The decoupled loss's w = π_prox/π_behav
+   * corrects for sampling from the tempered distribution rather than the policy's own.
+   */
+  temperature: number;
+  /** Hindsight relabelling: solved episodes of tasks made from the policy's own programs, added to each batch. */
+  hindsight: HindsightConfig;
   /** Seed of task sampling and of the rollout's sampling stream. */
   seed: number;
 }
@@ -48,7 +56,7 @@ export const DEFAULT_CODE_RUN: CodeRunConfig = {
   groupSize: 4,
   estimator: 'rloo',
   updatesPerBatch: 2,
-  learningRate: 1e-2,
+  learningRate: 3e-3,
   gamma: 1,
   lambda: 0.95,
   contextLength: 64,
@@ -56,6 +64,8 @@ export const DEFAULT_CODE_RUN: CodeRunConfig = {
   curriculum: DEFAULT_CURRICULUM,
   candidates: 2,
   reviewFraction: 0.1,
+  temperature: 1,
+  hindsight: DEFAULT_HINDSIGHT,
   seed: 1,
 };
 
@@ -68,6 +78,8 @@ export class CodeJobSource implements JobSource {
   readonly curriculum: Curriculum;
   /** Per task: [attempts, successes] over finished episodes. */
   readonly records = new Map<string, [number, number]>();
+  /** Relabelled episodes (hindsight) the batches draw from; empty when hindsight is off. */
+  readonly hindsight: HindsightPool;
   private readonly rng: Rng;
 
   constructor(
@@ -77,7 +89,11 @@ export class CodeJobSource implements JobSource {
     if (trainTasks.length === 0) throw new Error('no training tasks');
     if (!Number.isInteger(config.candidates) || config.candidates < 1)
       throw new Error(`candidates must be a positive integer, got ${config.candidates}`);
+    validateHindsight(config.hindsight);
+    if (!(config.temperature > 0 && Number.isFinite(config.temperature)))
+      throw new Error(`temperature must be a positive number, got ${config.temperature}`);
     this.curriculum = new Curriculum(config.curriculum);
+    this.hindsight = new HindsightPool(config.hindsight.samplesPerBatch > 0 ? config.hindsight.capacity : 0);
     this.rng = new Rng(config.seed);
   }
 
@@ -109,6 +125,7 @@ export class CodeJobSource implements JobSource {
       const [n, s] = this.records.get(tr.taskId) ?? [0, 0];
       this.records.set(tr.taskId, [n + 1, s + (tr.solved ? 1 : 0)]);
     }
+    for (const r of group.relabelled) this.hindsight.add(r);
   }
 
   batch(
@@ -140,7 +157,17 @@ export class CodeJobSource implements JobSource {
       k += n;
       return mean;
     });
-    return { batch: trajectoryBatch(trajs, advantages, this.config.contextLength), priorities };
+    // Relabelled episodes follow the groups' rows: they solved their (relabelled) task.
+    const { samplesPerBatch, uniformFraction, advantage } = this.config.hindsight;
+    const relabelled = this.hindsight.sample(samplesPerBatch, uniformFraction, this.rng);
+    const rows = [...trajs, ...relabelled];
+    const longest = Math.max(...rows.map((t) => t.tokens.length));
+    // Rows padded to the longest, rounded up to 8 (few distinct shapes for WebGPU's shader cache).
+    const length = Math.min(this.config.contextLength, Math.ceil(longest / 8) * 8);
+    return {
+      batch: trajectoryBatch(rows, [...advantages, ...relabelled.map(() => advantage)], length),
+      priorities,
+    };
   }
 
   /** What a resumed run needs of the source (saved with every version). */

@@ -23,6 +23,8 @@ export interface PipelineConfig {
   /** FIFO (each sample once) or prioritized replay. */
   replay: ReplayConfig;
   env: EnvConfig;
+  /** Rollout workers relabel programs whose outputs are integers up to this magnitude (hindsight); 0: off. */
+  relabelMaxAbs: number;
   /** Seed of job seeds and of prioritized draws. */
   seed: number;
   /** A job whose `play` throws is retried this many times before the run stops with its error. */
@@ -359,6 +361,7 @@ export class Pipeline {
       seqBase: this.nextSeq,
       seed: this.config.seed * 100_003 + jobId,
       env: this.config.env,
+      relabelMaxAbs: this.config.relabelMaxAbs,
       cls,
       value,
     };

@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.dispose());
 
-function job(jobId: number, minVersion = 0, samples = 3): RolloutJob {
+function job(jobId: number, minVersion = 0, samples = 3, relabelMaxAbs = 0): RolloutJob {
   const task = tasks[jobId % tasks.length];
   if (!task) throw new Error('no task');
   return {
@@ -34,6 +34,7 @@ function job(jobId: number, minVersion = 0, samples = 3): RolloutJob {
     seqBase: jobId * 10,
     seed: jobId,
     env: DEFAULT_ENV_CONFIG,
+    relabelMaxAbs,
     cls: 'normal',
     value: 0.25,
   };
@@ -48,6 +49,7 @@ function engine(over: Partial<EngineOptions> = {}) {
     args,
     rows: 8,
     interruptEveryTokens: 0,
+    temperature: 1,
     seed: 1,
     lane: 'rollout-0',
     fetchAfterMs: 20,
@@ -79,6 +81,23 @@ describe('RolloutEngine', () => {
     }
     expect(events.some((ev) => ev.kind === 'episode')).toBe(true);
     expect(events.some((ev) => ev.kind === 'generate' && ev.version === 0)).toBe(true);
+    e.dispose();
+  });
+
+  it('relabels the programs of a group when the job asks (hindsight), and not otherwise', async () => {
+    const { e } = engine();
+    e.offer(0, initParams(args, 1), 0);
+    const plain = await e.play(job(2, 0, 4));
+    expect(plain.relabelled).toEqual([]);
+    const g = await e.play(job(3, 0, 4, 1e6));
+    expect(g.relabelled.length).toBeGreaterThan(0);
+    const written = new Set(g.trajectories.flatMap((t) => t.tokens));
+    for (const r of g.relabelled) {
+      expect(r.trajectory.solved).toBe(true);
+      expect(r.trajectory.group).toBe('hindsight');
+      // Its program is one the group wrote: every policy token of it appears in the group.
+      r.trajectory.tokens.forEach((tok, i) => r.trajectory.owned[i] && expect(written.has(tok)).toBe(true));
+    }
     e.dispose();
   });
 

@@ -2,6 +2,7 @@ import { Episode } from '../env/episode';
 import type { ModelArgs } from '../policy/config';
 import type { Weights } from '../policy/model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../policy/sampler';
+import { relabelEpisode, type Relabelled } from '../rl/hindsight';
 import { TrajectoryRecorder, type Trajectory } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
 import { now, type Lane, type TimelineEvent } from './events';
@@ -19,6 +20,8 @@ export interface EngineOptions {
    * (0: only at turn boundaries, or at once when idle).
    */
   interruptEveryTokens: number;
+  /** Sampling temperature; the recorded behaviour log-probs are those of the tempered distribution. */
+  temperature: number;
   /** Seed of the sampling stream. */
   seed: number;
   lane: Lane;
@@ -161,6 +164,7 @@ export class RolloutEngine {
       jobId,
       status: 'aborted',
       trajectories: [],
+      relabelled: [],
       seqs: [],
       oldestVersion: a.startVersion,
       newestVersion: this.version,
@@ -228,6 +232,7 @@ export class RolloutEngine {
       this.agent = new CachedPolicyAgent('policy', p.weights, this.opts.args, {
         ...DEFAULT_SAMPLER,
         rows: this.opts.rows,
+        temperature: this.opts.temperature,
         seed: this.opts.seed,
       });
     } else {
@@ -334,12 +339,24 @@ export class RolloutEngine {
       this.recorder.forget(ep);
       return tr;
     });
+    const relabelled: Relabelled[] = [];
+    try {
+      for (const ep of a.job.relabelMaxAbs > 0 ? a.episodes : []) {
+        const programs = ep.turns.map((turn) => turn.program);
+        const { task, env, relabelMaxAbs } = a.job;
+        relabelled.push(...(await relabelEpisode(programs, task, this.sandbox, env, relabelMaxAbs)));
+      }
+    } catch (err) {
+      a.reject(new Error(`relabelling failed: ${err instanceof Error ? err.message : String(err)}`));
+      return;
+    }
     const t = now();
     const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
     const group: PlayedGroup = {
       jobId: a.job.jobId,
       status: 'done',
       trajectories,
+      relabelled,
       seqs: trajectories.map((_, i) => a.job.seqBase + i),
       oldestVersion: oldestVersion(versions),
       newestVersion: versions.length ? Math.max(...versions) : this.version,

@@ -2,6 +2,7 @@ import type { EnvConfig } from '../env/config';
 import type { Task } from '../env/suite';
 import type { StepMetrics } from '../policy/trainer';
 import type { TokenBatch } from '../rl/batch';
+import type { Relabelled } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
 import type { JobClass } from './scheduler';
 
@@ -22,6 +23,11 @@ export interface RolloutJob {
   /** Seed of the job's sampling stream. */
   seed: number;
   env: EnvConfig;
+  /**
+   * When > 0, the worker relabels each episode's programs with their own outputs (hindsight,
+   * `rl/hindsight.ts`); outputs must be integers of at most this magnitude. 0: no relabelling.
+   */
+  relabelMaxAbs: number;
   cls: JobClass;
   value: number;
 }
@@ -32,6 +38,8 @@ export interface PlayedGroup {
   /** `aborted`: preempted or stopped; nothing was stored. */
   status: 'done' | 'aborted';
   trajectories: Trajectory[];
+  /** The group's programs relabelled with their own outputs (empty unless the job asked). */
+  relabelled: Relabelled[];
   /** Store keys of the trajectories (written before the group was returned). */
   seqs: number[];
   /** Oldest and newest version stamped on any of the group's policy tokens. */

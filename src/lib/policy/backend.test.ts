@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { BACKEND_ORDER, describeAdapter, selectBackend, type BackendName } from './backend';
+import {
+  BACKEND_ORDER,
+  describeAdapter,
+  isSoftwareAdapter,
+  selectBackend,
+  type BackendName,
+} from './backend';
 
 describe('selectBackend', () => {
   it('takes the first backend that starts and records why better ones did not', async () => {
@@ -39,5 +45,19 @@ describe('selectBackend', () => {
     );
     expect(describeAdapter({})).toBe('unknown adapter');
     expect(describeAdapter({ vendor: 'nvidia', device: 'H100' })).toBe('nvidia (H100)');
+  });
+});
+
+describe('isSoftwareAdapter', () => {
+  it('tells a CPU-backed WebGPU adapter from a GPU', () => {
+    expect(isSoftwareAdapter({ vendor: 'google', architecture: 'swiftshader' })).toBe(true);
+    expect(isSoftwareAdapter({ vendor: 'mesa', device: 'llvmpipe (LLVM 15.0.6, 256 bits)' })).toBe(true);
+    expect(isSoftwareAdapter({ vendor: 'nvidia', architecture: 'hopper', isFallbackAdapter: true })).toBe(
+      true,
+    );
+    expect(isSoftwareAdapter({ vendor: 'nvidia', architecture: 'hopper' })).toBe(false);
+    expect(isSoftwareAdapter({ vendor: 'apple', architecture: 'metal-3', isFallbackAdapter: false })).toBe(
+      false,
+    );
   });
 });

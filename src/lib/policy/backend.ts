@@ -50,6 +50,22 @@ export async function selectBackend(
   );
 }
 
+/**
+ * True for a WebGPU adapter that computes on the CPU (SwiftShader, llvmpipe, or one the browser
+ * flags as a fallback): with no GPU behind it, the trainer is faster on wasm.
+ */
+export function isSoftwareAdapter(info: {
+  isFallbackAdapter?: boolean;
+  vendor?: string;
+  architecture?: string;
+  device?: string;
+  description?: string;
+}): boolean {
+  if (info.isFallbackAdapter) return true;
+  const text = [info.vendor, info.architecture, info.device, info.description].join(' ');
+  return /swiftshader|llvmpipe|lavapipe|software rasterizer/i.test(text);
+}
+
 /** Formats a WebGPU adapter's info as one line, e.g. "google swiftshader (SwiftShader Device)". */
 export function describeAdapter(info: {
   vendor?: string;

@@ -40,6 +40,19 @@ describe('masked sampling', () => {
     expect((counts[1] ?? 0) / 6000).toBeCloseTo(Math.exp(0 - lse), 1);
   });
 
+  it('with a temperature, records the log-prob of the tempered distribution it sampled from (π_behav)', () => {
+    const t = 2;
+    const lseT = Math.log(Math.exp(2 / t) + Math.exp(0 / t) + Math.exp(1 / t));
+    const rng = new Rng(3);
+    const counts = new Float64Array(4);
+    for (let i = 0; i < 6000; i++) {
+      const s = pickMasked(logits, mask, { greedy: false, temperature: t }, rng);
+      expect(s.logProb).toBeCloseTo((logits[s.token] ?? 0) / t - lseT, 6);
+      counts[s.token] = (counts[s.token] ?? 0) + 1;
+    }
+    expect((counts[1] ?? 0) / 6000).toBeCloseTo(Math.exp(0 / t - lseT), 1);
+  });
+
   it('throws when nothing is legal', () => {
     expect(() => pickMasked(logits, new Uint8Array(4), { greedy: true, temperature: 1 }, new Rng(1))).toThrow(
       /no legal/,

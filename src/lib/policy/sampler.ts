@@ -55,15 +55,18 @@ export function pickMasked(
   const t = opts.temperature;
   let zt = 0;
   for (let i = 0; i < mask.length; i++) if (mask[i]) zt += Math.exp(((logits[i] ?? 0) - max) / t);
+  // The behaviour log-prob is the one of the distribution sampled from: tempered when t ≠ 1.
+  const logZt = Math.log(zt);
+  const sampledLogProb = (i: number) => ((logits[i] ?? 0) - max) / t - logZt;
   let u = rng.next() * zt;
   let last = -1;
   for (let i = 0; i < mask.length; i++) {
     if (!mask[i]) continue;
     last = i;
     u -= Math.exp(((logits[i] ?? 0) - max) / t);
-    if (u <= 0) return { token: i, logProb: logProb(i) };
+    if (u <= 0) return { token: i, logProb: sampledLogProb(i) };
   }
-  return { token: last, logProb: logProb(last) };
+  return { token: last, logProb: sampledLogProb(last) };
 }
 
 /**

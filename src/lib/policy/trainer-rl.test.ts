@@ -97,4 +97,24 @@ describe('the trainer on RL batches', () => {
     expect(again.clipFrac).toBe(0);
     trainer.dispose();
   }, 60_000);
+
+  it.each(['ppo', 'decoupled'] as const)(
+    '%s: relabelled tokens (NaN behaviour log-prob) train with π_prox as π_behav (w = 1)',
+    async (loss) => {
+      const a = new PolicyTrainer(args, { ...DEFAULT_TRAINER_CONFIG, loss });
+      const b = new PolicyTrainer(args, { ...DEFAULT_TRAINER_CONFIG, loss });
+      const batch = await onPolicyBatch(a);
+      // On-policy, π_behav = π_prox: the same batch with every behaviour log-prob unknown trains the same.
+      const unknown = { ...batch, behavLogp: batch.behavLogp?.map((v, i) => (batch.mask[i] ? NaN : v)) };
+      const ma = await a.trainStep(batch);
+      const mb = await b.trainStep(unknown);
+      expect(Number.isFinite(mb.loss) && Number.isFinite(mb.gradNorm)).toBe(true);
+      expect(mb.loss).toBeCloseTo(ma.loss, 4);
+      expect(mb.gradNorm).toBeCloseTo(ma.gradNorm, 3);
+      expect(mb.wMean).toBeCloseTo(1, 5);
+      a.dispose();
+      b.dispose();
+    },
+    60_000,
+  );
 });

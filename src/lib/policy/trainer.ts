@@ -145,8 +145,16 @@ export class PolicyTrainer {
       behav: tf.tensor2d(batch.behavLogp ?? new Float32Array(B * T), [B, T]), // [B, T]
       legal: batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined, // [B, T, V]
     }));
-    const ownProx = kind === 'decoupled' && !prox ? this.proximalLogProbs(batch) : undefined;
-    const proxLogp = kind === 'decoupled' ? (prox ?? ownProx) : undefined;
+    // Relabelled (hindsight) tokens carry a NaN behaviour log-prob: π_prox stands in (w = 1).
+    const relabelled = kind !== 'pg' && (batch.behavLogp?.some(Number.isNaN) ?? false);
+    const needProx = kind === 'decoupled' || relabelled;
+    const ownProx = needProx && !prox ? this.proximalLogProbs(batch) : undefined;
+    const proxLogp = needProx ? (prox ?? ownProx) : undefined;
+    if (relabelled && proxLogp) {
+      const raw = inputs.behav;
+      inputs.behav = tf.tidy(() => tf.where(tf.isNaN(raw), proxLogp, raw)); // [B, T]
+      raw.dispose();
+    }
     const vars = [...(this.adapters ?? this.params).values()];
     const { clipEps, wCap, valueCoef, entropyCoef } = this.config;
     const parts: Record<string, tf.Scalar> = tf.tidy(() => {

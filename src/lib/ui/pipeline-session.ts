@@ -56,6 +56,7 @@ export function groupsFromRecords(records: readonly TrajectoryRecord[]): PlayedG
       jobId,
       status: 'done',
       trajectories: rs.map((r) => r.trajectory),
+      relabelled: [],
       seqs: rs.map((r) => r.seq),
       oldestVersion: oldestVersion(versions),
       newestVersion: Math.max(-1, ...versions),
@@ -136,6 +137,7 @@ export class PipelineSession {
         preemptAfterMs: settings.preemptAfterMs,
         replay: settings.replay,
         env: code.env,
+        relabelMaxAbs: code.hindsight.samplesPerBatch > 0 ? code.hindsight.maxAbsOutput : 0,
         seed: settings.seed,
         maxJobFailures: 2,
       },
@@ -227,6 +229,7 @@ export class PipelineSession {
           lane,
           rows,
           interruptEveryTokens: s.interruptEveryTokens,
+          temperature: s.code.temperature,
           seed: s.seed * 31 + Number(lane.slice('rollout-'.length)),
           fetchAfterMs: 250,
         });

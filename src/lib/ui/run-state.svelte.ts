@@ -83,6 +83,8 @@ export interface Dashboard {
   buffered: number;
   maxConcurrent: number;
   cacheHitRate: number | null;
+  /** Hindsight: programs relabelled this session, and distinct relabelled tasks in the pool now. */
+  hindsight: { relabelled: number; distinct: number };
   /** p95 of publish → every worker running the version, ms. */
   adoptP95Ms: number | null;
   faults: readonly FaultRecord[];
@@ -314,6 +316,7 @@ export class RunState {
       buffered: p.buffer.size,
       maxConcurrent: p.maxConcurrent,
       cacheHitRate: total > 0 ? hits / total : null,
+      hindsight: { relabelled: s.source.hindsight.added, distinct: s.source.hindsight.distinct },
       adoptP95Ms: lat.length ? percentile(lat, 95) : null,
       faults: [...s.faults],
       seconds: s.seconds,

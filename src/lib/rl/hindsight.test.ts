@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import type { Task } from '../env/suite';
+import { observationTokens } from '../env/tokenizer';
+import { SUBMIT, tokenId, VOCAB_SIZE } from '../env/vocab';
+import type { QuickJSSandbox } from '../sandbox/quickjs';
+import { createNodeQuickJS } from '../sandbox/quickjs-node';
+import {
+  HindsightPool,
+  relabel,
+  relabelEpisode,
+  validateHindsight,
+  DEFAULT_HINDSIGHT,
+  type Relabelled,
+} from './hindsight';
+import { Rng } from './random';
+
+let sandbox: QuickJSSandbox;
+beforeAll(async () => {
+  sandbox = await createNodeQuickJS();
+});
+afterAll(() => sandbox.dispose());
+
+/** The task x + 5 on inputs 1, 2 (shown) and 3, 7 (hidden). */
+const TASK: Task = {
+  id: 'x+5',
+  level: 'easy',
+  examples: [
+    { input: 1, output: 6 },
+    { input: 2, output: 7 },
+  ],
+  hidden: [
+    { input: 3, output: 8 },
+    { input: 7, output: 12 },
+  ],
+};
+
+describe('relabel', () => {
+  it('turns a wrong program into a solved episode of the task its outputs make', async () => {
+    const r = await relabel('2*x', TASK, sandbox, DEFAULT_ENV_CONFIG, 100);
+    expect(r).not.toBeNull();
+    const { trajectory: t, key, length } = r as Relabelled;
+    expect(length).toBe(3);
+    expect(t.solved).toBe(true);
+    expect(t.turns).toBe(1);
+    expect(key).toBe('easy:hindsight:2,4,6,14');
+    // The observation shows the program's own outputs on the task's inputs.
+    const prompt = observationTokens([
+      { input: 1, output: 2 },
+      { input: 2, output: 4 },
+    ]);
+    expect(t.tokens.slice(0, prompt.length)).toEqual(prompt);
+    expect(t.tokens.slice(prompt.length)).toEqual([tokenId('2'), tokenId('*'), tokenId('x'), SUBMIT]);
+    // Policy tokens carry a NaN behaviour log-prob (π_prox stands in) and the mask they are legal under.
+    const owned = t.owned.flatMap((o, i) => (o ? [i] : []));
+    expect(owned).toHaveLength(4);
+    for (const i of owned) {
+      expect(t.logProbs[i]).toBeNaN();
+      const token = t.tokens[i] as number;
+      expect(t.legal[i * VOCAB_SIZE + token]).toBe(1);
+    }
+    expect(t.logProbs[0]).toBe(0);
+    expect(t.versions.every((v) => v === -1)).toBe(true);
+    expect(t.return).toBeGreaterThan(1); // pass, closeness and ran-ok, less one turn's cost
+  });
+
+  it('gives programs that compute the same outputs the same key', async () => {
+    const a = await relabel('x+x', TASK, sandbox, DEFAULT_ENV_CONFIG, 100);
+    const b = await relabel('2*x', TASK, sandbox, DEFAULT_ENV_CONFIG, 100);
+    expect(a?.key).toBe(b?.key);
+  });
+
+  it('refuses programs that fail, or whose outputs are not integers within the bound', async () => {
+    expect(await relabel('x%0', TASK, sandbox, DEFAULT_ENV_CONFIG, 100)).toBeNull(); // NaN
+    expect(await relabel('x*50', TASK, sandbox, DEFAULT_ENV_CONFIG, 100)).toBeNull(); // 350 > 100
+    expect(await relabel('x*50', TASK, sandbox, DEFAULT_ENV_CONFIG, 1000)).not.toBeNull();
+    expect(await relabel('x<2', TASK, sandbox, DEFAULT_ENV_CONFIG, 100)).toBeNull(); // booleans
+  });
+
+  it('relabels each distinct program of an episode once', async () => {
+    const rs = await relabelEpisode(['x', 'x', 'x%0', 'x+5'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100);
+    expect(rs.map((r) => r.key)).toEqual(['easy:hindsight:1,2,3,7', 'easy:hindsight:6,7,8,12']);
+  });
+});
+
+const fake = (key: string, length: number): Relabelled => ({
+  key,
+  length,
+  trajectory: {
+    taskId: key,
+    level: 'easy',
+    group: 'hindsight',
+    tokens: Array.from({ length }, () => 1),
+    owned: [],
+    rewards: [],
+    logProbs: [],
+    values: [],
+    versions: [],
+    legal: new Uint8Array(0),
+    solved: true,
+    turns: 1,
+    return: 1,
+    parts: { pass: 1, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 1 },
+  },
+});
+
+describe('HindsightPool', () => {
+  it('teaches the shortest program seen for each relabelled task', () => {
+    const pool = new HindsightPool(10);
+    pool.add(fake('a', 5));
+    pool.add(fake('a', 3));
+    pool.add(fake('a', 4));
+    const drawn = pool.sample(20, 0, new Rng(1));
+    expect(new Set(drawn.map((t) => t.tokens.length))).toEqual(new Set([3]));
+    expect(pool.size).toBe(3);
+    expect(pool.distinct).toBe(1);
+  });
+
+  it('keeps the last `capacity` occurrences and forgets tasks no longer among them', () => {
+    const pool = new HindsightPool(3);
+    for (const k of ['a', 'b', 'b', 'c', 'c']) pool.add(fake(k, 2));
+    expect(pool.size).toBe(3);
+    expect(pool.distinct).toBe(2); // 'a' and the first 'b' fell out; 'b' is still referenced once
+    expect(new Set(pool.sample(50, 0, new Rng(2)).map((t) => t.taskId))).toEqual(new Set(['b', 'c']));
+    expect(pool.added).toBe(5);
+  });
+
+  it('draws by occurrence, or uniformly over distinct tasks', () => {
+    const pool = new HindsightPool(100);
+    for (let i = 0; i < 9; i++) pool.add(fake('common', 2));
+    pool.add(fake('rare', 2));
+    const share = (uniform: number) =>
+      pool.sample(2000, uniform, new Rng(3)).filter((t) => t.taskId === 'rare').length / 2000;
+    expect(share(0)).toBeGreaterThan(0.07);
+    expect(share(0)).toBeLessThan(0.13);
+    expect(share(1)).toBeGreaterThan(0.45);
+    expect(share(1)).toBeLessThan(0.55);
+  });
+
+  it('is empty, and stays empty, when off (capacity 0)', () => {
+    const pool = new HindsightPool(0);
+    pool.add(fake('a', 2));
+    expect(pool.sample(4, 0, new Rng(1))).toEqual([]);
+  });
+});
+
+describe('validateHindsight', () => {
+  it('accepts the defaults and names a bad field', () => {
+    expect(() => validateHindsight(DEFAULT_HINDSIGHT)).not.toThrow();
+    expect(() => validateHindsight({ ...DEFAULT_HINDSIGHT, uniformFraction: 2 })).toThrow(/uniformFraction/);
+    expect(() => validateHindsight({ ...DEFAULT_HINDSIGHT, samplesPerBatch: 1.5 })).toThrow(
+      /samplesPerBatch/,
+    );
+    expect(() => validateHindsight({ ...DEFAULT_HINDSIGHT, maxAbsOutput: 0 })).toThrow(/maxAbsOutput/);
+  });
+});

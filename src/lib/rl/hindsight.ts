@@ -1,0 +1,191 @@
+import type { EnvConfig } from '../env/config';
+import { Episode, programCode } from '../env/episode';
+import type { Task } from '../env/suite';
+import { sourceToTokens } from '../env/tokenizer';
+import { SUBMIT, tokenId, VOCAB_SIZE } from '../env/vocab';
+import type { Sandbox } from '../sandbox/types';
+import type { Rng } from './random';
+import type { Trajectory } from './trajectory';
+
+/**
+ * Hindsight relabelling (HER / goal-conditioned supervised learning, for programs): a program
+ * the policy wrote for one task is a correct program for the task made of its own outputs. Each
+ * program an episode ran or submitted becomes a solved one-turn episode of that relabelled task,
+ * a positive example on top of the (mostly failing) episodes of the real tasks. Nothing of the
+ * held-out tasks is used: the relabelled tasks come from the policy's programs alone.
+ */
+export interface HindsightConfig {
+  /** Relabelled episodes added to each training batch; 0 turns hindsight off. */
+  samplesPerBatch: number;
+  /** Advantage of every token of a relabelled episode (it solved its task). */
+  advantage: number;
+  /** Most recent relabelled programs kept, one entry per occurrence. */
+  capacity: number;
+  /** Fraction of a batch's relabelled episodes drawn uniformly over distinct tasks, not by occurrence. */
+  uniformFraction: number;
+  /** A program is relabelled only when every output is an integer of at most this magnitude. */
+  maxAbsOutput: number;
+}
+
+export const DEFAULT_HINDSIGHT: HindsightConfig = {
+  samplesPerBatch: 16,
+  advantage: 1,
+  capacity: 2000,
+  uniformFraction: 0,
+  maxAbsOutput: 100,
+};
+
+/** Throws with a readable message when `c` cannot configure hindsight relabelling. */
+export function validateHindsight(c: HindsightConfig): void {
+  for (const k of ['samplesPerBatch', 'capacity'] as const) {
+    if (!Number.isInteger(c[k]) || c[k] < 0)
+      throw new Error(`hindsight ${k} must be an integer ≥ 0, got ${c[k]}`);
+  }
+  if (!(c.uniformFraction >= 0 && c.uniformFraction <= 1))
+    throw new Error(`hindsight uniformFraction must be in [0, 1], got ${c.uniformFraction}`);
+  for (const k of ['advantage', 'maxAbsOutput'] as const) {
+    if (!Number.isFinite(c[k]) || c[k] <= 0)
+      throw new Error(`hindsight ${k} must be a positive number, got ${c[k]}`);
+  }
+}
+
+/** A relabelled episode and the key of its task (its outputs on every input). */
+export interface Relabelled {
+  /** The relabelled task's outputs, shown and hidden, joined: programs with equal keys are interchangeable. */
+  key: string;
+  /** Program tokens (the control token excluded): the shorter of two programs with one key is kept. */
+  length: number;
+  trajectory: Trajectory;
+}
+
+/**
+ * `program` relabelled with its own outputs on `task`'s inputs: a solved one-turn episode of the
+ * task those outputs make, or null when the program fails, or an output is not an integer within
+ * `maxAbs`. Its policy tokens carry a NaN behaviour log-prob: they were not sampled in this
+ * context, so the trainer stands π_prox in for π_behav (w = 1).
+ */
+export async function relabel(
+  program: string,
+  task: Task,
+  sandbox: Sandbox,
+  env: EnvConfig,
+  maxAbs: number,
+): Promise<Relabelled | null> {
+  const inputs = [...task.examples, ...task.hidden].map((e) => e.input);
+  const result = await sandbox.run({ code: programCode(program), inputs, limits: env.limits });
+  const outputs = result.outputs;
+  if (!result.ok || !outputs || outputs.length !== inputs.length) return null;
+  const ys: number[] = [];
+  for (const y of outputs) {
+    if (typeof y !== 'number' || !Number.isInteger(y) || Math.abs(y) > maxAbs) return null;
+    ys.push(y);
+  }
+  const shown = task.examples.length;
+  const relabelled: Task = {
+    id: `hindsight:${ys.join(',')}`,
+    level: task.level,
+    examples: task.examples.map((e, i) => ({ input: e.input, output: ys[i] ?? 0 })),
+    hidden: task.hidden.map((e, i) => ({ input: e.input, output: ys[shown + i] ?? 0 })),
+  };
+  const tokens = [...sourceToTokens(program).map(tokenId), SUBMIT];
+  const ep = new Episode(relabelled, env);
+  const legal = new Uint8Array((ep.tokens.length + tokens.length) * VOCAB_SIZE);
+  for (const t of tokens) {
+    if (ep.done) return null;
+    const mask = ep.legalMask();
+    if (!mask[t]) return null; // the program does not fit this task's turn budget
+    legal.set(mask, ep.tokens.length * VOCAB_SIZE);
+    await ep.step(t, sandbox);
+  }
+  if (!ep.solved) return null;
+  return {
+    key: `${task.level}:${relabelled.id}`,
+    length: tokens.length - 1,
+    trajectory: {
+      taskId: relabelled.id,
+      level: task.level,
+      group: 'hindsight',
+      tokens: [...ep.tokens],
+      owned: [...ep.owned],
+      rewards: [...ep.rewards],
+      logProbs: ep.tokens.map((_, i) => (ep.owned[i] ? NaN : 0)),
+      values: ep.tokens.map(() => 0),
+      versions: ep.tokens.map(() => -1),
+      legal: legal.slice(0, ep.tokens.length * VOCAB_SIZE),
+      solved: true,
+      turns: 1,
+      return: ep.parts.total,
+      parts: { ...ep.parts },
+    },
+  };
+}
+
+/** Every distinct program of an episode (run or submitted), relabelled; failures are left out. */
+export async function relabelEpisode(
+  programs: readonly string[],
+  task: Task,
+  sandbox: Sandbox,
+  env: EnvConfig,
+  maxAbs: number,
+): Promise<Relabelled[]> {
+  const out: Relabelled[] = [];
+  for (const p of new Set(programs)) {
+    const r = await relabel(p, task, sandbox, env, maxAbs);
+    if (r) out.push(r);
+  }
+  return out;
+}
+
+/**
+ * The relabelled episodes a run trains on: the last `capacity` occurrences (so that a batch
+ * follows what the policy writes now), each standing for the shortest program seen with its
+ * key (so that of two programs computing the same thing the simpler one is taught).
+ */
+export class HindsightPool {
+  private readonly recent: string[] = [];
+  private readonly best = new Map<string, { length: number; trajectory: Trajectory; refs: number }>();
+  /** Relabelled episodes added since the run started (or resumed). */
+  added = 0;
+
+  constructor(readonly capacity: number) {}
+
+  get size(): number {
+    return this.recent.length;
+  }
+
+  /** Distinct relabelled tasks in the pool. */
+  get distinct(): number {
+    return this.best.size;
+  }
+
+  add(r: Relabelled): void {
+    if (this.capacity === 0) return;
+    this.added += 1;
+    const held = this.best.get(r.key);
+    if (held) {
+      held.refs += 1;
+      if (r.length < held.length) Object.assign(held, { length: r.length, trajectory: r.trajectory });
+    } else {
+      this.best.set(r.key, { length: r.length, trajectory: r.trajectory, refs: 1 });
+    }
+    this.recent.push(r.key);
+    while (this.recent.length > this.capacity) {
+      const old = this.recent.shift() as string;
+      const entry = this.best.get(old);
+      if (entry && --entry.refs === 0) this.best.delete(old);
+    }
+  }
+
+  /**
+   * `n` relabelled episodes: a `uniform` fraction drawn uniformly over distinct tasks (rare
+   * programs get taught too), the rest by occurrence. Empty while the pool is empty.
+   */
+  sample(n: number, uniform: number, rng: Rng): Trajectory[] {
+    if (this.recent.length === 0) return [];
+    const keys = uniform > 0 ? [...this.best.keys()] : [];
+    return Array.from({ length: n }, () => {
+      const key = rng.next() < uniform ? rng.pick(keys) : rng.pick(this.recent);
+      return (this.best.get(key) as { trajectory: Trajectory }).trajectory;
+    });
+  }
+}
