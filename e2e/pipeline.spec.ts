@@ -82,6 +82,8 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
     { timeout: 120_000, polling: 250 },
   );
   await expect(page.getByTestId('pipe-interrupts')).not.toHaveText('0');
+  // Hindsight relabelling (on by default): the workers relabelled programs into the pool.
+  await expect(page.getByTestId('pipe-hindsight')).toHaveText(/^[1-9]\d* \([1-9]\d* tasks\)$/);
   const events = await lab(page, (l) => l.run.events);
   expect(maxVersionsInFlight(events)).toBeGreaterThan(1);
   // Rollout and training overlap in time: that is the point of the asynchronous pipeline.
