@@ -35,7 +35,7 @@ const scenario: Scenario = {
   description:
     'trains the same number of samples synchronously (η = 0) and asynchronously (η = 4), 3 rollout workers, same seed: throughput, speedup against the ideal, trainer busy, adoption latency, interrupts, stale drops, held-out success',
   async run({ baseUrl, launch, options, log }) {
-    const samples = Number(options.samples?.[0] ?? 320);
+    const samples = Number(options.samples?.[0] ?? 1600);
     const workers = Number(options.workers?.[0] ?? 3);
     const eta = options.eta?.[0] === 'inf' ? Infinity : Number(options.eta?.[0] ?? 4);
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
