@@ -28,7 +28,7 @@ export interface HindsightConfig {
 }
 
 export const DEFAULT_HINDSIGHT: HindsightConfig = {
-  samplesPerBatch: 16,
+  samplesPerBatch: 32,
   advantage: 1,
   capacity: 2000,
   uniformFraction: 0,
