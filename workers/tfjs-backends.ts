@@ -31,7 +31,7 @@ export const backendInit =
   (name) =>
     initBackend(name, allowSoftwareWebGPU);
 
-/** Initialises one tfjs backend inside a worker, whatever its WebGPU adapter. */
+/** Initialises one tfjs backend inside a worker; with `allowSoftwareWebGPU` false, refuses a CPU-backed WebGPU adapter. */
 export async function initBackend(name: BackendName, allowSoftwareWebGPU = true): Promise<string | null> {
   switch (name) {
     case 'webgpu': {
