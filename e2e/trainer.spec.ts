@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import { isSoftwareAdapter } from '../src/lib/policy/backend.ts';
 import { metric, openReady, trainSteps } from './support/page';
 
 test('the trainer worker runs on webgpu and a step moves the weights with a finite loss', async ({
@@ -37,12 +38,7 @@ test('by default the trainer takes WebGPU on a GPU, and wasm (saying why) on a s
     return { vendor, architecture, device, description, isFallbackAdapter };
   });
   await openReady(page);
-  const software =
-    !adapter ||
-    adapter.isFallbackAdapter ||
-    /swiftshader|llvmpipe|lavapipe|software rasterizer/i.test(
-      [adapter.vendor, adapter.architecture, adapter.device, adapter.description].join(' '),
-    );
+  const software = !adapter || isSoftwareAdapter(adapter);
   if (software) {
     await expect(page.getByTestId('backend')).toHaveText('wasm');
     await expect(page.getByTestId('fallback-reason').first()).toContainText(/WebGPU/);
