@@ -136,6 +136,36 @@ describe('CodeJobSource', () => {
     expect(again.value('m1')).toBe(src.value('m1'));
   });
 
+  it('poses relabelled tasks as jobs at `taskFraction`, outside the curriculum', () => {
+    const posing = { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 2, taskFraction: 0.5 };
+    const posedTask: Task = { ...task('hindsight:5,6', 'easy') };
+    const relabelled: Relabelled = {
+      key: 'easy:hindsight:5,6',
+      length: 1,
+      task: posedTask,
+      trajectory: { ...trajectory(posedTask, true), group: 'hindsight' },
+    };
+    const src = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, hindsight: posing });
+    // An empty pool poses nothing.
+    expect(Array.from({ length: 50 }, () => src.nextTask().task.id)).not.toContain(posedTask.id);
+    src.record({ ...group(0, TASKS[0] as Task, () => false), relabelled: [relabelled] });
+    const ids = Array.from({ length: 1000 }, () => src.nextTask().task.id);
+    const share = ids.filter((id) => id === posedTask.id).length / ids.length;
+    expect(share).toBeGreaterThan(0.45);
+    expect(share).toBeLessThan(0.55);
+    // Episodes of a posed task update its learning value, not the curriculum's level statistics.
+    const before = src.curriculum.view();
+    src.record(group(1, posedTask, () => true));
+    expect(src.curriculum.view()).toEqual(before);
+    expect(src.records.get(posedTask.id)).toEqual([4, 4]);
+    // A resumed run starts with an empty pool, so the posed tasks' records are not saved.
+    expect(Object.keys(src.progress().taskRecords ?? {})).toEqual(['e1']);
+    // taskFraction 0 never poses one.
+    const off = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, hindsight: { ...posing, taskFraction: 0 } });
+    off.record({ ...group(0, TASKS[0] as Task, () => false), relabelled: [relabelled] });
+    expect(Array.from({ length: 200 }, () => off.nextTask().task.id)).not.toContain(posedTask.id);
+  });
+
   it('adds relabelled episodes (hindsight) to each batch with their advantage and an unknown behaviour log-prob', () => {
     const hindsight = { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 3, advantage: 0.7 };
     const src = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, hindsight });
@@ -143,6 +173,7 @@ describe('CodeJobSource', () => {
     const relabelled: Relabelled = {
       key: 'k',
       length: 1,
+      task: t,
       trajectory: { ...trajectory(t, true), group: 'hindsight', logProbs: [0, NaN, NaN] },
     };
     const played = { ...group(0, t, () => false), relabelled: [relabelled] };

@@ -5,7 +5,13 @@ import type { RunProgress } from '../storage/db';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../rl/random';
-import { DEFAULT_HINDSIGHT, HindsightPool, validateHindsight, type HindsightConfig } from '../rl/hindsight';
+import {
+  DEFAULT_HINDSIGHT,
+  HindsightPool,
+  isRelabelledTask,
+  validateHindsight,
+  type HindsightConfig,
+} from '../rl/hindsight';
 import { gaeAdvantages, trajectoryBatch } from '../rl/trajectory';
 import type { JobSource } from './controller';
 import { learningValue, type JobClass } from './scheduler';
@@ -104,6 +110,8 @@ export class CodeJobSource implements JobSource {
   }
 
   nextTask(): { task: Task; cls: JobClass; value: number } {
+    const posed = this.poseRelabelled();
+    if (posed) return { task: posed, cls: 'normal', value: this.value(posed.id) };
     const level = this.curriculum.levelIndexNow;
     const review =
       this.curriculum.config.enabled && level > 0 && this.rng.next() < this.config.reviewFraction;
@@ -119,9 +127,25 @@ export class CodeJobSource implements JobSource {
     return { task, cls: review ? 'low' : 'normal', value: this.value(task.id) };
   }
 
+  /**
+   * With probability `hindsight.taskFraction`, a relabelled task from the pool (the better of
+   * `candidates` draws by learning value) to play as a job; else null.
+   */
+  private poseRelabelled(): Task | null {
+    const { samplesPerBatch, taskFraction } = this.config.hindsight;
+    if (samplesPerBatch === 0 || taskFraction === 0 || this.rng.next() >= taskFraction) return null;
+    let best: Task | null = null;
+    for (let k = 0; k < this.config.candidates; k++) {
+      const t = this.hindsight.pickTask(this.rng);
+      if (t && (!best || this.value(t.id) > this.value(best.id))) best = t;
+    }
+    return best;
+  }
+
   record(group: PlayedGroup): void {
     for (const tr of group.trajectories) {
-      this.curriculum.record(tr.level, tr.solved);
+      // The curriculum follows the training tasks only, not relabelled tasks posed as jobs.
+      if (!isRelabelledTask(tr.taskId)) this.curriculum.record(tr.level, tr.solved);
       const [n, s] = this.records.get(tr.taskId) ?? [0, 0];
       this.records.set(tr.taskId, [n + 1, s + (tr.solved ? 1 : 0)]);
     }
@@ -171,8 +195,10 @@ export class CodeJobSource implements JobSource {
   }
 
   /** What a resumed run needs of the source (saved with every version). */
+  /** What a resumed run needs: the curriculum and the training tasks' records (the hindsight pool is not kept). */
   progress(): Pick<RunProgress, 'curriculum' | 'taskRecords'> {
-    return { curriculum: this.curriculum.snapshot(), taskRecords: Object.fromEntries(this.records) };
+    const records = [...this.records].filter(([id]) => !isRelabelledTask(id));
+    return { curriculum: this.curriculum.snapshot(), taskRecords: Object.fromEntries(records) };
   }
 
   restore(p: RunProgress | undefined): void {

@@ -7,6 +7,7 @@ import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
 import {
   HindsightPool,
+  isRelabelledTask,
   relabel,
   relabelEpisode,
   validateHindsight,
@@ -39,8 +40,17 @@ describe('relabel', () => {
   it('turns a wrong program into a solved episode of the task its outputs make', async () => {
     const r = await relabel('2*x', TASK, sandbox, DEFAULT_ENV_CONFIG, 100);
     expect(r).not.toBeNull();
-    const { trajectory: t, key, length } = r as Relabelled;
+    const { trajectory: t, key, length, task } = r as Relabelled;
     expect(length).toBe(3);
+    // The relabelled task: the same inputs, the program's outputs; a task of its own id.
+    expect(task.id).toBe('hindsight:2,4,6,14');
+    expect(isRelabelledTask(task.id)).toBe(true);
+    expect(isRelabelledTask(TASK.id)).toBe(false);
+    expect(task.examples.map((e) => [e.input, e.output])).toEqual([
+      [1, 2],
+      [2, 4],
+    ]);
+    expect(task.hidden.map((e) => e.output)).toEqual([6, 14]);
     expect(t.solved).toBe(true);
     expect(t.turns).toBe(1);
     expect(key).toBe('easy:hindsight:2,4,6,14');
@@ -86,6 +96,7 @@ describe('relabel', () => {
 const fake = (key: string, length: number): Relabelled => ({
   key,
   length,
+  task: { id: key, level: 'easy', examples: [], hidden: [] },
   trajectory: {
     taskId: key,
     level: 'easy',
@@ -135,6 +146,19 @@ describe('HindsightPool', () => {
     expect(share(0)).toBeLessThan(0.13);
     expect(share(1)).toBeGreaterThan(0.45);
     expect(share(1)).toBeLessThan(0.55);
+  });
+
+  it('poses its distinct relabelled tasks uniformly, whatever their occurrences', () => {
+    const pool = new HindsightPool(100);
+    expect(pool.pickTask(new Rng(4))).toBeNull();
+    for (let i = 0; i < 9; i++) pool.add(fake('common', 2));
+    pool.add(fake('rare', 2));
+    const rng = new Rng(5);
+    const ids = Array.from({ length: 2000 }, () => pool.pickTask(rng)?.id);
+    const rare = ids.filter((id) => id === 'rare').length / ids.length;
+    expect(rare).toBeGreaterThan(0.45);
+    expect(rare).toBeLessThan(0.55);
+    expect(new Set(ids)).toEqual(new Set(['common', 'rare']));
   });
 
   it('is empty, and stays empty, when off (capacity 0)', () => {

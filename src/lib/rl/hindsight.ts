@@ -25,6 +25,12 @@ export interface HindsightConfig {
   uniformFraction: number;
   /** A program is relabelled only when every output is an integer of at most this magnitude. */
   maxAbsOutput: number;
+  /**
+   * Fraction of jobs whose task is a relabelled task from the pool instead of a training task:
+   * goals the policy reached once, posed again. Its attempts at them write neighbouring programs,
+   * which relabelling then teaches in turn, so what it covers spreads past what it was rewarded for.
+   */
+  taskFraction: number;
 }
 
 export const DEFAULT_HINDSIGHT: HindsightConfig = {
@@ -33,6 +39,7 @@ export const DEFAULT_HINDSIGHT: HindsightConfig = {
   capacity: 2000,
   uniformFraction: 0,
   maxAbsOutput: 100,
+  taskFraction: 0.25,
 };
 
 /** Throws with a readable message when `c` cannot configure hindsight relabelling. */
@@ -41,12 +48,21 @@ export function validateHindsight(c: HindsightConfig): void {
     if (!Number.isInteger(c[k]) || c[k] < 0)
       throw new Error(`hindsight ${k} must be an integer ≥ 0, got ${c[k]}`);
   }
-  if (!(c.uniformFraction >= 0 && c.uniformFraction <= 1))
-    throw new Error(`hindsight uniformFraction must be in [0, 1], got ${c.uniformFraction}`);
+  for (const k of ['uniformFraction', 'taskFraction'] as const) {
+    if (!(c[k] >= 0 && c[k] <= 1)) throw new Error(`hindsight ${k} must be in [0, 1], got ${c[k]}`);
+  }
   for (const k of ['advantage', 'maxAbsOutput'] as const) {
     if (!Number.isFinite(c[k]) || c[k] <= 0)
       throw new Error(`hindsight ${k} must be a positive number, got ${c[k]}`);
   }
+}
+
+/** Task ids of relabelled tasks start with this. */
+const RELABELLED_PREFIX = 'hindsight:';
+
+/** True for the id of a relabelled task (one made of a program's own outputs). */
+export function isRelabelledTask(taskId: string): boolean {
+  return taskId.startsWith(RELABELLED_PREFIX);
 }
 
 /** A relabelled episode and the key of its task (its outputs on every input). */
@@ -55,6 +71,8 @@ export interface Relabelled {
   key: string;
   /** Program tokens (the control token excluded): the shorter of two programs with one key is kept. */
   length: number;
+  /** The relabelled task: the task's inputs, the program's outputs. */
+  task: Task;
   trajectory: Trajectory;
 }
 
@@ -82,7 +100,7 @@ export async function relabel(
   }
   const shown = task.examples.length;
   const relabelled: Task = {
-    id: `hindsight:${ys.join(',')}`,
+    id: `${RELABELLED_PREFIX}${ys.join(',')}`,
     level: task.level,
     examples: task.examples.map((e, i) => ({ input: e.input, output: ys[i] ?? 0 })),
     hidden: task.hidden.map((e, i) => ({ input: e.input, output: ys[shown + i] ?? 0 })),
@@ -101,6 +119,7 @@ export async function relabel(
   return {
     key: `${task.level}:${relabelled.id}`,
     length: tokens.length - 1,
+    task: relabelled,
     trajectory: {
       taskId: relabelled.id,
       level: task.level,
@@ -143,7 +162,10 @@ export async function relabelEpisode(
  */
 export class HindsightPool {
   private readonly recent: string[] = [];
-  private readonly best = new Map<string, { length: number; trajectory: Trajectory; refs: number }>();
+  private readonly best = new Map<
+    string,
+    { length: number; task: Task; trajectory: Trajectory; refs: number }
+  >();
   /** Relabelled episodes added since the run started (or resumed). */
   added = 0;
 
@@ -166,7 +188,7 @@ export class HindsightPool {
       held.refs += 1;
       if (r.length < held.length) Object.assign(held, { length: r.length, trajectory: r.trajectory });
     } else {
-      this.best.set(r.key, { length: r.length, trajectory: r.trajectory, refs: 1 });
+      this.best.set(r.key, { length: r.length, task: r.task, trajectory: r.trajectory, refs: 1 });
     }
     this.recent.push(r.key);
     while (this.recent.length > this.capacity) {
@@ -174,6 +196,13 @@ export class HindsightPool {
       const entry = this.best.get(old);
       if (entry && --entry.refs === 0) this.best.delete(old);
     }
+  }
+
+  /** A relabelled task drawn uniformly over the distinct tasks in the pool; null while it is empty. */
+  pickTask(rng: Rng): Task | null {
+    if (this.best.size === 0) return null;
+    const key = rng.pick([...this.best.keys()]);
+    return this.best.get(key)?.task ?? null;
   }
 
   /**
