@@ -151,6 +151,7 @@ describe('CodeJobSource', () => {
     src.record({ ...group(0, TASKS[0] as Task, () => false), relabelled: [relabelled] });
     const ids = Array.from({ length: 1000 }, () => src.nextTask().task.id);
     const share = ids.filter((id) => id === posedTask.id).length / ids.length;
+    expect(src.posed).toBe(ids.filter((id) => id === posedTask.id).length);
     expect(share).toBeGreaterThan(0.45);
     expect(share).toBeLessThan(0.55);
     // Episodes of a posed task update its learning value, not the curriculum's level statistics.

@@ -86,6 +86,8 @@ export class CodeJobSource implements JobSource {
   readonly records = new Map<string, [number, number]>();
   /** Relabelled episodes (hindsight) the batches draw from; empty when hindsight is off. */
   readonly hindsight: HindsightPool;
+  /** Jobs that posed a relabelled task from the pool (`hindsight.taskFraction`). */
+  posed = 0;
   private readonly rng: Rng;
 
   constructor(
@@ -111,7 +113,10 @@ export class CodeJobSource implements JobSource {
 
   nextTask(): { task: Task; cls: JobClass; value: number } {
     const posed = this.poseRelabelled();
-    if (posed) return { task: posed, cls: 'normal', value: this.value(posed.id) };
+    if (posed) {
+      this.posed += 1;
+      return { task: posed, cls: 'normal', value: this.value(posed.id) };
+    }
     const level = this.curriculum.levelIndexNow;
     const review =
       this.curriculum.config.enabled && level > 0 && this.rng.next() < this.config.reviewFraction;

@@ -79,8 +79,17 @@ export function settingsToJson(s: RunSettings): Record<string, unknown> {
   return { ...s, eta: Number.isFinite(s.eta) ? s.eta : null };
 }
 
+/**
+ * Settings from stored JSON. Fields added since a run was stored take their defaults, in the code
+ * config and its hindsight config too.
+ */
 export function settingsFromJson(json: Record<string, unknown>): RunSettings {
   const base = defaultSettings();
   const s = { ...base, ...(json as Partial<RunSettings>) };
-  return { ...s, eta: json.eta === null ? Infinity : Number(s.eta), code: { ...base.code, ...s.code } };
+  const hindsight = { ...base.code.hindsight, ...s.code.hindsight };
+  return {
+    ...s,
+    eta: json.eta === null ? Infinity : Number(s.eta),
+    code: { ...base.code, ...s.code, hindsight },
+  };
 }

@@ -37,12 +37,13 @@ export async function putVersion(
     tx.abort();
     throw new Error(`no run ${record.runId}: create it before publishing weights`);
   }
-  await tx.objectStore('weights').put(record);
+  // The requests go out together (one round trip each way, not one per trajectory).
   const trajectories = tx.objectStore('trajectories');
-  for (const seq of extra.consumed ?? []) {
-    const t = await trajectories.get([record.runId, seq]);
-    if (t && !t.consumed) await trajectories.put({ ...t, consumed: 1 });
-  }
+  const [, ...rows] = await Promise.all([
+    tx.objectStore('weights').put(record),
+    ...(extra.consumed ?? []).map((seq) => trajectories.get([record.runId, seq])),
+  ]);
+  await Promise.all(rows.flatMap((t) => (t && !t.consumed ? [trajectories.put({ ...t, consumed: 1 })] : [])));
   await runs.put({
     ...run,
     latestVersion: Math.max(run.latestVersion, record.version),

@@ -84,7 +84,7 @@ export interface Dashboard {
   maxConcurrent: number;
   cacheHitRate: number | null;
   /** Hindsight: programs relabelled this session, and distinct relabelled tasks in the pool now. */
-  hindsight: { relabelled: number; distinct: number };
+  hindsight: { relabelled: number; distinct: number; posed: number };
   /** p95 of publish → every worker running the version, ms. */
   adoptP95Ms: number | null;
   faults: readonly FaultRecord[];
@@ -316,7 +316,11 @@ export class RunState {
       buffered: p.buffer.size,
       maxConcurrent: p.maxConcurrent,
       cacheHitRate: total > 0 ? hits / total : null,
-      hindsight: { relabelled: s.source.hindsight.added, distinct: s.source.hindsight.distinct },
+      hindsight: {
+        relabelled: s.source.hindsight.added,
+        distinct: s.source.hindsight.distinct,
+        posed: s.source.posed,
+      },
       adoptP95Ms: lat.length ? percentile(lat, 95) : null,
       faults: [...s.faults],
       seconds: s.seconds,

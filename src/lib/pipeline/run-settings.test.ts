@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { CodeJobSource } from './code-workload';
+import { defaultSettings, settingsFromJson, settingsToJson } from './run-settings';
+
+describe('run settings as stored JSON', () => {
+  it('round-trips, unbounded η included', () => {
+    const s = { ...defaultSettings(), eta: Infinity, workers: 2 };
+    const back = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(s))) as Record<string, unknown>);
+    expect(back).toEqual(s);
+  });
+
+  it('gives fields a stored run lacks their defaults, inside the code and hindsight configs too', () => {
+    const base = defaultSettings();
+    const stored = JSON.parse(JSON.stringify(settingsToJson(base))) as {
+      code: { learningRate: number; hindsight: Record<string, unknown> };
+    };
+    stored.code.learningRate = 0.001;
+    delete stored.code.hindsight.taskFraction; // stored before the field existed
+    stored.code.hindsight.samplesPerBatch = 8;
+    const back = settingsFromJson(stored as unknown as Record<string, unknown>);
+    expect(back.code.learningRate).toBe(0.001);
+    expect(back.code.hindsight.samplesPerBatch).toBe(8);
+    expect(back.code.hindsight.taskFraction).toBe(base.code.hindsight.taskFraction);
+    // The code config starts a job source (which validates hindsight) as it is.
+    const task = { id: 't', level: 'easy' as const, examples: [], hidden: [] };
+    expect(() => new CodeJobSource([task], back.code)).not.toThrow();
+  });
+});
