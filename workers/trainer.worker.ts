@@ -100,9 +100,13 @@ async function database(): Promise<LabDB> {
   return db;
 }
 
+/** Newest version the run's retention has examined (each later call reads only newer ones). */
+let prunedThrough = -Infinity;
+
 function openPipelineRun(init: PipelineRunInit): void {
   pipelineRun?.channel.close();
   pipelineRun = { ...init, channel: new BroadcastChannel(PARAMS_CHANNEL) };
+  prunedThrough = -Infinity;
 }
 
 /**
@@ -127,6 +131,7 @@ async function publishVersion(
     ...policy,
     optimizer: await packTensors(optimizerWeights.map((w) => ({ name: w.name, tensor: w.tensor }))),
   };
+  const tPacked = now();
   const record = {
     runId: r.runId,
     version: v,
@@ -155,7 +160,12 @@ async function publishVersion(
     t0,
     t1: now(),
     version: v,
-    meta: { bytes, consumed: consumed.length },
+    meta: {
+      bytes,
+      consumed: consumed.length,
+      packMs: Math.round(tPacked - t0),
+      writeMs: Math.round(now() - tPacked),
+    },
   });
   const publishedAt = now();
   const announce: VersionAnnounce = { runId: r.runId, version: v, publishedAt, checkpoint: policy };
@@ -168,7 +178,7 @@ async function publishVersion(
 /** Deletes versions and consumed trajectories past the run's retention (routine: no timeline mark). */
 async function retention(r: PipelineRunInit): Promise<void> {
   const d = await database();
-  await pruneVersions(d, r.runId, r.keepVersions);
+  prunedThrough = (await pruneVersions(d, r.runId, r.keepVersions, prunedThrough)).examinedThrough;
   await trimConsumed(d, r.runId, r.keepConsumed);
 }
 

@@ -30,7 +30,7 @@ export async function evictForSpace(db: LabDB): Promise<Eviction> {
   let versions = 0;
   for (const run of await listRuns(db)) {
     trajectories += await trimConsumed(db, run.id, 0);
-    versions += (await pruneVersions(db, run.id, 2)).length;
+    versions += (await pruneVersions(db, run.id, 2)).deleted.length;
   }
   return { trajectories, versions };
 }

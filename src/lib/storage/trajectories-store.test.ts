@@ -106,8 +106,21 @@ describe('retention and a full quota', () => {
   it('keeps the newest versions and milestones', async () => {
     const db = await withRun();
     for (const v of [0, 1, 2, 3, 4, 5]) await putVersion(db, version('r', v, v === 0 || v === 3));
-    expect(await pruneVersions(db, 'r', 2)).toEqual([1, 2]);
+    expect(await pruneVersions(db, 'r', 2)).toEqual({ deleted: [1, 2], examinedThrough: 3 });
     expect(await listVersions(db, 'r')).toEqual([0, 3, 4, 5]);
+  });
+
+  it('examines only versions past `after`, as a caller pruning after every publish asks', async () => {
+    const db = await withRun();
+    for (const v of [0, 1, 2, 3, 4]) await putVersion(db, version('r', v, v === 0));
+    // Versions up to 1 were examined before (say 1 was kept then): they are left alone.
+    expect(await pruneVersions(db, 'r', 2, 1)).toEqual({ deleted: [2], examinedThrough: 2 });
+    expect(await listVersions(db, 'r')).toEqual([0, 1, 3, 4]);
+    await putVersion(db, version('r', 5, false));
+    expect(await pruneVersions(db, 'r', 2, 2)).toEqual({ deleted: [3], examinedThrough: 3 });
+    // Nothing new left the window: nothing is read or deleted, and the mark stays.
+    expect(await pruneVersions(db, 'r', 2, 3)).toEqual({ deleted: [], examinedThrough: 3 });
+    expect(await listVersions(db, 'r')).toEqual([0, 1, 4, 5]);
   });
 
   it('recognises quota errors, however they are wrapped', () => {

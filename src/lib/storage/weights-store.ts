@@ -67,26 +67,34 @@ export async function listRuns(db: LabDB): Promise<RunRecord[]> {
 }
 
 /**
- * Retention of weight versions: keeps the newest `keepLast` and every milestone, deletes the
- * rest; returns the versions deleted.
+ * Deletes a run's versions older than its newest `keepLast`, milestones excepted, and returns
+ * the deleted version numbers and the newest version it examined. Only versions above `after`
+ * are examined, and only those are read (the milestone flag is in the record, beside 1 MB of
+ * weights): a caller that prunes after every publish passes the `examinedThrough` of its last
+ * call, so that a call reads the one version that left the window, not every milestone kept.
  */
-export async function pruneVersions(db: LabDB, runId: string, keepLast: number): Promise<number[]> {
+export async function pruneVersions(
+  db: LabDB,
+  runId: string,
+  keepLast: number,
+  after = -Infinity,
+): Promise<{ deleted: number[]; examinedThrough: number }> {
   const tx = db.transaction('weights', 'readwrite');
-  const range = IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]);
+  const keys = await tx.store.getAllKeys(IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]));
+  const old = keys
+    .slice(0, Math.max(0, keys.length - keepLast))
+    .map(([, v]) => v)
+    .filter((v) => v > after);
   const deleted: number[] = [];
-  let kept = 0;
-  for (let cursor = await tx.store.openCursor(range, 'prev'); cursor; cursor = await cursor.continue()) {
-    if (kept < keepLast) {
-      kept += 1;
-      continue;
-    }
-    if (!cursor.value.milestone) {
-      deleted.push(cursor.value.version);
-      await cursor.delete();
+  for (const v of old) {
+    const record = await tx.store.get([runId, v]);
+    if (record && !record.milestone) {
+      await tx.store.delete([runId, v]);
+      deleted.push(v);
     }
   }
   await tx.done;
-  return deleted.reverse();
+  return { deleted, examinedThrough: old.at(-1) ?? after };
 }
 
 /** One version, or undefined. */
