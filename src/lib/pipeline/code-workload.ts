@@ -199,8 +199,10 @@ export class CodeJobSource implements JobSource {
     };
   }
 
-  /** What a resumed run needs of the source (saved with every version). */
-  /** What a resumed run needs: the curriculum and the training tasks' records (the hindsight pool is not kept). */
+  /**
+   * What a resumed run needs of the source (saved with every version): the curriculum and the
+   * training tasks' records. Posed relabelled tasks' records are left out: the pool is not kept.
+   */
   progress(): Pick<RunProgress, 'curriculum' | 'taskRecords'> {
     const records = [...this.records].filter(([id]) => !isRelabelledTask(id));
     return { curriculum: this.curriculum.snapshot(), taskRecords: Object.fromEntries(records) };
