@@ -83,7 +83,7 @@ export interface Dashboard {
   buffered: number;
   maxConcurrent: number;
   cacheHitRate: number | null;
-  /** Hindsight: programs relabelled this session, and distinct relabelled tasks in the pool now. */
+  /** Hindsight: programs relabelled this session, distinct relabelled tasks in the pool now, jobs that posed one. */
   hindsight: { relabelled: number; distinct: number; posed: number };
   /** p95 of publish → every worker running the version, ms. */
   adoptP95Ms: number | null;
