@@ -394,8 +394,11 @@ const api = {
     const t = requireTrainer();
     const startedAt = now();
     let metrics: StepMetrics | undefined;
-    // π_prox: the policy before this update, held fixed across its PPO epochs (AReaL).
-    const prox = t.config.loss === 'decoupled' && batch.behavLogp ? t.proximalLogProbs(batch) : undefined;
+    // π_prox: the policy before this update, held fixed across its PPO epochs (AReaL). PPO needs
+    // it too when the batch has relabelled rows (their unknown π_behav is NaN; π_prox stands in).
+    const behav = batch.behavLogp;
+    const needProx = behav && (t.config.loss === 'decoupled' || behav.some(Number.isNaN));
+    const prox = needProx ? t.proximalLogProbs(batch) : undefined;
     try {
       for (let i = 0; i < Math.max(1, info.updates); i++) {
         const t0 = now();
