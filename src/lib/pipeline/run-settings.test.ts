@@ -9,14 +9,21 @@ describe('run settings as stored JSON', () => {
     expect(back).toEqual(s);
   });
 
-  it('gives fields a stored run lacks their defaults, inside the code and hindsight configs too', () => {
+  it('gives fields a stored run lacks their defaults, at every depth of the code config', () => {
     const base = defaultSettings();
     const stored = JSON.parse(JSON.stringify(settingsToJson(base))) as {
-      code: { learningRate: number; hindsight: Record<string, unknown> };
+      code: {
+        learningRate: number;
+        hindsight: Record<string, unknown>;
+        env: { limits: Record<string, unknown> };
+      };
     };
     stored.code.learningRate = 0.001;
     delete stored.code.hindsight.taskFraction; // stored before the field existed
     stored.code.hindsight.samplesPerBatch = 8;
+    delete stored.code.env.limits.deadlineMs; // two levels down
+    const back0 = settingsFromJson(stored as unknown as Record<string, unknown>);
+    expect(back0.code.env.limits).toEqual(base.code.env.limits);
     const back = settingsFromJson(stored as unknown as Record<string, unknown>);
     expect(back.code.learningRate).toBe(0.001);
     expect(back.code.hindsight.samplesPerBatch).toBe(8);

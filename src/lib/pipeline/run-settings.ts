@@ -79,17 +79,22 @@ export function settingsToJson(s: RunSettings): Record<string, unknown> {
   return { ...s, eta: Number.isFinite(s.eta) ? s.eta : null };
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `stored` over `base`, object by object at every depth: what `stored` lacks keeps its default. */
+function withDefaults(base: unknown, stored: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(stored)) return stored === undefined ? base : stored;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(stored)) out[k] = withDefaults(base[k], v);
+  return out;
+}
+
 /**
- * Settings from stored JSON. Fields added since a run was stored take their defaults, in the code
- * config and its hindsight config too.
+ * Settings from stored JSON. Fields added since a run was stored take their defaults, at every
+ * depth (the code config, its hindsight, environment and curriculum configs).
  */
 export function settingsFromJson(json: Record<string, unknown>): RunSettings {
-  const base = defaultSettings();
-  const s = { ...base, ...(json as Partial<RunSettings>) };
-  const hindsight = { ...base.code.hindsight, ...s.code.hindsight };
-  return {
-    ...s,
-    eta: json.eta === null ? Infinity : Number(s.eta),
-    code: { ...base.code, ...s.code, hindsight },
-  };
+  const s = withDefaults(defaultSettings(), json) as RunSettings;
+  return { ...s, eta: json.eta === null ? Infinity : Number(s.eta) };
 }
