@@ -150,15 +150,23 @@ test('a rollout worker that crashes or hangs is replaced and its work requeued; 
     expect(fault?.reason).toBe(kind === 'crash' ? 'crashed' : 'hung');
     const after = await lab(page, (l) => l.run.storedSeqs());
     expect(before.filter((s) => !after.includes(s))).toEqual([]);
-    // The new worker plays again: it has episodes after its restart.
+    // The new worker plays again: it finishes an episode started after its restart. The trainer
+    // can publish three versions before the new worker's first episode ends (one optimiser step
+    // a version), so this waits for that episode rather than reading the timeline once.
     const events = await lab(page, (l) => l.run.events);
-    const restart = events.find((e) => e.kind === 'restart' && e.lane === `rollout-${index}`);
-    expect(restart).toBeDefined();
-    expect(
-      events.some(
-        (e) => e.lane === `rollout-${index}` && e.kind === 'episode' && e.t0 > (restart?.t1 ?? Infinity),
-      ),
-    ).toBe(true);
+    expect(events.some((e) => e.kind === 'restart' && e.lane === `rollout-${index}`)).toBe(true);
+    await page.waitForFunction(
+      (lane) => {
+        const r = (window as unknown as LabWindow).__lab.run;
+        if (r.error) throw new Error(`the run failed: ${r.error}`);
+        const restart = r.events.find((e) => e.kind === 'restart' && e.lane === lane);
+        return r.events.some(
+          (e) => e.lane === lane && e.kind === 'episode' && e.t0 > (restart?.t1 ?? Infinity),
+        );
+      },
+      `rollout-${index}`,
+      { timeout: 30_000, polling: 250 },
+    );
   }
   await expect(page.getByTestId('pipe-replaced')).toHaveText('2');
   await lab(page, (l) => l.run.stop());
