@@ -23,7 +23,13 @@ interface Lab {
     dashboard: {
       version: number;
       buffered: number;
-      counters: { interrupts: number; requeues: number; trainerRestarts: number; trainedEpisodes: number };
+      counters: {
+        interrupts: number;
+        requeues: number;
+        trainerRestarts: number;
+        trainedEpisodes: number;
+        staleDroppedEpisodes: number;
+      };
       faults: Fault[];
     } | null;
     session: { fault(index: number, kind: string): number; faultTrainer(): number } | null;
@@ -227,26 +233,39 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   );
   expect(unconsumed.length).toBeGreaterThan(0);
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
-  // FIFO replay trains the oldest first: B = 4 groups of 4 episodes per version.
-  const needed = Math.ceil(unconsumed.length / 16) + 1;
-  await page.waitForFunction((n) => (window as unknown as LabWindow).__lab.run.steps.length >= n, needed, {
-    timeout: 120_000,
-  });
+  // The replay trains the stored groups first, the stalest first. Each published version marks
+  // its batch consumed, and with it any group dropped as more than η versions stale (counted).
+  await expect
+    .poll(
+      async () => {
+        const { error, left } = await page.evaluate(async (id) => {
+          const r = (window as unknown as LabWindow).__lab.run;
+          return { error: r.error, left: await r.storedSeqs(id ?? undefined, 'unconsumed') };
+        }, runId);
+        if (error) throw new Error(`the run failed: ${error}`);
+        return unconsumed.filter((s) => left.includes(s));
+      },
+      { timeout: 120_000, intervals: [250] },
+    )
+    .toEqual([]);
   const resumed = await lab(page, (l) => ({
     id: l.run.runId,
     steps: l.run.steps.map((s) => s.version),
+    counters: l.run.dashboard?.counters,
     error: l.run.error,
   }));
+  await lab(page, (l) => l.run.stop());
   expect(resumed.error).toBeNull();
   expect(resumed.id).toBe(runId);
   // It continues the version count from the stored one.
   expect(resumed.steps[0]).toBeGreaterThan(4);
-  await lab(page, (l) => l.run.stop());
+  // The waiting ones were trained, not merely dropped: few groups fall past η on the way.
+  expect(resumed.counters?.trainedEpisodes ?? 0).toBeGreaterThanOrEqual(
+    unconsumed.length - (resumed.counters?.staleDroppedEpisodes ?? 0),
+  );
+  expect(resumed.counters?.staleDroppedEpisodes ?? 0).toBeLessThan(unconsumed.length / 2);
   const after = await lab(page, (l) => l.run.storedSeqs());
   expect(before.filter((s) => !after.includes(s))).toEqual([]);
-  // Every trajectory that was waiting at the reload has been trained on since.
-  const still = await lab(page, (l) => l.run.storedSeqs(undefined, 'unconsumed'));
-  expect(unconsumed.filter((s) => still.includes(s))).toEqual([]);
 });
 
 test('a full storage quota: old data is evicted with a visible notice, the run goes on, the replay stays whole', async ({

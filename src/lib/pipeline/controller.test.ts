@@ -207,10 +207,20 @@ describe('Pipeline', () => {
     }
     expect(p.counters.staleDrops).toBe(0);
     // The slow job, admitted at version 0, finishes now: 2 − 0 > η = 1.
+    const base = ws[0]?.jobs.get(slow)?.job.seqBase ?? NaN;
     ws[0]?.finish(slow as number);
     await flush();
     expect(p.counters.staleDrops).toBe(1);
     expect(p.counters.staleDroppedEpisodes).toBe(2);
+    // Its samples are marked consumed with the next version (a resumed run does not revive them).
+    while (!trainer.calls.length) {
+      for (const k of [...(ws[0]?.jobs.keys() ?? [])]) ws[0]?.finish(k, p.version);
+      await flush();
+    }
+    expect(trainer.calls[0]?.seqs).toEqual(expect.arrayContaining([base, base + 1]));
+    trainer.finish();
+    await flush();
+    expect(trainer.calls.flatMap((c) => c.seqs)).not.toContain(base);
   });
 
   it('requeues the jobs of a worker that died at the highest class, and they start first', async () => {
@@ -303,6 +313,13 @@ describe('Pipeline', () => {
     expect(p.buffer.size).toBe(2);
     expect(p.counters.replayOverflow).toBe(4);
     expect(p.accepted).toBe(2);
+    // The trainer is back: its first version marks the pushed-out groups' samples consumed too.
+    const trainer = new FakeTrainer();
+    p.trainerRestored(trainer, 0);
+    await flush();
+    // 4 groups pushed out and the 2 of the batch, 2 samples each: every sample played so far.
+    const seqs = [...(trainer.calls[0]?.seqs ?? [])].sort((a, b) => a - b);
+    expect(seqs).toEqual(Array.from({ length: 6 * 2 }, (_, i) => i));
   });
 
   it('a job that keeps failing stops the run with its message', async () => {

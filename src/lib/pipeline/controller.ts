@@ -135,7 +135,17 @@ export class Pipeline {
   private nextJobId: number;
   private nextSeq: number;
   private trainerReady = false;
-  private training: { drawn: Drawn<PlayedGroup>[]; fromVersion: number; since: number } | null = null;
+  private training: {
+    drawn: Drawn<PlayedGroup>[];
+    fromVersion: number;
+    since: number;
+    settled: number[];
+  } | null = null;
+  /**
+   * Seqs of groups dropped untrained (stale, or pushed out of a full buffer). They are marked
+   * consumed with the next published version, so a resumed run does not bring them back.
+   */
+  private settled: number[] = [];
   /** Keys of the batch the trainer was computing when it died. */
   private lostBatch: number[] = [];
   /** Groups accepted since the last batch was drawn (prioritized mode trains once per B new groups). */
@@ -270,6 +280,7 @@ export class Pipeline {
     this.trainerReady = false;
     if (this.training) {
       this.buffer.unshift(this.training.drawn.map((d) => ({ key: d.key, item: d.item })));
+      this.settled.unshift(...this.training.settled); // marking twice is harmless
       this.lostBatch = this.training.drawn.map((d) => d.key);
       this.training = null;
     }
@@ -392,6 +403,7 @@ export class Pipeline {
       this.counters.interrupts += group.interrupted;
       this.source.record(group);
       const pushed = this.buffer.add(group.jobId, group);
+      for (const g of pushed) this.settled.push(...g.seqs);
       if (this.config.replay.mode === 'fifo') {
         // A full FIFO buffer pushes out groups never trained on (unbounded η): like a stale drop.
         this.accepted -= pushed.length;
@@ -461,6 +473,7 @@ export class Pipeline {
       this.accepted -= 1;
       this.counters.staleDrops += 1;
       this.counters.staleDroppedEpisodes += g.trajectories.length;
+      this.settled.push(...g.seqs);
       this.emit({
         lane: 'trainer',
         kind: 'stale-drop',
@@ -486,9 +499,12 @@ export class Pipeline {
       return;
     }
     const fromVersion = this.version;
-    this.training = { drawn, fromVersion, since: t };
+    const settled = this.settled;
+    this.settled = [];
+    this.training = { drawn, fromVersion, since: t, settled };
     const waitMs = t - this.lastTrainEnd;
-    const seqs = groups.flatMap((g) => g.seqs);
+    // The version marks its batch consumed, and with it the groups dropped since the last one.
+    const seqs = [...settled, ...groups.flatMap((g) => g.seqs)];
     const port = this.trainer;
     port.trainAndPublish(made.batch, { fromVersion, seqs }).then(
       (out) => {

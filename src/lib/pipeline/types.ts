@@ -69,7 +69,10 @@ export interface TrainOutcome {
   publishedAt: number;
 }
 
-/** The trainer side: train on a batch, publish the next version durably, mark the samples consumed. */
+/**
+ * The trainer side: train on a batch, publish the next version durably, and mark `seqs` consumed
+ * (the batch's samples and those of groups dropped untrained since the last version).
+ */
 export interface PipelineTrainerPort {
   trainAndPublish(batch: TokenBatch, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome>;
 }

@@ -41,7 +41,11 @@ export interface TrajectoryRecord {
   seq: number;
   /** The job (group of episodes of one task) it came from. */
   jobId: number;
-  /** 1 once a published version was trained on it (FIFO replay consumes each sample once). */
+  /**
+   * 1 once a published version was trained on it (FIFO replay consumes each sample once), or
+   * once its group was dropped untrained: more than η versions stale, or pushed out of a full
+   * buffer (counted on the dashboard either way).
+   */
   consumed: 0 | 1;
   createdAt: number;
   trajectory: Trajectory;

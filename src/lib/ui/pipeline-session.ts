@@ -9,11 +9,10 @@ import { CodeJobSource } from '../pipeline/code-workload';
 import { Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
 import { settingsToJson, type RunSettings } from '../pipeline/run-settings';
-import { oldestVersion } from '../pipeline/staleness';
 import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '../pipeline/types';
 import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
-import type { RunProgress, TrajectoryRecord } from '../storage/db';
+import type { RunProgress } from '../storage/db';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
@@ -44,27 +43,6 @@ export function trainingTasks(level: RunSettings['level']): Task[] {
   return generateTasks(BUILT_IN_SEED)
     .filter((t) => !t.heldOut && (!level || t.level === level))
     .map(({ family: _f, program: _p, heldOut: _h, ...t }) => t);
-}
-
-/** Groups of stored, unconsumed trajectories (a resumed run's replay), by job. */
-export function groupsFromRecords(records: readonly TrajectoryRecord[]): PlayedGroup[] {
-  const byJob = new Map<number, TrajectoryRecord[]>();
-  for (const r of records) byJob.set(r.jobId, [...(byJob.get(r.jobId) ?? []), r]);
-  return [...byJob.entries()].map(([jobId, rs]) => {
-    const versions = rs.flatMap((r) => r.trajectory.versions);
-    return {
-      jobId,
-      status: 'done',
-      trajectories: rs.map((r) => r.trajectory),
-      relabelled: [],
-      seqs: rs.map((r) => r.seq),
-      oldestVersion: oldestVersion(versions),
-      newestVersion: Math.max(-1, ...versions),
-      interrupted: 0,
-      startedAt: rs[0]?.createdAt ?? 0,
-      endedAt: rs[0]?.createdAt ?? 0,
-    };
-  });
 }
 
 /** Where a resumed run continues from (read from the store by the caller). */

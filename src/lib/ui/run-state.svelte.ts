@@ -20,7 +20,8 @@ import type { FaultRecord } from '../pipeline/worker-pool';
 import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { getVersion, latestVersion, listRuns } from '../storage/weights-store';
-import { groupsFromRecords, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
+import { groupsFromRecords } from '../pipeline/resume';
+import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
@@ -286,16 +287,6 @@ export class RunState {
   /** Refreshes the dashboard and the timeline (4 times a second while running). */
   private async tick(s = this.session): Promise<void> {
     if (!s) return;
-    this.events = [...s.log.events];
-    const p = s.pipeline;
-    const seconds = (now() - p.startedAt) / 1000;
-    let hits = 0;
-    let total = 0;
-    for (const { stats } of s.workerStats()) {
-      hits += stats?.cache.hits ?? 0;
-      total += (stats?.cache.hits ?? 0) + (stats?.cache.misses ?? 0);
-    }
-    const lat = adoptionLatencies(s.log.events, s.lanes);
     let storage: Dashboard['storage'] = this.dashboard?.storage ?? null;
     if (
       typeof navigator !== 'undefined' &&
@@ -305,6 +296,18 @@ export class RunState {
       const e = await navigator.storage.estimate().catch(() => null);
       storage = e ? { usage: e.usage ?? 0, quota: e.quota ?? 0 } : storage;
     }
+    // Everything else is read after the await, in one go: the timeline and the dashboard agree
+    // (a fault replaced during the estimate shows in both or in neither).
+    const p = s.pipeline;
+    const seconds = (now() - p.startedAt) / 1000;
+    let hits = 0;
+    let total = 0;
+    for (const { stats } of s.workerStats()) {
+      hits += stats?.cache.hits ?? 0;
+      total += (stats?.cache.hits ?? 0) + (stats?.cache.misses ?? 0);
+    }
+    this.events = [...s.log.events];
+    const lat = adoptionLatencies(s.log.events, s.lanes);
     this.dashboard = {
       version: p.version,
       counters: { ...p.counters, stalenessHistogram: { ...p.counters.stalenessHistogram } },
@@ -322,7 +325,7 @@ export class RunState {
         posed: s.source.posed,
       },
       adoptP95Ms: lat.length ? percentile(lat, 95) : null,
-      faults: [...s.faults],
+      faults: s.faults.map((f) => ({ ...f })), // copies: the pool fills in replacedAt later
       seconds: s.seconds,
       startedAt: p.startedAt,
       storage,

@@ -1,0 +1,29 @@
+import type { TrajectoryRecord } from '../storage/db';
+import { oldestVersion } from './staleness';
+import type { PlayedGroup } from './types';
+
+/**
+ * Groups of stored, unconsumed trajectories (a resumed run's replay), by job, the stalest first:
+ * the buffer trains them in this order, and a group whose oldest token is old is the first to
+ * pass the staleness bound η as training goes on.
+ */
+export function groupsFromRecords(records: readonly TrajectoryRecord[]): PlayedGroup[] {
+  const byJob = new Map<number, TrajectoryRecord[]>();
+  for (const r of records) byJob.set(r.jobId, [...(byJob.get(r.jobId) ?? []), r]);
+  const groups = [...byJob.entries()].map(([jobId, rs]): PlayedGroup => {
+    const versions = rs.flatMap((r) => r.trajectory.versions);
+    return {
+      jobId,
+      status: 'done',
+      trajectories: rs.map((r) => r.trajectory),
+      relabelled: [],
+      seqs: rs.map((r) => r.seq),
+      oldestVersion: oldestVersion(versions),
+      newestVersion: Math.max(-1, ...versions),
+      interrupted: 0,
+      startedAt: rs[0]?.createdAt ?? 0,
+      endedAt: rs[0]?.createdAt ?? 0,
+    };
+  });
+  return groups.sort((a, b) => a.oldestVersion - b.oldestVersion || a.jobId - b.jobId);
+}
