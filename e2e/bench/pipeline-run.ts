@@ -1,6 +1,12 @@
 import type { JSHandle } from 'playwright-core';
 import type { TimelineEvent } from '../../src/lib/pipeline/events.ts';
-import { adoptionLatencies, percentile } from '../../src/lib/pipeline/metrics.ts';
+import {
+  adoptionLatencies,
+  busyCoreMs,
+  coreBoundSpeedup,
+  percentile,
+} from '../../src/lib/pipeline/metrics.ts';
+import { CpuSampler } from './cpu.ts';
 
 /** The part of the page's `?debug` state a pipeline run in the bench uses (src/lib/ui/run-state.svelte.ts). */
 export interface PipelineLab {
@@ -44,6 +50,18 @@ export interface PipelineFigures {
   trainerBusy: number;
   /** Mean of (rollout + train) / max(rollout, train) per step, the first (start-up) step left out. */
   idealSpeedup: number;
+  /**
+   * The ideal speedup bounded by this machine's cores (`coreBoundSpeedup` in metrics.ts), from
+   * the cores kept busy in each phase; null without a CPU sampler (`cpu`).
+   */
+  coreBoundSpeedup: number | null;
+  /** Mean busy cores of the machine in the rollout and the training phases, and overall (with `cpu`). */
+  busyCores: { rollout: number; train: number; all: number } | null;
+  /**
+   * Mean ms per version on the trainer: its optimiser steps, packing and writing the version,
+   * and the rest of the trainer's time (π_prox, the batch's transfer, the announce).
+   */
+  trainerMs: { steps: number; pack: number; write: number; rest: number };
   adoptP95Ms: number | null;
   interrupts: number;
   staleDrops: number;
@@ -56,13 +74,16 @@ const round = (v: number, d = 3) => Math.round(v * 10 ** d) / 10 ** d;
 
 /**
  * Trains from fresh weights on the easy level until `samples` episodes were trained on, with the
- * given pipeline settings; evaluates the last version greedily on the easy tasks.
+ * given pipeline settings; evaluates the last version greedily on the easy tasks. With `cpu`,
+ * samples the machine's busy cores meanwhile.
  */
 export async function runPipeline(
   lab: JSHandle<PipelineLab>,
   settings: Record<string, unknown>,
   samples: number,
+  cpu?: CpuSampler,
 ): Promise<PipelineFigures> {
+  cpu?.start();
   const r = await lab.evaluate(
     async (l, a) => {
       await l.run.start({ level: 'easy', evalEvery: 0, maxTrainedEpisodes: a.samples, settings: a.settings });
@@ -78,6 +99,7 @@ export async function runPipeline(
     },
     { settings, samples },
   );
+  cpu?.stop();
   if (r.error !== null || !r.dashboard || !r.steps || !r.events || !r.evaluation)
     throw new Error(`pipeline run failed: ${r.error ?? 'no figures'}`);
   const steps = r.steps;
@@ -101,6 +123,39 @@ export async function runPipeline(
   const phases = steps
     .slice(1)
     .map((s) => (s.waitMs + s.trainMs) / Math.max(1, Math.max(s.waitMs, s.trainMs)));
+  const windows = steps.slice(1).map((s) => {
+    const trainFrom = s.at - s.trainMs;
+    return { rollout: [trainFrom - s.waitMs, trainFrom] as const, train: [trainFrom, s.at] as const };
+  });
+  const coreBound = cpu?.cores ? coreBoundSpeedup(windows, cpu.samples, cpu.cores) : NaN;
+  const meanBusy = (pick: (w: (typeof windows)[number]) => readonly [number, number]) => {
+    let busy = 0;
+    let ms = 0;
+    for (const w of windows) {
+      const [a, b] = pick(w);
+      busy += busyCoreMs(cpu?.samples ?? [], a, b);
+      ms += b - a;
+    }
+    return round(busy / Math.max(1, ms), 2);
+  };
+  const inCounted = (e: TimelineEvent) => e.t1 > from && e.t1 <= (counted.at(-1)?.at ?? from);
+  // The event log keeps the newest 10 000 events: means over the versions it still has.
+  const publishes = r.events.filter((e) => e.kind === 'publish' && e.lane === 'store' && inCounted(e));
+  const published = new Set(publishes.map((e) => e.version));
+  const perVersion = (xs: number[]) =>
+    round(xs.reduce((a, b) => a + b, 0) / Math.max(1, publishes.length), 1);
+  const trainerMs = {
+    steps: perVersion(
+      r.events.filter((e) => e.kind === 'train-step' && published.has(e.version + 1)).map((e) => e.t1 - e.t0),
+    ),
+    pack: perVersion(publishes.map((e) => Number(e.meta?.packMs ?? 0))),
+    write: perVersion(publishes.map((e) => Number(e.meta?.writeMs ?? 0))),
+    rest: 0,
+  };
+  trainerMs.rest = round(
+    busyMs / Math.max(1, counted.length) - trainerMs.steps - trainerMs.pack - trainerMs.write,
+    1,
+  );
   const lanes = [...new Set(r.events.map((e) => e.lane).filter((l) => l.startsWith('rollout')))];
   const lat = adoptionLatencies(r.events, lanes);
   const stale = steps.flatMap((s) => s.staleness);
@@ -114,6 +169,15 @@ export async function runPipeline(
     seconds: round(seconds, 1),
     trainerBusy: round(busyMs / Math.max(1, seconds * 1000)),
     idealSpeedup: round(phases.reduce((a, b) => a + b, 0) / Math.max(1, phases.length)),
+    coreBoundSpeedup: Number.isFinite(coreBound) ? round(coreBound) : null,
+    busyCores: cpu?.cores
+      ? {
+          rollout: meanBusy((w) => w.rollout),
+          train: meanBusy((w) => w.train),
+          all: round(busyCoreMs(cpu.samples, from, from + seconds * 1000) / Math.max(1, seconds * 1000), 2),
+        }
+      : null,
+    trainerMs,
     adoptP95Ms: lat.length ? round(percentile(lat, 95), 1) : null,
     interrupts: c.interrupts,
     staleDrops: c.staleDrops,

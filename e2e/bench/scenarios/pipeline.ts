@@ -1,5 +1,6 @@
 import type { JSHandle } from 'playwright-core';
 import type { Scenario } from '../harness.ts';
+import { CpuSampler } from '../cpu.ts';
 import { runPipeline, type PipelineLab } from '../pipeline-run.ts';
 
 /** Opens the app with `?debug` (and `--backend`), waits for the trainer; returns a handle on `window.__lab`. */
@@ -41,10 +42,11 @@ const scenario: Scenario = {
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
     try {
       log(`η = 0, ${workers} workers, ${samples} samples…`);
-      const sync = await runPipeline(lab, { eta: 0, workers }, samples);
+      const cpu = new CpuSampler();
+      const sync = await runPipeline(lab, { eta: 0, workers }, samples, cpu);
       log(`sync: ${JSON.stringify(sync)}`);
       log(`η = ${eta}…`);
-      const async_ = await runPipeline(lab, { eta, workers }, samples);
+      const async_ = await runPipeline(lab, { eta, workers }, samples, new CpuSampler());
       log(`async: ${JSON.stringify(async_)}`);
       const speedup = async_.samplesPerSec / Math.max(1e-9, sync.samplesPerSec);
       return {
@@ -56,6 +58,9 @@ const scenario: Scenario = {
         'pipeline.speedup': Math.round(speedup * 1000) / 1000,
         'pipeline.idealSpeedup': sync.idealSpeedup,
         'pipeline.speedupOfIdeal': Math.round((speedup / sync.idealSpeedup) * 1000) / 1000,
+        // What the ideal comes to on this machine's cores, from the cores the sync run kept busy.
+        'pipeline.cores': cpu.cores || null,
+        'pipeline.coreBoundSpeedup': sync.coreBoundSpeedup,
         'pipeline.trainerBusySync': sync.trainerBusy,
         'pipeline.trainerBusyAsync': async_.trainerBusy,
         'pipeline.adoptP95Ms': async_.adoptP95Ms,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TimelineEvent } from './events';
-import { adoptionLatencies, coveredMs, overlapMs, percentile } from './metrics';
+import { adoptionLatencies, busyCoreMs, coreBoundSpeedup, coveredMs, overlapMs, percentile } from './metrics';
 
 const ev = (
   lane: TimelineEvent['lane'],
@@ -63,5 +63,34 @@ describe('pipeline metrics', () => {
     expect(coveredMs(events, train)).toBe(15);
     expect(overlapMs(events, rollout, train)).toBe(5);
     expect(overlapMs(events.slice(0, 3), rollout, train)).toBe(0);
+  });
+
+  it('busy core-ms count each CPU sample for the part of the window it overlaps', () => {
+    const samples = [
+      { t0: 0, t1: 100, busyCores: 2 },
+      { t0: 100, t1: 200, busyCores: 1 },
+    ];
+    expect(busyCoreMs(samples, 50, 150)).toBe(50 * 2 + 50 * 1);
+    expect(busyCoreMs(samples, 200, 300)).toBe(0);
+  });
+
+  it('the core-bound speedup counts the CPU work both phases share when overlapped', () => {
+    // Rollout 200 ms on 2 busy cores, training 100 ms on 1: 500 core-ms of work.
+    const phase = { rollout: [0, 200], train: [200, 300] } as const;
+    const samples = [
+      { t0: 0, t1: 200, busyCores: 2 },
+      { t0: 200, t1: 300, busyCores: 1 },
+    ];
+    // Ideal (R + T) / max(R, T) = 1.5; on 2 cores the overlap needs 250 ms: 300 / 250.
+    expect(coreBoundSpeedup([phase], samples, 2)).toBeCloseTo(1.2, 9);
+    // On 4 cores the work fits beside itself: the ideal again.
+    expect(coreBoundSpeedup([phase], samples, 4)).toBeCloseTo(1.5, 9);
+    // A rollout that leaves a core idle overlaps fully on 2 cores.
+    const light = [
+      { t0: 0, t1: 200, busyCores: 1 },
+      { t0: 200, t1: 300, busyCores: 1 },
+    ];
+    expect(coreBoundSpeedup([phase], light, 2)).toBeCloseTo(1.5, 9);
+    expect(coreBoundSpeedup([], samples, 2)).toBeNaN();
   });
 });

@@ -72,3 +72,47 @@ export function overlapMs(
 ): number {
   return coveredMs(events, a) + coveredMs(events, b) - coveredMs(events, (e) => a(e) || b(e));
 }
+
+/** How many cores of the machine were busy, on average, from `t0` to `t1` (epoch ms). */
+export interface CpuSample {
+  t0: number;
+  t1: number;
+  busyCores: number;
+}
+
+/** Busy core-milliseconds within [from, to]: each sample counts for the part it overlaps. */
+export function busyCoreMs(samples: readonly CpuSample[], from: number, to: number): number {
+  let total = 0;
+  for (const s of samples) {
+    const overlap = Math.min(to, s.t1) - Math.max(from, s.t0);
+    if (overlap > 0) total += overlap * s.busyCores;
+  }
+  return total;
+}
+
+/** One iteration of a synchronous run: when its rollout and its training ran (epoch ms). */
+export interface SyncPhase {
+  rollout: readonly [number, number];
+  train: readonly [number, number];
+}
+
+/**
+ * The speedup overlapping rollout and training could reach on `cores` cores, from a synchronous
+ * run's phases and the cores the machine kept busy in them, averaged over the iterations:
+ * (R + T) / max(R, T, W / cores), W being the busy core-ms of both phases. The ideal speedup,
+ * (R + T) / max(R, T), gives each side hardware of its own; overlapped on one machine, the two
+ * sides share its cores, and this bound counts the CPU work each did. NaN without phases.
+ */
+export function coreBoundSpeedup(
+  phases: readonly SyncPhase[],
+  samples: readonly CpuSample[],
+  cores: number,
+): number {
+  const ratios = phases.map(({ rollout, train }) => {
+    const r = rollout[1] - rollout[0];
+    const t = train[1] - train[0];
+    const work = busyCoreMs(samples, rollout[0], rollout[1]) + busyCoreMs(samples, train[0], train[1]);
+    return (r + t) / Math.max(1e-9, r, t, work / cores);
+  });
+  return ratios.length ? ratios.reduce((a, b) => a + b, 0) / ratios.length : NaN;
+}
