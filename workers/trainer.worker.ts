@@ -383,8 +383,8 @@ const api = {
   },
 
   /**
-   * One training step of the pipeline: `updates` optimiser steps on the batch (π_prox
-   * recomputed before each), then the next version published: stored with the optimiser state
+   * One training step of the pipeline: `updates` optimiser steps on the batch (π_prox computed
+   * once, before them), then the next version published: stored with the optimiser state
    * (marking `seqs` consumed in the same transaction), announced, and old versions pruned.
    */
   async trainAndPublish(
@@ -396,9 +396,10 @@ const api = {
     let metrics: StepMetrics | undefined;
     // π_prox: the policy before this update, held fixed across its PPO epochs (AReaL). PPO needs
     // it too when the batch has relabelled rows (their unknown π_behav is NaN; π_prox stands in).
+    // With one optimiser step, the step takes it from its own forward pass (one pass less).
     const behav = batch.behavLogp;
     const needProx = behav && (t.config.loss === 'decoupled' || behav.some(Number.isNaN));
-    const prox = needProx ? t.proximalLogProbs(batch) : undefined;
+    const prox = needProx && info.updates > 1 ? t.proximalLogProbs(batch) : undefined;
     try {
       for (let i = 0; i < Math.max(1, info.updates); i++) {
         const t0 = now();
@@ -413,6 +414,8 @@ const api = {
             loss: Number(metrics.loss.toFixed(4)),
             step: metrics.step,
             kl: Number(metrics.approxKl.toExponential(2)),
+            // Before the first step: the NaN scan, and π_prox when computed apart.
+            ...(i === 0 ? { prepMs: Math.round(t0 - startedAt) } : {}),
           },
         });
       }

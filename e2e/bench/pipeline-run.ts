@@ -58,10 +58,22 @@ export interface PipelineFigures {
   /** Mean busy cores of the machine in the rollout and the training phases, and overall (with `cpu`). */
   busyCores: { rollout: number; train: number; all: number } | null;
   /**
-   * Mean ms per version on the trainer: its optimiser steps, packing and writing the version,
-   * and the rest of the trainer's time (π_prox, the batch's transfer, the announce).
+   * Mean ms per version of the trainer's busy time (as the controller counts it) by part:
+   * `toWorker` from the draw to the trainer worker starting on the batch (building it on the
+   * main thread, the message), `prep` the trainer's work before the first step (π_prox when it
+   * is computed apart), `steps` the optimiser steps, `pack` and `write` the version's packing and
+   * IndexedDB write, `back` from the publish to the main thread taking the result, `rest` what is
+   * left.
    */
-  trainerMs: { steps: number; pack: number; write: number; rest: number };
+  trainerMs: {
+    toWorker: number;
+    prep: number;
+    steps: number;
+    pack: number;
+    write: number;
+    back: number;
+    rest: number;
+  };
   adoptP95Ms: number | null;
   interrupts: number;
   staleDrops: number;
@@ -144,16 +156,29 @@ export async function runPipeline(
   const published = new Set(publishes.map((e) => e.version));
   const perVersion = (xs: number[]) =>
     round(xs.reduce((a, b) => a + b, 0) / Math.max(1, publishes.length), 1);
+  const trainSteps = r.events.filter((e) => e.kind === 'train-step' && published.has(e.version + 1));
+  // The trainer worker starts on version v's batch at its first step's t0 − prepMs.
+  const workerStart = new Map(
+    trainSteps
+      .filter((e) => e.meta?.prepMs !== undefined)
+      .map((e) => [e.version + 1, e.t0 - Number(e.meta?.prepMs)]),
+  );
+  const publishEnd = new Map(publishes.map((e) => [e.version, e.t1]));
+  const timed = counted.filter((s) => workerStart.has(s.version) && publishEnd.has(s.version));
+  const perStep = (f: (s: (typeof timed)[number]) => number) =>
+    round(timed.reduce((a, s) => a + f(s), 0) / Math.max(1, timed.length), 1);
   const trainerMs = {
-    steps: perVersion(
-      r.events.filter((e) => e.kind === 'train-step' && published.has(e.version + 1)).map((e) => e.t1 - e.t0),
-    ),
+    toWorker: perStep((s) => (workerStart.get(s.version) ?? 0) - (s.at - s.trainMs)),
+    prep: perVersion(trainSteps.map((e) => Number(e.meta?.prepMs ?? 0))),
+    steps: perVersion(trainSteps.map((e) => e.t1 - e.t0)),
     pack: perVersion(publishes.map((e) => Number(e.meta?.packMs ?? 0))),
     write: perVersion(publishes.map((e) => Number(e.meta?.writeMs ?? 0))),
+    back: perStep((s) => s.at - (publishEnd.get(s.version) ?? 0)),
     rest: 0,
   };
+  const { rest: _, ...parts } = trainerMs;
   trainerMs.rest = round(
-    busyMs / Math.max(1, counted.length) - trainerMs.steps - trainerMs.pack - trainerMs.write,
+    busyMs / Math.max(1, counted.length) - Object.values(parts).reduce((a, b) => a + b, 0),
     1,
   );
   const lanes = [...new Set(r.events.map((e) => e.lane).filter((l) => l.startsWith('rollout')))];

@@ -8,6 +8,17 @@ import { initLora, mergeLora, type LoraConfig } from './lora';
 import { countParams, forward, initParams, type Params, type Weights } from './model';
 import { packParams, type Checkpoint } from './weights';
 
+/**
+ * `x`'s value as a constant: no gradient flows back into whatever computed it (tfjs has no
+ * stop-gradient op). The ops of a custom gradient's forward function are not recorded on the
+ * tape, and the one node it records takes `anchor` (a constant input) rather than `x`, so `x`'s
+ * ancestors are not on its path.
+ */
+export function constantOf<T extends tf.Tensor>(x: T, anchor: tf.Tensor): T {
+  const f = tf.customGrad(() => ({ value: x.clone(), gradFunc: () => tf.zerosLike(anchor) }));
+  return f(anchor) as T;
+}
+
 /** Scalars read back after each step, in one stacked readback. */
 const METRIC_NAMES = [
   'loss',
@@ -128,7 +139,8 @@ export class PolicyTrainer {
    * One Adam step on `batch`, gradient norm clipped to `maxGradNorm`. The policy loss is
    * `config.loss` when the batch carries behaviour log-probs, else `pg` (imitation batches).
    * For `decoupled`, π_prox is `prox` when given (the policy before this batch's first step,
-   * see `proximalLogProbs`), else recomputed here with the current weights.
+   * see `proximalLogProbs`), else the current weights' log-probs from this step's own forward
+   * pass, as a constant: the same values a separate pass would compute, for one pass less.
    */
   async trainStep(batch: TokenBatch, prox?: tf.Tensor2D): Promise<StepMetrics> {
     validateBatch(batch);
@@ -148,13 +160,7 @@ export class PolicyTrainer {
     // Relabelled (hindsight) tokens carry a NaN behaviour log-prob: π_prox stands in (w = 1).
     const relabelled = kind !== 'pg' && (batch.behavLogp?.some(Number.isNaN) ?? false);
     const needProx = kind === 'decoupled' || relabelled;
-    const ownProx = needProx && !prox ? this.proximalLogProbs(batch) : undefined;
-    const proxLogp = needProx ? (prox ?? ownProx) : undefined;
-    if (relabelled && proxLogp) {
-      const raw = inputs.behav;
-      inputs.behav = tf.tidy(() => tf.where(tf.isNaN(raw), proxLogp, raw)); // [B, T]
-      raw.dispose();
-    }
+    const nanBehav = relabelled ? tf.isNaN(inputs.behav) : undefined; // [B, T]
     const vars = [...(this.adapters ?? this.params).values()];
     const { clipEps, wCap, valueCoef, entropyCoef } = this.config;
     const parts: Record<string, tf.Scalar> = tf.tidy(() => {
@@ -162,15 +168,19 @@ export class PolicyTrainer {
       const { value, grads } = tf.variableGrads(() => {
         const { logits, values } = forward(this.weights(), this.args, inputs.tokens); // [B, T, V], [B, T]
         const { logp, entropy: ent } = actionLogProbs(logits, inputs.actions, inputs.legal); // [B, T] each
+        const proxLogp = needProx ? (prox ?? constantOf(logp, inputs.mask)) : undefined; // [B, T]
+        // Relabelled tokens' unknown π_behav: π_prox stands in (w = 1).
+        const behav =
+          nanBehav && proxLogp ? (tf.where(nanBehav, proxLogp, inputs.behav) as tf.Tensor2D) : inputs.behav; // [B, T]
         const policy =
           kind === 'pg'
             ? { pgLoss: maskedMean(inputs.advantages.mul(logp).neg(), inputs.mask) }
             : kind === 'ppo'
-              ? ppoClipLoss(logp, inputs.behav, inputs.advantages, inputs.mask, clipEps)
+              ? ppoClipLoss(logp, behav, inputs.advantages, inputs.mask, clipEps)
               : decoupledPpoLoss(
                   logp,
-                  proxLogp ?? inputs.behav,
-                  inputs.behav,
+                  proxLogp ?? behav,
+                  behav,
                   inputs.advantages,
                   inputs.mask,
                   clipEps,
@@ -188,7 +198,7 @@ export class PolicyTrainer {
       return { loss: value, gradNorm: norm, ...kept };
     });
     tf.dispose(inputs);
-    ownProx?.dispose();
+    nanBehav?.dispose();
     // One readback for every scalar: on WebGPU each read is a buffer map, on the critical path.
     const names = METRIC_NAMES.filter((n) => parts[n] !== undefined);
     const packed = tf.tidy(() => tf.stack(names.map((n) => parts[n] as tf.Scalar))); // [names]
