@@ -105,11 +105,15 @@ async function compareEstimators(
 const scenario: Scenario = {
   name: 'learn',
   description:
-    'trains the code-writing policy on the easy level (the pipeline with its default config, seed 1) until greedy success ≥ 0.9 on easy training tasks or the budget',
+    'trains the code-writing policy on the easy level (the pipeline with its default config, seed 1) until an evaluation meets the goal (greedy success ≥ 0.9 on easy training tasks and ≥ 0.7 on held-out ones; with `--until train90`, the first alone) or the budget',
   async run({ baseUrl, launch, options, log, shared }) {
     const budget = Number(options.budget?.[0] ?? 300);
     const evalEvery = Number(options.evalEvery?.[0] ?? 5);
     const backend = options.backend?.[0];
+    // Stop at the first evaluation that meets the whole goal, or (`--until train90`) its first half.
+    const until = options.until?.[0] ?? 'goal';
+    if (until !== 'goal' && until !== 'train90')
+      throw new Error(`--until takes goal or train90, not ${until}`);
     const browser = await launch();
     try {
       const page = await browser.newPage();
@@ -151,6 +155,7 @@ const scenario: Scenario = {
         { evalEvery, run, learningRate, settings },
       );
       let secondsToTrain90: number | null = null;
+      let secondsToGoal: number | null = null;
       let seen = 0;
       for (;;) {
         await new Promise((r) => setTimeout(r, 2000));
@@ -169,9 +174,12 @@ const scenario: Scenario = {
             `${e.seconds.toFixed(0)} s, ${e.episodes} episodes: greedy success train ${e.successTrain.toFixed(2)}, held-out ${e.successHeldOut?.toFixed(2)}; last batches: return ${meanReturn.toFixed(3)}, success ${batchSuccess.toFixed(2)}`,
           );
           if (secondsToTrain90 === null && e.successTrain >= 0.9) secondsToTrain90 = e.seconds;
+          if (secondsToGoal === null && e.successTrain >= 0.9 && (e.successHeldOut ?? 0) >= 0.7)
+            secondsToGoal = e.seconds;
         }
         seen = s.evals.length;
-        if (secondsToTrain90 !== null || (Date.now() - t0) / 1000 > budget || !s.running) break;
+        const done = until === 'goal' ? secondsToGoal !== null : secondsToTrain90 !== null;
+        if (done || (Date.now() - t0) / 1000 > budget || !s.running) break;
       }
       await lab.evaluate((l) => l.run.stop());
       const final = await lab.evaluate(async (l) => ({
@@ -206,6 +214,8 @@ const scenario: Scenario = {
       const bytes = await bytesPerVersion();
       return {
         'learn.secondsToTrain90': round(secondsToTrain90, 1),
+        // The first evaluation (every `--evalEvery` versions) at ≥ 0.9 training and ≥ 0.7 held-out.
+        'learn.secondsToGoal': round(secondsToGoal, 1),
         'learn.successTrain': round(final.last?.successTrain),
         'learn.successHeldOut': round(final.last?.successHeldOut),
         'learn.episodes': final.episodes,
