@@ -138,7 +138,7 @@ async function publishVersion(
     createdAt: Date.now(),
     checkpoint,
     metrics,
-    milestone: v === 0 || (r.milestoneEvery > 0 && v % r.milestoneEvery === 0),
+    milestone: isMilestone(r, v),
   };
   await withEviction(
     d,
@@ -175,10 +175,19 @@ async function publishVersion(
   return { version: v, publishedAt };
 }
 
-/** Deletes versions and consumed trajectories past the run's retention (routine: no timeline mark). */
+/** Version 0 and every `milestoneEvery`-th version of a run are kept for good (publish marks them). */
+function isMilestone(r: PipelineRunInit, v: number): boolean {
+  return v === 0 || (r.milestoneEvery > 0 && v % r.milestoneEvery === 0);
+}
+
+/**
+ * Deletes versions and consumed trajectories past the run's retention (routine: no timeline
+ * mark). Milestones go by the rule their versions were written under, so no record is read.
+ */
 async function retention(r: PipelineRunInit): Promise<void> {
   const d = await database();
-  prunedThrough = (await pruneVersions(d, r.runId, r.keepVersions, prunedThrough)).examinedThrough;
+  prunedThrough = (await pruneVersions(d, r.runId, r.keepVersions, prunedThrough, (v) => isMilestone(r, v)))
+    .examinedThrough;
   await trimConsumed(d, r.runId, r.keepConsumed);
 }
 

@@ -110,6 +110,17 @@ describe('retention and a full quota', () => {
     expect(await listVersions(db, 'r')).toEqual([0, 3, 4, 5]);
   });
 
+  it('with the milestone rule given, decides by the rule without reading the records', async () => {
+    const db = await withRun();
+    // The stored flags say no milestone but 0; the rule (every 2nd) is what the caller wrote under.
+    for (const v of [0, 1, 2, 3, 4, 5]) await putVersion(db, version('r', v, v === 0));
+    expect(await pruneVersions(db, 'r', 2, -Infinity, (v) => v % 2 === 0)).toEqual({
+      deleted: [1, 3],
+      examinedThrough: 3,
+    });
+    expect(await listVersions(db, 'r')).toEqual([0, 2, 4, 5]);
+  });
+
   it('examines only versions past `after`, as a caller pruning after every publish asks', async () => {
     const db = await withRun();
     for (const v of [0, 1, 2, 3, 4]) await putVersion(db, version('r', v, v === 0));

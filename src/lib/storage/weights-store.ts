@@ -69,15 +69,17 @@ export async function listRuns(db: LabDB): Promise<RunRecord[]> {
 /**
  * Deletes a run's versions older than its newest `keepLast`, milestones excepted, and returns
  * the deleted version numbers and the newest version it examined. Only versions above `after`
- * are examined, and only those are read (the milestone flag is in the record, beside 1 MB of
- * weights): a caller that prunes after every publish passes the `examinedThrough` of its last
- * call, so that a call reads the one version that left the window, not every milestone kept.
+ * are examined: a caller that prunes after every publish passes the `examinedThrough` of its last
+ * call, so that a call examines the one version that left the window, not every milestone kept.
+ * The milestone flag is in the record, beside 1 MB of weights: a caller that knows the rule its
+ * versions were written under passes it as `isMilestone`, and nothing is read.
  */
 export async function pruneVersions(
   db: LabDB,
   runId: string,
   keepLast: number,
   after = -Infinity,
+  isMilestone?: (version: number) => boolean,
 ): Promise<{ deleted: number[]; examinedThrough: number }> {
   const tx = db.transaction('weights', 'readwrite');
   const keys = await tx.store.getAllKeys(IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]));
@@ -87,8 +89,13 @@ export async function pruneVersions(
     .filter((v) => v > after);
   const deleted: number[] = [];
   for (const v of old) {
-    const record = await tx.store.get([runId, v]);
-    if (record && !record.milestone) {
+    let keep: boolean;
+    if (isMilestone) keep = isMilestone(v);
+    else {
+      const record = await tx.store.get([runId, v]);
+      keep = !record || record.milestone;
+    }
+    if (!keep) {
       await tx.store.delete([runId, v]);
       deleted.push(v);
     }
