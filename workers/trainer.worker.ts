@@ -407,8 +407,8 @@ const api = {
     // it too when the batch has relabelled rows (their unknown π_behav is NaN; π_prox stands in).
     // With one optimiser step, the step takes it from its own forward pass (one pass less).
     const behav = batch.behavLogp;
-    const needProx = behav && (t.config.loss === 'decoupled' || behav.some(Number.isNaN));
-    const prox = needProx && info.updates > 1 ? t.proximalLogProbs(batch) : undefined;
+    const apart = info.updates > 1 && behav && (t.config.loss === 'decoupled' || behav.some(Number.isNaN));
+    const prox = apart ? t.proximalLogProbs(batch) : undefined;
     try {
       for (let i = 0; i < Math.max(1, info.updates); i++) {
         const t0 = now();
@@ -423,7 +423,7 @@ const api = {
             loss: Number(metrics.loss.toFixed(4)),
             step: metrics.step,
             kl: Number(metrics.approxKl.toExponential(2)),
-            // Before the first step: the NaN scan, and π_prox when computed apart.
+            // Before the first step: π_prox, when computed apart.
             ...(i === 0 ? { prepMs: Math.round(t0 - startedAt) } : {}),
           },
         });
