@@ -29,11 +29,12 @@ export interface CodeRunConfig {
   gamma: number;
   lambda: number;
   /**
-   * Optimiser steps per batch (PPO epochs). π_prox is computed once, before the first, and held
+   * Optimiser steps per batch (PPO epochs). π_prox is the policy before the first step, held
    * fixed: after the first step π_θ moves away from it and the clip bounds each token's ratio.
-   * Default 1: on the 2-core machine a second step on the same batch cost more than it taught
-   * (greedy success ≥ 0.9 on the easy training tasks at 209 and 265 s with 1, not within 300 s
-   * with 2).
+   * With one step it is that step's own forward pass (no separate pass); with more it is
+   * computed once, apart, before them. Default 1: on the 2-core machine a second step on the same
+   * batch cost more than it taught (greedy success ≥ 0.9 on the easy training tasks within 300 s
+   * in every run with 1, in none with 2).
    */
   updatesPerBatch: number;
   /** Adam learning rate of the run (set on the trainer, with a fresh optimiser state, at start). */
