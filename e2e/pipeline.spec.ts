@@ -18,6 +18,7 @@ interface Lab {
     runId: string | null;
     notices: string[];
     steps: { version: number }[];
+    evals: { iteration: number; successTrain: number }[];
     events: TimelineEvent[];
     runs: { id: string; status: string; unconsumed: number; trajectories: number }[];
     dashboard: {
@@ -293,4 +294,76 @@ test('a full storage quota: old data is evicted with a visible notice, the run g
   expect(unconsumed.length).toBeLessThanOrEqual(held * 4 + 16);
   const events = await lab(page, (l) => l.run.events);
   expect(events.some((e) => e.kind === 'evict' && e.meta?.reason === 'quota')).toBe(true);
+});
+
+test('a LoRA run publishes adapters only; its workers and evaluator merge them into the base, and Resume continues it', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await page.getByTestId('run-lora').selectOption({ label: 'LoRA, rank 4' });
+  await page.evaluate(() => {
+    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+  });
+  await untilVersion(page, 4);
+  // Version 0 is the full base; every later version holds only the rank-4 adapters.
+  const policyBytes = (events: TimelineEvent[]) =>
+    events
+      .filter((e) => e.lane === 'store' && e.kind === 'publish')
+      .map((e) => ({ version: e.version, bytes: Number(e.meta?.policyBytes) }));
+  const published = policyBytes(await lab(page, (l) => l.run.events));
+  const full = published.find((p) => p.version === 0)?.bytes ?? NaN;
+  const adapters = published.filter((p) => p.version > 0).map((p) => p.bytes);
+  expect(adapters.length).toBeGreaterThanOrEqual(4);
+  expect(new Set(adapters).size).toBe(1);
+  expect(adapters[0]).toBeLessThan(full / 10);
+  await expect(page.getByTestId('pipe-version-bytes')).toHaveText(
+    `${((adapters[0] ?? 0) / 1024).toFixed(1)} KB`,
+  );
+  // The rollout worker plays the merged weights of LoRA versions.
+  await page.waitForFunction(
+    () =>
+      (window as unknown as LabWindow).__lab.run.events.some(
+        (e) => e.lane.startsWith('rollout') && e.kind === 'episode' && e.version >= 2,
+      ),
+    null,
+    { timeout: 60_000, polling: 250 },
+  );
+  // The evaluator merges a LoRA version into the run's base (not into whatever it held before).
+  await page.waitForFunction(
+    () => (window as unknown as LabWindow).__lab.run.evals.some((e) => e.iteration >= 2),
+    null,
+    { timeout: 120_000, polling: 250 },
+  );
+  const runId = await lab(page, (l) => l.run.runId);
+  await lab(page, (l) => l.run.stop());
+  const stoppedAt = await lab(page, (l) => l.run.dashboard?.version ?? -1);
+  expect(await lab(page, (l) => l.run.notices.filter((n) => /failed/.test(n)))).toEqual([]);
+  // Reload, then Resume: the trainer restores the adapters (and their Adam state) on the stored
+  // base, and a fresh evaluator is handed the base with the first LoRA version it evaluates.
+  await page.reload();
+  await openReady(page, QUERY);
+  await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
+  await untilVersion(page, stoppedAt + 3);
+  await page.waitForFunction(
+    (v) => {
+      const r = (window as unknown as LabWindow).__lab.run;
+      const failed = r.notices.find((n) => /evaluation failed/.test(n));
+      if (failed) throw new Error(failed);
+      return r.evals.some((e) => e.iteration >= v);
+    },
+    stoppedAt,
+    { timeout: 120_000, polling: 250 },
+  );
+  expect(await lab(page, (l) => l.run.notices.filter((n) => /failed/.test(n)))).toEqual([]);
+  const resumed = await lab(page, (l) => ({ id: l.run.runId, events: l.run.events, error: l.run.error }));
+  await lab(page, (l) => l.run.stop());
+  expect(resumed.error).toBeNull();
+  expect(resumed.id).toBe(runId);
+  const after = policyBytes(resumed.events);
+  // It continues from the newest stored version (the dashboard may not show the one published at stop).
+  const from = (after[0]?.version ?? NaN) - 1;
+  expect(from).toBeGreaterThanOrEqual(stoppedAt);
+  expect(after.map((p) => p.version).slice(0, 3)).toEqual([from + 1, from + 2, from + 3]);
+  expect(after.every((p) => p.bytes === adapters[0])).toBe(true);
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
 });

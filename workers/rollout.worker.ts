@@ -201,17 +201,24 @@ const api = {
 
   /**
    * Loads published weights as the `policy` agent of evaluations (the run's evaluator, the
-   * tasks bench). A LoRA version (adapters only) is merged into the last full version loaded.
+   * tasks bench). A LoRA version (adapters only) is merged into `base` when given (its run's full
+   * version), else into the last full version loaded.
    */
-  loadPolicy(checkpoint: Checkpoint, _v: number): void {
+  loadPolicy(checkpoint: Checkpoint, _v: number, baseCheckpoint?: Checkpoint): void {
     const previous = trained;
+    if (baseCheckpoint && checkpoint.lora) {
+      if (baseCheckpoint.lora) throw new Error('the base of a LoRA version must be a full version');
+      const fresh = paramsFromCheckpoint(baseCheckpoint);
+      if (base && base !== previous) tf.dispose([...base.values()]);
+      base = fresh;
+    }
     if (checkpoint.lora) {
       if (!base) throw new Error('a LoRA version arrived before any full version to merge it into');
       const adapters = adaptersFromCheckpoint(checkpoint);
       trained = mergedWeights(base, adapters, checkpoint.lora);
       tf.dispose([...adapters.values()]);
     } else {
-      if (base) tf.dispose([...base.values()]);
+      if (base && base !== previous) tf.dispose([...base.values()]);
       base = paramsFromCheckpoint(checkpoint);
       trained = base;
     }

@@ -1,6 +1,5 @@
 /// <reference lib="webworker" />
 import * as Comlink from 'comlink';
-import * as tf from '@tensorflow/tfjs';
 import {
   BACKEND_ORDER,
   selectBackend,
@@ -9,14 +8,9 @@ import {
 } from '../src/lib/policy/backend';
 import type { ModelArgs, TrainerConfig } from '../src/lib/policy/config';
 import type { LoraConfig } from '../src/lib/policy/lora';
+import { trainerFromCheckpoint } from '../src/lib/policy/restore';
 import { PolicyTrainer, type StepMetrics } from '../src/lib/policy/trainer';
-import {
-  packParams,
-  packTensors,
-  paramsFromCheckpoint,
-  unpackTensors,
-  type Checkpoint,
-} from '../src/lib/policy/weights';
+import { packOptimizer, packParams, type Checkpoint } from '../src/lib/policy/weights';
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
 import { PARAMS_CHANNEL, type VersionAnnounce } from '../src/lib/pipeline/params-channel';
 import type { TrainOutcome } from '../src/lib/pipeline/types';
@@ -25,12 +19,19 @@ import type { TokenBatch } from '../src/lib/rl/batch';
 import type { CustomTrainConfig } from '../src/lib/rl/custom-config';
 import { MlpLearner, type CustomBatch } from '../src/lib/rl/custom-trainer';
 import { imitationBatch } from '../src/lib/rl/synthetic';
-import { openLabDb, type LabDB, type RunProgress, type RunRecord } from '../src/lib/storage/db';
+import {
+  openLabDb,
+  type LabDB,
+  type RunProgress,
+  type RunRecord,
+  type WeightsRecord,
+} from '../src/lib/storage/db';
 import { withEviction } from '../src/lib/storage/quota';
 import { trimConsumed } from '../src/lib/storage/trajectories-store';
 import {
   ensureRun,
   getVersion,
+  latestFullVersion,
   latestVersion,
   pruneVersions,
   putVersion,
@@ -100,6 +101,17 @@ async function database(): Promise<LabDB> {
   return db;
 }
 
+/** A trainer continuing from a stored version of `runId` (a LoRA version on its run's base). */
+async function restoreTrainer(
+  d: LabDB,
+  runId: string,
+  record: WeightsRecord,
+  config: TrainerConfig,
+): Promise<PolicyTrainer> {
+  const base = record.checkpoint.lora ? await latestFullVersion(d, runId, record.version) : undefined;
+  return trainerFromCheckpoint(record.checkpoint, base?.checkpoint, config);
+}
+
 /** Newest version the run's retention has examined (each later call reads only newer ones). */
 let prunedThrough = -Infinity;
 
@@ -126,11 +138,7 @@ async function publishVersion(
   const t0 = now();
   const d = await database();
   const policy = await t.exportPolicy(v === 0);
-  const optimizerWeights = await t.optimizer.getWeights();
-  const checkpoint: Checkpoint = {
-    ...policy,
-    optimizer: await packTensors(optimizerWeights.map((w) => ({ name: w.name, tensor: w.tensor }))),
-  };
+  const checkpoint: Checkpoint = { ...policy, optimizer: await packOptimizer(t.optimizer) };
   const tPacked = now();
   const record = {
     runId: r.runId,
@@ -162,6 +170,8 @@ async function publishVersion(
     version: v,
     meta: {
       bytes,
+      // What a rollout worker receives: every parameter, or with LoRA the adapters only.
+      policyBytes: policy.params.data.byteLength,
       consumed: consumed.length,
       packMs: Math.round(tPacked - t0),
       writeMs: Math.round(now() - tPacked),
@@ -240,10 +250,16 @@ const api = {
   },
 
   /**
-   * Fresh weights for a new run: the policy re-initialised from `seed` (full fine-tune), with
-   * the given policy loss and learning rate and a fresh Adam state.
+   * Fresh weights for a new run: the policy re-initialised from `seed` (every parameter trained,
+   * or LoRA adapters on it), with the given policy loss and learning rate and a fresh Adam state.
    */
-  resetPolicy(opts: { seed: number; loss: TrainerConfig['loss']; learningRate: number }): {
+  resetPolicy(opts: {
+    seed: number;
+    loss: TrainerConfig['loss'];
+    learningRate: number;
+    /** Train LoRA adapters on the fresh base (null: every parameter); omitted keeps the trainer's. */
+    lora?: LoraConfig | null;
+  }): {
     parameters: number;
   } {
     const t = requireTrainer();
@@ -253,7 +269,8 @@ const api = {
       loss: opts.loss,
       learningRate: opts.learningRate,
     };
-    const { args, lora } = t;
+    const { args } = t;
+    const lora = opts.lora === undefined ? t.lora : (opts.lora ?? undefined);
     t.dispose();
     trainer = new PolicyTrainer(args, config, undefined, lora);
     version = -1;
@@ -302,12 +319,11 @@ const api = {
     await ensureRun(d, { id: runId, name: runId, config });
     const latest = await latestVersion(d, runId);
     const next = Math.max(version, latest?.version ?? -1) + 1;
-    const optimizerWeights = await t.optimizer.getWeights();
     const checkpoint: Checkpoint = {
       format: 'sandbox-rl-lab/weights@1',
       model: t.args,
       params: await packParams(t.params),
-      optimizer: await packTensors(optimizerWeights.map((w) => ({ name: w.name, tensor: w.tensor }))),
+      optimizer: await packOptimizer(t.optimizer),
       step: t.step,
     };
     await putVersion(d, {
@@ -331,16 +347,9 @@ const api = {
     const d = await database();
     const record = v === undefined ? await latestVersion(d, runId) : await getVersion(d, runId, v);
     if (!record) throw new Error(`run ${runId} has no stored version${v === undefined ? '' : ` ${v}`}`);
-    const params = paramsFromCheckpoint(record.checkpoint);
-    const config = t.config;
+    const restored = await restoreTrainer(d, runId, record, t.config);
     t.dispose();
-    trainer = new PolicyTrainer(record.checkpoint.model, config, params);
-    trainer.step = record.checkpoint.step;
-    if (record.checkpoint.optimizer) {
-      const named = unpackTensors(record.checkpoint.optimizer);
-      await trainer.optimizer.setWeights(named);
-      tf.dispose(named.map((n) => n.tensor));
-    }
+    trainer = restored;
     version = record.version;
     emit({ lane: 'store', kind: 'load', t0, t1: now(), version });
     return { version, step: trainer.step };
@@ -372,18 +381,14 @@ const api = {
     if (!run) throw new Error(`no stored run ${init.runId}`);
     const record = await latestVersion(d, init.runId);
     if (!record) throw new Error(`run ${init.runId} has no stored version to resume from`);
-    if (record.checkpoint.lora) throw new Error('resuming a LoRA run is not supported yet');
     if (!record.checkpoint.optimizer) throw new Error(`version ${record.version} has no optimiser state`);
-    const params = paramsFromCheckpoint(record.checkpoint);
-    const config = t.config;
-    const lr = t.learningRate;
+    // The run's learning rate (resetPolicy set it), with the stored Adam moments.
+    const restored = await restoreTrainer(d, init.runId, record, {
+      ...t.config,
+      learningRate: t.learningRate,
+    });
     t.dispose();
-    trainer = new PolicyTrainer(record.checkpoint.model, config, params);
-    trainer.setLearningRate(lr);
-    trainer.step = record.checkpoint.step;
-    const named = unpackTensors(record.checkpoint.optimizer);
-    await trainer.optimizer.setWeights(named);
-    tf.dispose(named.map((n) => n.tensor));
+    trainer = restored;
     version = record.version;
     openPipelineRun(init);
     await setRunStatus(d, init.runId, 'running');

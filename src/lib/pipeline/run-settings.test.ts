@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { CodeJobSource } from './code-workload';
-import { defaultSettings, settingsFromJson, settingsToJson } from './run-settings';
+import {
+  defaultSettings,
+  MAX_LORA_RANK,
+  policyReset,
+  settingsFromJson,
+  settingsToJson,
+  validateSettings,
+} from './run-settings';
 
 describe('run settings as stored JSON', () => {
   it('round-trips, unbounded η included', () => {
@@ -31,5 +38,34 @@ describe('run settings as stored JSON', () => {
     // The code config starts a job source (which validates hindsight) as it is.
     const task = { id: 't', level: 'easy' as const, examples: [], hidden: [] };
     expect(() => new CodeJobSource([task], back.code)).not.toThrow();
+  });
+});
+
+describe('LoRA in the run settings', () => {
+  it('is off by default, round-trips when on, and a run stored before it existed trains every parameter', () => {
+    expect(defaultSettings().lora).toBeNull();
+    const s = { ...defaultSettings(), lora: { rank: 4, alpha: 8 } };
+    const back = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(s))) as Record<string, unknown>);
+    expect(back.lora).toEqual({ rank: 4, alpha: 8 });
+    expect(policyReset(back)).toEqual({
+      seed: 1,
+      loss: 'decoupled',
+      learningRate: s.code.learningRate,
+      lora: s.lora,
+    });
+    const old = settingsToJson(defaultSettings());
+    delete old.lora;
+    expect(settingsFromJson(old).lora).toBeNull();
+  });
+
+  it('refuses a rank or alpha it cannot train with, saying which', () => {
+    const withLora = (rank: number, alpha: number) => () =>
+      validateSettings({ ...defaultSettings(), lora: { rank, alpha } });
+    expect(withLora(4, 8)).not.toThrow();
+    expect(withLora(0, 8)).toThrow(/LoRA rank must be an integer from 1 to 16, got 0/);
+    expect(withLora(2.5, 8)).toThrow(/LoRA rank/);
+    expect(withLora(MAX_LORA_RANK + 1, 8)).toThrow(/LoRA rank/);
+    expect(withLora(4, 0)).toThrow(/LoRA alpha must be a positive number, got 0/);
+    expect(withLora(4, NaN)).toThrow(/LoRA alpha/);
   });
 });

@@ -1,6 +1,7 @@
 import type { Level } from '../env/suite';
 import { DEFAULT_CODE_RUN, type CodeRunConfig } from './code-workload';
 import type { TrainerConfig } from '../policy/config';
+import type { LoraConfig } from '../policy/lora';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
 
 /** Everything a training run of the code-writing policy is started with (stored with the run). */
@@ -33,7 +34,15 @@ export interface RunSettings {
   keepConsumed: number;
   /** Seed of the initial weights, of task draws and of sampling. */
   seed: number;
+  /**
+   * LoRA (issue 5 §4): train rank-r adapters on a frozen base, so that every version after
+   * version 0 (the base) holds only the adapters; null trains every parameter.
+   */
+  lora: LoraConfig | null;
 }
+
+/** The largest LoRA rank the page offers (d_model is 64: a rank past 16 saves little). */
+export const MAX_LORA_RANK = 16;
 
 /** The default number of rollout workers: min(4, cores − 1), at least 1. */
 export function defaultWorkers(cores: number | undefined): number {
@@ -55,6 +64,7 @@ export function defaultSettings(cores?: number): RunSettings {
     milestoneEvery: 10,
     keepConsumed: 2048,
     seed: 1,
+    lora: null,
   };
 }
 
@@ -68,10 +78,27 @@ export function validateSettings(s: RunSettings): void {
   for (const k of ['slotsPerWorker', 'keepVersions', 'milestoneEvery'] as const) {
     if (!Number.isInteger(s[k]) || s[k] < 1) throw new Error(`${k} must be a positive integer, got ${s[k]}`);
   }
+  if (s.lora) {
+    const { rank, alpha } = s.lora;
+    if (!Number.isInteger(rank) || rank < 1 || rank > MAX_LORA_RANK)
+      throw new Error(`LoRA rank must be an integer from 1 to ${MAX_LORA_RANK}, got ${rank}`);
+    if (!(alpha > 0 && Number.isFinite(alpha)))
+      throw new Error(`LoRA alpha must be a positive number, got ${alpha}`);
+  }
   if (s.slotsPerWorker * s.code.groupSize > 32)
     throw new Error(
       `a worker decodes at most 32 episodes: ${s.slotsPerWorker} slots × ${s.code.groupSize} is more`,
     );
+}
+
+/** What the trainer re-initialises its policy with for a run of these settings. */
+export function policyReset(s: RunSettings): {
+  seed: number;
+  loss: RunSettings['loss'];
+  learningRate: number;
+  lora: LoraConfig | null;
+} {
+  return { seed: s.seed, loss: s.loss, learningRate: s.code.learningRate, lora: s.lora };
 }
 
 /** Settings as stored JSON (η = Infinity becomes null) and back. */

@@ -94,6 +94,26 @@ export class PolicyTrainer {
     this.learningRate = lr;
   }
 
+  /**
+   * Sets the LoRA adapters to stored values (a resumed LoRA run: the base came in the
+   * constructor). Every adapter must be given, with its shape; the caller keeps `stored`.
+   */
+  loadAdapters(stored: Weights): void {
+    const adapters = this.adapters;
+    if (!adapters) throw new Error('this trainer trains every parameter: it has no LoRA adapters to load');
+    for (const [name, v] of adapters) {
+      const t = stored.get(name);
+      if (!t) throw new Error(`the stored LoRA version lacks adapter ${name}`);
+      if (t.shape.join() !== v.shape.join())
+        throw new Error(
+          `adapter ${name} is [${t.shape.join(', ')}] in the store, [${v.shape.join(', ')}] here`,
+        );
+    }
+    if (stored.size !== adapters.size)
+      throw new Error(`the stored LoRA version holds ${stored.size} adapters, this trainer ${adapters.size}`);
+    for (const [name, v] of adapters) v.assign(stored.get(name) as tf.Tensor);
+  }
+
   get parameterCount(): number {
     return countParams(this.params);
   }

@@ -79,6 +79,21 @@ export function adaptersFromCheckpoint(ckpt: Pick<Checkpoint, 'params' | 'lora'>
   return out;
 }
 
+/**
+ * Packs an optimiser's state (Adam: its step counter, then its moments). `getWeights` makes a
+ * new scalar for the counter on every call; it is disposed here (the moments are the
+ * optimiser's own).
+ */
+export async function packOptimizer(optimizer: tf.Optimizer): Promise<PackedTensors> {
+  const weights = await optimizer.getWeights();
+  try {
+    return await packTensors(weights.map((w) => ({ name: w.name, tensor: w.tensor })));
+  } finally {
+    const iter = weights.find((w) => w.name === 'iter');
+    if (iter) iter.tensor.dispose();
+  }
+}
+
 /** Packs a model's parameters in creation order. */
 export function packParams(params: Params): Promise<PackedTensors> {
   return packTensors([...params.entries()].map(([name, tensor]) => ({ name, tensor })));

@@ -8,7 +8,7 @@ import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { CodeJobSource } from '../pipeline/code-workload';
 import { Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
-import { settingsToJson, type RunSettings } from '../pipeline/run-settings';
+import { policyReset, settingsToJson, type RunSettings } from '../pipeline/run-settings';
 import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '../pipeline/types';
 import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
@@ -280,8 +280,7 @@ export class PipelineSession {
       await this.trainer.restart();
       if (this.trainer.status === 'error') throw new Error(this.trainer.error ?? 'trainer did not start');
       this.trainer.status = 'busy';
-      const s = this.settings;
-      await this.trainer.api.resetPolicy({ seed: s.seed, loss: s.loss, learningRate: s.code.learningRate });
+      await this.trainer.api.resetPolicy(policyReset(this.settings));
       const point = await this.trainer.api.resumeRun(this.runInit);
       this.trainerPing = null;
       this.pipeline.trainerRestored(this.trainerPort(), point.version);

@@ -11,6 +11,7 @@ import { now, type TimelineEvent } from '../pipeline/events';
 import { adoptionLatencies, percentile } from '../pipeline/metrics';
 import {
   defaultSettings,
+  policyReset,
   settingsFromJson,
   validateSettings,
   type RunSettings,
@@ -19,7 +20,7 @@ import type { StepReport } from '../pipeline/types';
 import type { FaultRecord } from '../pipeline/worker-pool';
 import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
-import { getVersion, latestVersion, listRuns } from '../storage/weights-store';
+import { getVersion, latestFullVersion, latestVersion, listRuns } from '../storage/weights-store';
 import { groupsFromRecords } from '../pipeline/resume';
 import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
@@ -88,12 +89,23 @@ export interface Dashboard {
   hindsight: { relabelled: number; distinct: number; posed: number };
   /** p95 of publish → every worker running the version, ms. */
   adoptP95Ms: number | null;
+  /** Bytes of the newest published policy (every parameter, or LoRA adapters only); null before one. */
+  policyBytes: number | null;
   faults: readonly FaultRecord[];
   seconds: number;
   /** Epoch ms this session of the run started. */
   startedAt: number;
   /** The site's storage use and quota (navigator.storage.estimate()), bytes; null where unknown. */
   storage: { usage: number; quota: number } | null;
+}
+
+/** `policyBytes` of the newest publish among `events`, or null. */
+function lastPolicyBytes(events: readonly TimelineEvent[]): number | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e?.kind === 'publish' && typeof e.meta?.policyBytes === 'number') return e.meta.policyBytes;
+  }
+  return null;
 }
 
 /**
@@ -198,11 +210,7 @@ export class RunState {
         settings = settingsFromJson(record.config);
         validateSettings(settings);
         this.settings = settings;
-        await this.trainer.api.resetPolicy({
-          seed: settings.seed,
-          loss: settings.loss,
-          learningRate: settings.code.learningRate,
-        });
+        await this.trainer.api.resetPolicy(policyReset(settings));
         const point = await this.trainer.api.resumeRun(runInit(resumeId, settings));
         const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
         session = this.createSession(resumeId, settings, {
@@ -217,11 +225,7 @@ export class RunState {
         settings = this.settingsFor(opts);
         validateSettings(settings);
         const runId = newRunId();
-        await this.trainer.api.resetPolicy({
-          seed: settings.seed,
-          loss: settings.loss,
-          learningRate: settings.code.learningRate,
-        });
+        await this.trainer.api.resetPolicy(policyReset(settings));
         session = this.createSession(runId, settings, null);
         this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
         await this.trainer.api.startRun(session.runInit, session.progress());
@@ -325,6 +329,7 @@ export class RunState {
         posed: s.source.posed,
       },
       adoptP95Ms: lat.length ? percentile(lat, 95) : null,
+      policyBytes: lastPolicyBytes(s.log.events),
       faults: s.faults.map((f) => ({ ...f })), // copies: the pool fills in replacedAt later
       seconds: s.seconds,
       startedAt: p.startedAt,
@@ -377,7 +382,9 @@ export class RunState {
       this.evalWorker = w;
     }
     const worker = this.evalWorker;
-    await worker.api.loadPolicy(record.checkpoint, record.version);
+    // A LoRA version holds only adapters: the evaluator merges them into the run's base.
+    const base = record.checkpoint.lora ? await latestFullVersion(db, runId, record.version) : undefined;
+    await worker.api.loadPolicy(record.checkpoint, record.version, base?.checkpoint);
     const tasks = generateTasks(BUILT_IN_SEED)
       .filter((t) => level === 'all' || t.level === level)
       .map(({ family: _f, program: _p, ...t }) => t);

@@ -1,0 +1,84 @@
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { imitationBatch } from '../rl/synthetic';
+import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs, type TrainerConfig } from './config';
+import { DEFAULT_LORA, type LoraConfig } from './lora';
+import { trainerFromCheckpoint } from './restore';
+import { PolicyTrainer } from './trainer';
+import { packOptimizer, type Checkpoint } from './weights';
+
+const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 16, nHeads: 2, dMlp: 32 };
+const config: TrainerConfig = { ...DEFAULT_TRAINER_CONFIG, learningRate: 1e-2, loss: 'ppo' };
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+});
+
+/** What the trainer worker stores for a version: the published policy plus the Adam state. */
+async function stored(t: PolicyTrainer, full = false): Promise<Checkpoint> {
+  return { ...(await t.exportPolicy(full)), optimizer: await packOptimizer(t.optimizer) };
+}
+
+const values = (m: ReadonlyMap<string, tf.Tensor> | null) =>
+  [...(m ?? new Map<string, tf.Tensor>()).values()].map((v) => Array.from(v.dataSync()));
+
+/** Trains `original` two steps, restores a second trainer after the first, and steps it the same. */
+async function resumeMatches(lora?: LoraConfig): Promise<void> {
+  const batch = (i: number) => imitationBatch(4, args.contextLength, 10 + i);
+  const original = new PolicyTrainer(args, config, undefined, lora);
+  const base = await original.exportPolicy(true); // version 0
+  await original.trainStep(batch(0));
+  const v1 = await stored(original);
+  if (lora) expect(v1.lora).toEqual(lora);
+  await original.trainStep(batch(1));
+
+  const restored = await trainerFromCheckpoint(v1, lora ? base : undefined, config);
+  expect(restored.step).toBe(1);
+  expect(restored.lora).toEqual(lora);
+  await restored.trainStep(batch(1));
+  // The same step from the same state: the same weights (Adam's moments came back too).
+  for (const [got, want] of [
+    [values(restored.params), values(original.params)],
+    [values(restored.adapters), values(original.adapters)],
+  ] as const) {
+    expect(got.length).toBe(want.length);
+    got.forEach((g, i) => g.forEach((x, j) => expect(x).toBeCloseTo(want[i]?.[j] ?? NaN, 5)));
+  }
+  original.dispose();
+  restored.dispose();
+}
+
+describe('a trainer restored from a stored version', () => {
+  it('continues a full run exactly: weights, Adam state and step count', async () => {
+    const before = tf.memory().numTensors;
+    await resumeMatches();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('continues a LoRA run exactly from its adapters and its base, and the base stays frozen', async () => {
+    const before = tf.memory().numTensors;
+    await resumeMatches(DEFAULT_LORA);
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('refuses a LoRA version without a full base, or with a LoRA one, saying why', async () => {
+    const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    const adapters = await stored(t);
+    await expect(trainerFromCheckpoint(adapters, undefined, config)).rejects.toThrow(/no full version/);
+    await expect(trainerFromCheckpoint(adapters, adapters, config)).rejects.toThrow(/must be a full version/);
+    const other = { ...(await t.exportPolicy(true)), model: { ...args, dModel: 32 } };
+    await expect(trainerFromCheckpoint(adapters, other, config)).rejects.toThrow(/different model shapes/);
+    t.dispose();
+  });
+
+  it('refuses adapters of another rank, disposing what it built', async () => {
+    const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    const base = await t.exportPolicy(true);
+    const adapters = await stored(t);
+    const before = tf.memory().numTensors;
+    const wrong = { ...adapters, lora: { ...DEFAULT_LORA, rank: 2 } };
+    await expect(trainerFromCheckpoint(wrong, base, config)).rejects.toThrow(/adapter .* in the store/);
+    expect(tf.memory().numTensors).toBe(before);
+    t.dispose();
+  });
+});
