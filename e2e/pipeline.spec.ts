@@ -249,6 +249,10 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
       { timeout: 120_000, intervals: [250] },
     )
     .toEqual([]);
+  // The store marks a batch consumed before the main thread counts it, and the dashboard copies
+  // the counters 4 times a second: read them once the dashboard shows a later version.
+  const shown = await lab(page, (l) => l.run.dashboard?.version ?? 0);
+  await untilVersion(page, shown + 1);
   const resumed = await lab(page, (l) => ({
     id: l.run.runId,
     steps: l.run.steps.map((s) => s.version),
@@ -342,6 +346,8 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   // base, and a fresh evaluator is handed the base with the first LoRA version it evaluates.
   await page.reload();
   await openReady(page, QUERY);
+  const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
+  await expect(row.getByTestId('run-trains')).toHaveText('LoRA, rank 4');
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
   await untilVersion(page, stoppedAt + 3);
   await page.waitForFunction(

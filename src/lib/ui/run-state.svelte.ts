@@ -68,6 +68,8 @@ export interface RunListEntry {
   updatedAt: number;
   trajectories: number;
   unconsumed: number;
+  /** What the run trains: `every parameter`, or `LoRA, rank r`. */
+  trains: string;
   /** A run that was running when the page closed, or was paused: it can be resumed. */
   resumable: boolean;
 }
@@ -97,6 +99,11 @@ export interface Dashboard {
   startedAt: number;
   /** The site's storage use and quota (navigator.storage.estimate()), bytes; null where unknown. */
   storage: { usage: number; quota: number } | null;
+}
+
+/** How the run panel names what a run trains. */
+export function loraLabel(lora: RunSettings['lora']): string {
+  return lora ? `LoRA, rank ${lora.rank}` : 'every parameter';
 }
 
 /** `policyBytes` of the newest publish among `events`, or null. */
@@ -164,6 +171,7 @@ export class RunState {
           updatedAt: r.updatedAt,
           trajectories: c.total,
           unconsumed: c.total - c.consumed,
+          trains: loraLabel(settingsFromJson(r.config).lora),
           resumable:
             r.latestVersion >= 0 &&
             (r.status === 'running' || r.status === 'paused') &&
