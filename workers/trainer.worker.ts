@@ -249,6 +249,11 @@ const api = {
     return requireTrainer().exportPolicy(full);
   },
 
+  /** Every parameter of the policy as it runs (with LoRA, merged): for evaluating it elsewhere. */
+  exportMerged(): Promise<Checkpoint> {
+    return requireTrainer().exportMerged();
+  },
+
   /**
    * Fresh weights for a new run: the policy re-initialised from `seed` (every parameter trained,
    * or LoRA adapters on it), with the given policy loss and learning rate and a fresh Adam state.

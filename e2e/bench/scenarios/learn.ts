@@ -14,7 +14,7 @@ interface LearnLab {
     error: string | null;
     info: { backend: string } | null;
     api: {
-      exportPolicy(full: boolean): Promise<{
+      exportMerged(): Promise<{
         format: string;
         model: Record<string, number>;
         step: number;
@@ -132,7 +132,7 @@ const scenario: Scenario = {
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
       const t0 = Date.now();
-      // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N`,
+      // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N`, `--lora R`,
       // `--hindsight N` (relabelled episodes per batch, 0: off) override the defaults.
       const run: Record<string, unknown> = {};
       if (options.hindsight?.[0])
@@ -142,6 +142,9 @@ const scenario: Scenario = {
       const settings: Record<string, unknown> = {};
       if (options.eta?.[0]) settings.eta = options.eta[0] === 'inf' ? Infinity : Number(options.eta[0]);
       if (options.workers?.[0]) settings.workers = Number(options.workers[0]);
+      // `--lora R`: train rank-R adapters (alpha 2R, as the run panel) on a frozen base.
+      if (options.lora?.[0])
+        settings.lora = { rank: Number(options.lora[0]), alpha: 2 * Number(options.lora[0]) };
       const learningRate = options.lr?.[0] ? Number(options.lr[0]) : undefined;
       await lab.evaluate(
         (l, a) =>
@@ -195,7 +198,7 @@ const scenario: Scenario = {
       shared.set(
         TRAINED_POLICY,
         await lab.evaluate(async (l) => {
-          const c = await l.trainer.api.exportPolicy(true);
+          const c = await l.trainer.api.exportMerged();
           return {
             format: c.format,
             model: c.model,
@@ -223,6 +226,8 @@ const scenario: Scenario = {
         'learn.iterations': final.iterations,
         'learn.trainSteps': final.steps,
         'learn.backend': final.backend,
+        // What the run trained: null for every parameter, else the LoRA config (`--lora R`).
+        'learn.lora': settings.lora ?? null,
         'learn.budgetSeconds': budget,
         'learn.estimators': estimators,
         'learn.bytesPerVersion': bytes,

@@ -84,7 +84,13 @@ describe('LoRA', () => {
     const got = tf.tidy(() => forward(merged, args, probe()).logits.dataSync());
     got.forEach((x, i) => expect(x).toBeCloseTo(want[i] ?? NaN, 5));
     expect(Array.from(got).some((x, i) => Math.abs(x - (baseOnly[i] ?? 0)) > 1e-5)).toBe(true); // the adapters moved it
-    tf.dispose([...merged.values(), ...adapters.values(), ...rollBase.values()]);
+    // Exported merged (for evaluating elsewhere): every parameter, the same policy.
+    const whole = await trainer.exportMerged();
+    expect(whole.lora).toBeUndefined();
+    const wholeParams = paramsFromCheckpoint(whole);
+    const fromWhole = tf.tidy(() => forward(wholeParams, args, probe()).logits.dataSync());
+    fromWhole.forEach((x, i) => expect(x).toBeCloseTo(want[i] ?? NaN, 5));
+    tf.dispose([...merged.values(), ...adapters.values(), ...rollBase.values(), ...wholeParams.values()]);
     trainer.dispose();
   }, 60_000);
 });

@@ -4,9 +4,9 @@ import { validateBatch } from '../rl/batch';
 import { actionLogProbs, clipByGlobalNorm, maskedMean } from '../rl/losses';
 import { decoupledPpoLoss, ppoClipLoss } from '../rl/ppo';
 import type { ModelArgs, TrainerConfig } from './config';
-import { initLora, mergeLora, type LoraConfig } from './lora';
+import { initLora, mergedWeights, mergeLora, type LoraConfig } from './lora';
 import { countParams, forward, initParams, type Params, type Weights } from './model';
-import { packParams, type Checkpoint } from './weights';
+import { packParams, packTensors, type Checkpoint } from './weights';
 
 /**
  * `x`'s value as a constant: no gradient flows back into whatever computed it (tfjs has no
@@ -136,6 +136,22 @@ export class PolicyTrainer {
     };
     if (!this.adapters || !this.lora || full) return ckpt;
     return { ...ckpt, params: await packParams(this.adapters), lora: this.lora };
+  }
+
+  /** Every parameter of the policy as it runs: with LoRA, the base merged with the adapters. */
+  async exportMerged(): Promise<Checkpoint> {
+    if (!this.adapters || !this.lora) return this.exportPolicy(true);
+    const merged = mergedWeights(this.params, this.adapters, this.lora);
+    try {
+      return {
+        format: 'sandbox-rl-lab/weights@1',
+        model: this.args,
+        params: await packTensors([...merged].map(([name, tensor]) => ({ name, tensor }))),
+        step: this.step,
+      };
+    } finally {
+      tf.dispose([...merged.values()]);
+    }
   }
 
   /**
