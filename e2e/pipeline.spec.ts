@@ -19,6 +19,7 @@ interface Lab {
     notices: string[];
     steps: { version: number }[];
     evals: { iteration: number; successTrain: number }[];
+    settings: { startFrom: { runId: string; version: number } | null };
     events: TimelineEvent[];
     runs: { id: string; status: string; unconsumed: number; trajectories: number }[];
     dashboard: {
@@ -371,5 +372,68 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   expect(from).toBeGreaterThanOrEqual(stoppedAt);
   expect(after.map((p) => p.version).slice(0, 3)).toEqual([from + 1, from + 2, from + 3]);
   expect(after.every((p) => p.bytes === adapters[0])).toBe(true);
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
+test('a new run starts from a stored run’s newest version, here with LoRA on it as the frozen base', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 2, workers: 1 });
+  await untilVersion(page, 3);
+  const first = await lab(page, (l) => l.run.runId);
+  await lab(page, (l) => l.run.stop());
+  await page.getByTestId('run-start-from').selectOption(first ?? '');
+  const from = await lab(page, (l) => l.run.settings.startFrom);
+  expect(from?.runId).toBe(first);
+  expect(from?.version).toBeGreaterThanOrEqual(3);
+  await page.getByTestId('run-lora').selectOption({ label: 'LoRA, rank 4' });
+  await startRun(page, { eta: 2, workers: 1 });
+  await page.waitForFunction(
+    (id) => {
+      const r = (window as unknown as LabWindow).__lab.run;
+      if (r.error) throw new Error(`the run failed: ${r.error}`);
+      return r.runId !== id && r.steps.length >= 2;
+    },
+    first,
+    { timeout: 120_000, polling: 250 },
+  );
+  const second = await lab(page, (l) => l.run.runId);
+  await lab(page, (l) => l.run.stop());
+  expect(second).not.toBe(first);
+  // The new run's version 0 (its base) is exactly the stored version it started from.
+  const compared = await page.evaluate(
+    async ([a, va, b]) => {
+      const db = await new Promise<IDBDatabase>((resolve, reject) => {
+        const r = indexedDB.open('sandbox-rl-lab');
+        r.onsuccess = () => resolve(r.result);
+        r.onerror = () => reject(r.error);
+      });
+      type Stored = { checkpoint: { params: { data: ArrayBuffer }; lora?: unknown } };
+      const get = (key: [string, number]) =>
+        new Promise<Stored | undefined>((resolve, reject) => {
+          const r = db.transaction('weights').objectStore('weights').get(key);
+          r.onsuccess = () => resolve(r.result as Stored | undefined);
+          r.onerror = () => reject(r.error);
+        });
+      const [x, y, z] = [
+        await get([String(a), Number(va)]),
+        await get([String(b), 0]),
+        await get([String(b), 1]),
+      ];
+      db.close();
+      const fx = new Float32Array(x?.checkpoint.params.data ?? new ArrayBuffer(0));
+      const fy = new Float32Array(y?.checkpoint.params.data ?? new ArrayBuffer(0));
+      return {
+        floats: fx.length,
+        equal: fx.length > 0 && fx.length === fy.length && fx.every((v, i) => v === fy[i]),
+        baseIsFull: y !== undefined && y.checkpoint.lora === undefined,
+        nextIsLora: z?.checkpoint.lora !== undefined,
+      };
+    },
+    [first, from?.version, second] as const,
+  );
+  expect(compared).toEqual({ floats: compared.floats, equal: true, baseIsFull: true, nextIsLora: true });
+  expect(compared.floats).toBeGreaterThan(100_000);
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });

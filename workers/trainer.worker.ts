@@ -8,7 +8,8 @@ import {
 } from '../src/lib/policy/backend';
 import type { ModelArgs, TrainerConfig } from '../src/lib/policy/config';
 import type { LoraConfig } from '../src/lib/policy/lora';
-import { trainerFromCheckpoint } from '../src/lib/policy/restore';
+import { policyFromCheckpoint, trainerFromCheckpoint } from '../src/lib/policy/restore';
+import type { Params } from '../src/lib/policy/model';
 import { PolicyTrainer, type StepMetrics } from '../src/lib/policy/trainer';
 import { packOptimizer, packParams, type Checkpoint } from '../src/lib/policy/weights';
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
@@ -258,15 +259,15 @@ const api = {
    * Fresh weights for a new run: the policy re-initialised from `seed` (every parameter trained,
    * or LoRA adapters on it), with the given policy loss and learning rate and a fresh Adam state.
    */
-  resetPolicy(opts: {
+  async resetPolicy(opts: {
     seed: number;
     loss: TrainerConfig['loss'];
     learningRate: number;
     /** Train LoRA adapters on the fresh base (null: every parameter); omitted keeps the trainer's. */
     lora?: LoraConfig | null;
-  }): {
-    parameters: number;
-  } {
+    /** Start from this stored version's policy instead of fresh weights from `seed`. */
+    startFrom?: { runId: string; version: number } | null;
+  }): Promise<{ parameters: number }> {
     const t = requireTrainer();
     const config: TrainerConfig = {
       ...t.config,
@@ -274,10 +275,21 @@ const api = {
       loss: opts.loss,
       learningRate: opts.learningRate,
     };
-    const { args } = t;
     const lora = opts.lora === undefined ? t.lora : (opts.lora ?? undefined);
+    let args = t.args;
+    let params: Params | undefined;
+    if (opts.startFrom) {
+      const { runId, version: v } = opts.startFrom;
+      const d = await database();
+      const record = await getVersion(d, runId, v);
+      if (!record)
+        throw new Error(`cannot start from run ${runId} version ${v}: it is not stored (deleted or pruned)`);
+      const base = record.checkpoint.lora ? await latestFullVersion(d, runId, v) : undefined;
+      params = policyFromCheckpoint(record.checkpoint, base?.checkpoint);
+      args = record.checkpoint.model;
+    }
     t.dispose();
-    trainer = new PolicyTrainer(args, config, undefined, lora);
+    trainer = new PolicyTrainer(args, config, params, lora);
     version = -1;
     return { parameters: trainer.parameterCount };
   },

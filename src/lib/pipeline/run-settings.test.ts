@@ -69,3 +69,15 @@ describe('LoRA in the run settings', () => {
     expect(withLora(4, NaN)).toThrow(/LoRA alpha/);
   });
 });
+
+describe('starting from a stored run', () => {
+  it('is off by default and refuses a start point it cannot read, saying why', () => {
+    expect(defaultSettings().startFrom).toBeNull();
+    const from = (runId: string, version: number) => () =>
+      validateSettings({ ...defaultSettings(), startFrom: { runId, version } });
+    expect(from('run-1', 3)).not.toThrow();
+    expect(from('', 3)).toThrow(/no run named/);
+    expect(from('run-1', -1)).toThrow(/non-negative integer, got -1/);
+    expect(from('run-1', 1.5)).toThrow(/non-negative integer/);
+  });
+});

@@ -39,6 +39,12 @@ export interface RunSettings {
    * version 0 (the base) holds only the adapters; null trains every parameter.
    */
   lora: LoraConfig | null;
+  /**
+   * Start from a stored version of another run (its policy as it runs: a LoRA version merged
+   * into its base) instead of fresh weights from `seed`; Adam starts fresh. With `lora`, the
+   * stored policy is the frozen base the adapters adapt (fine-tuning a trained policy).
+   */
+  startFrom: { runId: string; version: number } | null;
 }
 
 /** The largest LoRA rank the page offers (d_model is 64: a rank past 16 saves little). */
@@ -65,6 +71,7 @@ export function defaultSettings(cores?: number): RunSettings {
     keepConsumed: 2048,
     seed: 1,
     lora: null,
+    startFrom: null,
   };
 }
 
@@ -85,13 +92,22 @@ export function validateSettings(s: RunSettings): void {
     if (!(alpha > 0 && Number.isFinite(alpha)))
       throw new Error(`LoRA alpha must be a positive number, got ${alpha}`);
   }
+  if (s.startFrom) {
+    const { runId, version } = s.startFrom;
+    if (typeof runId !== 'string' || runId === '') throw new Error('start from: no run named');
+    if (!Number.isInteger(version) || version < 0)
+      throw new Error(`start from: the version must be a non-negative integer, got ${version}`);
+  }
   if (s.slotsPerWorker * s.code.groupSize > 32)
     throw new Error(
       `a worker decodes at most 32 episodes: ${s.slotsPerWorker} slots × ${s.code.groupSize} is more`,
     );
 }
 
-/** What the trainer re-initialises its policy with for a run of these settings. */
+/**
+ * What the trainer re-initialises its policy with for a run of these settings (a resumed run
+ * then loads its own newest version; a new one adds `startFrom`).
+ */
 export function policyReset(s: RunSettings): {
   seed: number;
   loss: RunSettings['loss'];

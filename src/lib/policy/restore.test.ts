@@ -2,8 +2,9 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { imitationBatch } from '../rl/synthetic';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs, type TrainerConfig } from './config';
-import { DEFAULT_LORA, type LoraConfig } from './lora';
-import { trainerFromCheckpoint } from './restore';
+import { DEFAULT_LORA, mergeLora, type LoraConfig } from './lora';
+import { forward } from './model';
+import { policyFromCheckpoint, trainerFromCheckpoint } from './restore';
 import { PolicyTrainer } from './trainer';
 import { packOptimizer, type Checkpoint } from './weights';
 
@@ -79,6 +80,42 @@ describe('a trainer restored from a stored version', () => {
     const wrong = { ...adapters, lora: { ...DEFAULT_LORA, rank: 2 } };
     await expect(trainerFromCheckpoint(wrong, base, config)).rejects.toThrow(/adapter .* in the store/);
     expect(tf.memory().numTensors).toBe(before);
+    t.dispose();
+  });
+});
+
+describe('the policy of a stored version, as the starting weights of another run', () => {
+  const probe = () => tf.tensor2d([[1, 9, 20, 30, 6, 17]], [1, 6], 'int32');
+
+  it('is a LoRA version merged into its base, as trainable variables, leaking nothing', async () => {
+    const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    const base = await t.exportPolicy(true);
+    await t.trainStep(imitationBatch(4, args.contextLength, 3));
+    const adapters = await stored(t);
+    const before = tf.memory().numTensors;
+    const params = policyFromCheckpoint(adapters, base);
+    expect(tf.memory().numTensors).toBe(before + params.size);
+    expect([...params.values()].every((v) => v.trainable)).toBe(true);
+    const own = t.adapters;
+    if (!own) throw new Error('no adapters');
+    const want = tf.tidy(() =>
+      forward(mergeLora(t.params, own, DEFAULT_LORA), args, probe()).logits.dataSync(),
+    );
+    const baseOnly = tf.tidy(() => forward(t.params, args, probe()).logits.dataSync());
+    const got = tf.tidy(() => forward(params, args, probe()).logits.dataSync());
+    got.forEach((x, i) => expect(x).toBeCloseTo(want[i] ?? NaN, 5));
+    expect(Array.from(got).some((x, i) => Math.abs(x - (baseOnly[i] ?? 0)) > 1e-5)).toBe(true);
+    await expect(async () => policyFromCheckpoint(adapters, undefined)).rejects.toThrow(/no full version/);
+    tf.dispose([...params.values()]);
+    t.dispose();
+  });
+
+  it('is a full version as stored', async () => {
+    const t = new PolicyTrainer(args, config);
+    const params = policyFromCheckpoint(await stored(t), undefined);
+    const want = values(t.params);
+    values(params).forEach((g, i) => expect(g).toEqual(want[i]));
+    tf.dispose([...params.values()]);
     t.dispose();
   });
 });

@@ -1,7 +1,33 @@
 import * as tf from '@tensorflow/tfjs';
 import type { TrainerConfig } from './config';
+import { mergedWeights } from './lora';
+import type { Params } from './model';
 import { PolicyTrainer } from './trainer';
 import { adaptersFromCheckpoint, paramsFromCheckpoint, unpackTensors, type Checkpoint } from './weights';
+
+/** Checks that `base` can be the base of the LoRA checkpoint `checkpoint`. */
+function checkBase(checkpoint: Checkpoint, base: Checkpoint | undefined): Checkpoint {
+  if (!base)
+    throw new Error('this version holds LoRA adapters only, and the run has no full version (its base)');
+  if (base.lora) throw new Error('the base of a LoRA version must be a full version');
+  if (JSON.stringify(base.model) !== JSON.stringify(checkpoint.model))
+    throw new Error('the LoRA version and its base were made for different model shapes');
+  return base;
+}
+
+/**
+ * Every parameter of the policy a stored checkpoint runs (a LoRA version merged into `base`),
+ * as new trainable variables: the starting weights of a run that starts from another's version.
+ */
+export function policyFromCheckpoint(checkpoint: Checkpoint, base: Checkpoint | undefined): Params {
+  if (!checkpoint.lora) return paramsFromCheckpoint(checkpoint);
+  const baseParams = paramsFromCheckpoint(checkBase(checkpoint, base));
+  const adapters = adaptersFromCheckpoint(checkpoint);
+  const merged = mergedWeights(baseParams, adapters, checkpoint.lora);
+  const out: Params = new Map([...merged].map(([name, t]) => [name, tf.variable(t, true)]));
+  tf.dispose([...merged.values(), ...adapters.values(), ...baseParams.values()]);
+  return out;
+}
 
 /**
  * A trainer that continues from a stored checkpoint: its weights, its Adam state (when stored)
@@ -15,13 +41,9 @@ export async function trainerFromCheckpoint(
 ): Promise<PolicyTrainer> {
   let trainer: PolicyTrainer;
   if (checkpoint.lora) {
-    if (!base)
-      throw new Error('this version holds LoRA adapters only, and the run has no full version (its base)');
-    if (base.lora) throw new Error('the base of a LoRA version must be a full version');
-    if (JSON.stringify(base.model) !== JSON.stringify(checkpoint.model))
-      throw new Error('the LoRA version and its base were made for different model shapes');
+    const baseParams = paramsFromCheckpoint(checkBase(checkpoint, base));
     const adapters = adaptersFromCheckpoint(checkpoint);
-    trainer = new PolicyTrainer(checkpoint.model, config, paramsFromCheckpoint(base), checkpoint.lora);
+    trainer = new PolicyTrainer(checkpoint.model, config, baseParams, checkpoint.lora);
     try {
       trainer.loadAdapters(adapters);
     } catch (err) {

@@ -233,7 +233,7 @@ export class RunState {
         settings = this.settingsFor(opts);
         validateSettings(settings);
         const runId = newRunId();
-        await this.trainer.api.resetPolicy(policyReset(settings));
+        await this.trainer.api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom });
         session = this.createSession(runId, settings, null);
         this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
         await this.trainer.api.startRun(session.runInit, session.progress());
