@@ -37,6 +37,9 @@ interface LearnLab {
       settings?: Record<string, unknown>;
     }): Promise<void>;
     stop(): Promise<void>;
+    runId: string | null;
+    refreshRuns(): Promise<void>;
+    runs: { id: string; latestVersion: number }[];
     evaluationsDone(): Promise<void>;
     metrics: { step: number } | null;
     evaluateLatest(level: string): Promise<{ successTrain: number; successHeldOut: number | null }>;
@@ -131,8 +134,7 @@ const scenario: Scenario = {
       )) as JSHandle<LearnLab>;
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
-      const t0 = Date.now();
-      // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N`, `--lora R`,
+      // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N`, `--lora R`, `--pretrain S`,
       // `--hindsight N` (relabelled episodes per batch, 0: off) override the defaults.
       const run: Record<string, unknown> = {};
       if (options.hindsight?.[0])
@@ -146,6 +148,33 @@ const scenario: Scenario = {
       if (options.lora?.[0])
         settings.lora = { rank: Number(options.lora[0]), alpha: 2 * Number(options.lora[0]) };
       const learningRate = options.lr?.[0] ? Number(options.lr[0]) : undefined;
+      // `--pretrain S`: first train every parameter for S seconds; the measured run then starts
+      // from that run's newest version (with `--lora R`: LoRA on a trained base).
+      const pretrain = Number(options.pretrain?.[0] ?? 0);
+      if (pretrain > 0) {
+        const { lora: _lora, ...full } = settings;
+        settings.startFrom = await lab.evaluate(
+          async (l, a) => {
+            void l.run.start({
+              level: 'easy',
+              evalEvery: 0,
+              run: a.run,
+              learningRate: a.learningRate,
+              settings: a.full,
+            });
+            await new Promise((r) => setTimeout(r, a.pretrain * 1000));
+            if (l.run.error) throw new Error(`the pretraining run failed: ${l.run.error}`);
+            await l.run.stop();
+            await l.run.refreshRuns();
+            const from = l.run.runs.find((r) => r.id === l.run.runId);
+            if (!from) throw new Error('the pretraining run is not stored');
+            return { runId: from.id, version: from.latestVersion };
+          },
+          { run, learningRate, full, pretrain },
+        );
+        log(`pretrained ${pretrain} s: starting from ${JSON.stringify(settings.startFrom)}`);
+      }
+      const t0 = Date.now(); // the budget is the measured run's
       await lab.evaluate(
         (l, a) =>
           void l.run.start({
@@ -228,6 +257,8 @@ const scenario: Scenario = {
         'learn.backend': final.backend,
         // What the run trained: null for every parameter, else the LoRA config (`--lora R`).
         'learn.lora': settings.lora ?? null,
+        // `--pretrain S`: the seconds a full run trained first (the measured run started from it).
+        'learn.pretrainSeconds': pretrain,
         'learn.budgetSeconds': budget,
         'learn.estimators': estimators,
         'learn.bytesPerVersion': bytes,
