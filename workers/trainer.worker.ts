@@ -420,9 +420,17 @@ const api = {
    */
   async trainAndPublish(
     batch: TokenBatch,
-    info: { fromVersion: number; seqs: number[]; updates: number; progress: RunProgress },
+    info: {
+      fromVersion: number;
+      seqs: number[];
+      updates: number;
+      /** The scheduled learning rate of this step (Adam keeps its moments). */
+      learningRate?: number;
+      progress: RunProgress;
+    },
   ): Promise<TrainOutcome> {
     const t = requireTrainer();
+    if (info.learningRate !== undefined) t.optimizer.rate = info.learningRate;
     const startedAt = now();
     let metrics: StepMetrics | undefined;
     // π_prox: the policy before this update, held fixed across its PPO epochs (AReaL). PPO needs

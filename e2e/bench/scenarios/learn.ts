@@ -141,6 +141,7 @@ const scenario: Scenario = {
         run.hindsight = { ...DEFAULT_HINDSIGHT, samplesPerBatch: Number(options.hindsight[0]) };
       if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
       if (options.estimator?.[0]) run.estimator = options.estimator[0];
+      if (options.lrHalfLife?.[0]) run.lrHalfLife = Number(options.lrHalfLife[0]);
       const settings: Record<string, unknown> = {};
       if (options.eta?.[0]) settings.eta = options.eta[0] === 'inf' ? Infinity : Number(options.eta[0]);
       if (options.workers?.[0]) settings.workers = Number(options.workers[0]);

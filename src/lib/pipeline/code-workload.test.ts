@@ -3,7 +3,7 @@ import type { Task } from '../env/suite';
 import { VOCAB_SIZE } from '../env/vocab';
 import type { Relabelled } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
-import { CodeJobSource, DEFAULT_CODE_RUN } from './code-workload';
+import { CodeJobSource, DEFAULT_CODE_RUN, scheduledRate } from './code-workload';
 import type { PlayedGroup } from './types';
 
 const task = (id: string, level: Task['level']): Task => ({
@@ -196,5 +196,17 @@ describe('CodeJobSource', () => {
     });
     off.record(played);
     expect(off.batch([played], [1]).batch.batch).toBe(4);
+  });
+});
+
+describe('the learning-rate schedule', () => {
+  it('is constant with no half-life, halves every half-life, and stops at a tenth', () => {
+    const cfg = { learningRate: 4e-3, lrHalfLife: 0 };
+    expect([0, 100, 10_000].map((v) => scheduledRate(cfg, v))).toEqual([4e-3, 4e-3, 4e-3]);
+    const halving = { learningRate: 4e-3, lrHalfLife: 100 };
+    expect(scheduledRate(halving, 0)).toBe(4e-3);
+    expect(scheduledRate(halving, 100)).toBeCloseTo(2e-3, 12);
+    expect(scheduledRate(halving, 250)).toBeCloseTo(4e-3 * 0.5 ** 2.5, 12);
+    expect(scheduledRate(halving, 1000)).toBeCloseTo(4e-4, 12);
   });
 });

@@ -39,6 +39,13 @@ export interface CodeRunConfig {
   updatesPerBatch: number;
   /** Adam learning rate of the run (set on the trainer, with a fresh optimiser state, at start). */
   learningRate: number;
+  /**
+   * Versions over which the learning rate halves (0: constant), down to a tenth of
+   * `learningRate`; Adam keeps its moments as the rate changes. Default 600: in three learn
+   * bench runs the training tasks passed 0.9 at 90–190 s (149–298 s constant) and an evaluation
+   * met the whole goal in each (in none of six constant-rate runs).
+   */
+  lrHalfLife: number;
   /** Batch length in tokens: the policy's context. */
   contextLength: number;
   env: EnvConfig;
@@ -61,12 +68,22 @@ export interface CodeRunConfig {
   seed: number;
 }
 
+/** The learning rate of the step that makes version `version + 1`. */
+export function scheduledRate(
+  cfg: Pick<CodeRunConfig, 'learningRate' | 'lrHalfLife'>,
+  version: number,
+): number {
+  if (!(cfg.lrHalfLife > 0)) return cfg.learningRate;
+  return cfg.learningRate * Math.max(0.1, 0.5 ** (version / cfg.lrHalfLife));
+}
+
 export const DEFAULT_CODE_RUN: CodeRunConfig = {
   tasksPerBatch: 4,
   groupSize: 4,
   estimator: 'rloo',
   updatesPerBatch: 1,
   learningRate: 3e-3,
+  lrHalfLife: 600,
   gamma: 1,
   lambda: 0.95,
   contextLength: 64,

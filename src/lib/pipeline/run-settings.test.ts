@@ -81,3 +81,15 @@ describe('starting from a stored run', () => {
     expect(from('run-1', 1.5)).toThrow(/non-negative integer/);
   });
 });
+
+describe('the learning-rate schedule in the run settings', () => {
+  it('accepts a constant rate or a half-life in versions, and nothing else', () => {
+    const withHalfLife = (lrHalfLife: number) => () =>
+      validateSettings({ ...defaultSettings(), code: { ...defaultSettings().code, lrHalfLife } });
+    expect(withHalfLife(0)).not.toThrow();
+    expect(withHalfLife(600)).not.toThrow();
+    expect(withHalfLife(-1)).toThrow(/half-life must be 0 \(constant\) or a number of versions, got -1/);
+    expect(withHalfLife(NaN)).toThrow(/half-life/);
+    expect(withHalfLife(Infinity)).toThrow(/half-life/);
+  });
+});

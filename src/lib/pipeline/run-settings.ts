@@ -92,6 +92,10 @@ export function validateSettings(s: RunSettings): void {
     if (!(alpha > 0 && Number.isFinite(alpha)))
       throw new Error(`LoRA alpha must be a positive number, got ${alpha}`);
   }
+  if (!(s.code.lrHalfLife >= 0) || !Number.isFinite(s.code.lrHalfLife))
+    throw new Error(
+      `the learning rate's half-life must be 0 (constant) or a number of versions, got ${s.code.lrHalfLife}`,
+    );
   if (s.startFrom) {
     const { runId, version } = s.startFrom;
     if (typeof runId !== 'string' || runId === '') throw new Error('start from: no run named');

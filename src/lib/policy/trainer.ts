@@ -59,6 +59,23 @@ export interface StepMetrics {
   ms: number;
 }
 
+/** Adam (β 0.9 / 0.999, as `tf.train.adam`) whose rate a schedule can change, keeping its moments. */
+export class RateAdam extends tf.AdamOptimizer {
+  constructor(learningRate: number) {
+    super(learningRate, 0.9, 0.999);
+  }
+
+  get rate(): number {
+    return this.learningRate;
+  }
+
+  set rate(lr: number) {
+    if (!(lr > 0 && Number.isFinite(lr)))
+      throw new Error(`learning rate must be a positive number, got ${lr}`);
+    this.learningRate = lr;
+  }
+}
+
 /**
  * Owns a policy's parameters and its Adam state, and takes gradient steps on token batches.
  * Tensors live on whatever tfjs backend is active when it is constructed.
@@ -67,7 +84,7 @@ export class PolicyTrainer {
   readonly params: Params;
   /** LoRA adapters when the trainer trains them on a frozen base (issue 5 §4), else null. */
   readonly adapters: Params | null;
-  optimizer: tf.AdamOptimizer;
+  optimizer: RateAdam;
   /** Adam's learning rate (starts at `config.learningRate`). */
   learningRate: number;
   step = 0;
@@ -82,7 +99,7 @@ export class PolicyTrainer {
     this.params = params ?? initParams(args, config.seed);
     this.adapters = lora ? initLora(this.params, args, lora, config.seed + 1000) : null;
     this.learningRate = config.learningRate;
-    this.optimizer = tf.train.adam(config.learningRate);
+    this.optimizer = new RateAdam(config.learningRate);
   }
 
   /** A new learning rate, with a fresh Adam state (for a run that starts from these weights). */
@@ -90,7 +107,7 @@ export class PolicyTrainer {
     if (!(lr > 0 && Number.isFinite(lr)))
       throw new Error(`learning rate must be a positive number, got ${lr}`);
     this.optimizer.dispose();
-    this.optimizer = tf.train.adam(lr);
+    this.optimizer = new RateAdam(lr);
     this.learningRate = lr;
   }
 
@@ -259,7 +276,7 @@ export class PolicyTrainer {
       wMean: got('wMean', 1),
       wMax: got('wMax', 1),
       maskedFrac: got('maskedFrac', 0),
-      learningRate: this.learningRate,
+      learningRate: this.optimizer.rate,
       ms: performance.now() - t0,
     };
   }

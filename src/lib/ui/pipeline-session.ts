@@ -5,7 +5,7 @@ import { RolloutBridge } from '../bridge/rollout-bridge';
 import { generateTasks } from '../env/families';
 import type { Task } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import { CodeJobSource } from '../pipeline/code-workload';
+import { CodeJobSource, scheduledRate } from '../pipeline/code-workload';
 import { Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
 import { policyReset, settingsToJson, type RunSettings } from '../pipeline/run-settings';
@@ -177,6 +177,7 @@ export class PipelineSession {
         return this.trainer.api.trainAndPublish(Comlink.transfer(batch, buffers), {
           ...info,
           updates: this.settings.code.updatesPerBatch,
+          learningRate: scheduledRate(this.settings.code, info.fromVersion),
           progress: this.progress(),
         });
       },
