@@ -43,7 +43,7 @@ export interface CodeRunConfig {
    * Versions over which the learning rate halves (0: constant), down to a tenth of
    * `learningRate`; Adam keeps its moments as the rate changes. Default 600: in three learn
    * bench runs the training tasks passed 0.9 at 90–190 s (149–298 s constant) and an evaluation
-   * met the whole goal in each (in none of six constant-rate runs).
+   * met the whole goal in each (in none of four constant-rate runs).
    */
   lrHalfLife: number;
   /** Batch length in tokens: the policy's context. */
