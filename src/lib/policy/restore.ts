@@ -10,7 +10,9 @@ function checkBase(checkpoint: Checkpoint, base: Checkpoint | undefined): Checkp
   if (!base)
     throw new Error('this version holds LoRA adapters only, and the run has no full version (its base)');
   if (base.lora) throw new Error('the base of a LoRA version must be a full version');
-  if (JSON.stringify(base.model) !== JSON.stringify(checkpoint.model))
+  const a: Record<string, unknown> = { ...base.model };
+  const b: Record<string, unknown> = { ...checkpoint.model };
+  if ([...new Set([...Object.keys(a), ...Object.keys(b)])].some((k) => a[k] !== b[k]))
     throw new Error('the LoRA version and its base were made for different model shapes');
   return base;
 }

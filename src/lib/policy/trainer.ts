@@ -85,7 +85,10 @@ export class PolicyTrainer {
   /** LoRA adapters when the trainer trains them on a frozen base (issue 5 §4), else null. */
   readonly adapters: Params | null;
   optimizer: RateAdam;
-  /** Adam's learning rate (starts at `config.learningRate`). */
+  /**
+   * The run's learning rate (starts at `config.learningRate`); a schedule sets the rate of each
+   * step on `optimizer.rate`.
+   */
   learningRate: number;
   step = 0;
 
