@@ -30,3 +30,18 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   await expect(page.getByTestId('run-iteration')).toHaveText('1', { timeout: 120_000 });
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
+
+test('the learning-rate schedule chosen in the run panel reaches the trainer', async ({ page }) => {
+  await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
+  await expect(page.getByTestId('run-lr-schedule')).toHaveValue('600'); // the default
+  await page.getByTestId('run-lr-schedule').selectOption({ label: 'halves every 300 versions' });
+  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 3 }));
+  await expect(page.getByTestId('run-iteration')).toHaveText('3', { timeout: 120_000 });
+  // The step that made version 3 trained from version 2: 3e-3 · 0.5^(2/300).
+  await expect(page.getByTestId('run-lr')).toHaveText((3e-3 * 0.5 ** (2 / 300)).toExponential(2));
+  await page.getByTestId('run-lr-schedule').selectOption({ label: 'constant' });
+  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 3 }));
+  await expect(page.getByTestId('run-iteration')).toHaveText('3', { timeout: 120_000 });
+  await expect(page.getByTestId('run-lr')).toHaveText('3.00e-3');
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
