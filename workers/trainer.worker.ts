@@ -32,8 +32,8 @@ import { trimConsumed } from '../src/lib/storage/trajectories-store';
 import {
   ensureRun,
   getVersion,
-  latestFullVersion,
   latestVersion,
+  loraBaseOf,
   pruneVersions,
   putVersion,
   setRunStatus,
@@ -102,15 +102,13 @@ async function database(): Promise<LabDB> {
   return db;
 }
 
-/** A trainer continuing from a stored version of `runId` (a LoRA version on its run's base). */
+/** A trainer continuing from a stored version (a LoRA version on its run's base). */
 async function restoreTrainer(
   d: LabDB,
-  runId: string,
   record: WeightsRecord,
   config: TrainerConfig,
 ): Promise<PolicyTrainer> {
-  const base = record.checkpoint.lora ? await latestFullVersion(d, runId, record.version) : undefined;
-  return trainerFromCheckpoint(record.checkpoint, base?.checkpoint, config);
+  return trainerFromCheckpoint(record.checkpoint, await loraBaseOf(d, record), config);
 }
 
 /** Newest version the run's retention has examined (each later call reads only newer ones). */
@@ -284,8 +282,7 @@ const api = {
       const record = await getVersion(d, runId, v);
       if (!record)
         throw new Error(`cannot start from run ${runId} version ${v}: it is not stored (deleted or pruned)`);
-      const base = record.checkpoint.lora ? await latestFullVersion(d, runId, v) : undefined;
-      params = policyFromCheckpoint(record.checkpoint, base?.checkpoint);
+      params = policyFromCheckpoint(record.checkpoint, await loraBaseOf(d, record));
       args = record.checkpoint.model;
     }
     t.dispose();
@@ -364,7 +361,7 @@ const api = {
     const d = await database();
     const record = v === undefined ? await latestVersion(d, runId) : await getVersion(d, runId, v);
     if (!record) throw new Error(`run ${runId} has no stored version${v === undefined ? '' : ` ${v}`}`);
-    const restored = await restoreTrainer(d, runId, record, t.config);
+    const restored = await restoreTrainer(d, record, t.config);
     t.dispose();
     trainer = restored;
     version = record.version;
@@ -400,7 +397,7 @@ const api = {
     if (!record) throw new Error(`run ${init.runId} has no stored version to resume from`);
     if (!record.checkpoint.optimizer) throw new Error(`version ${record.version} has no optimiser state`);
     // The run's learning rate (resetPolicy set it), with the stored Adam moments.
-    const restored = await restoreTrainer(d, init.runId, record, {
+    const restored = await restoreTrainer(d, record, {
       ...t.config,
       learningRate: t.learningRate,
     });

@@ -11,7 +11,7 @@ import {
   putTrajectories,
   trimConsumed,
 } from './trajectories-store';
-import { ensureRun, listVersions, pruneVersions, putVersion } from './weights-store';
+import { ensureRun, listVersions, loraBaseOf, pruneVersions, putVersion } from './weights-store';
 
 let n = 0;
 const freshDb = () => openLabDb(`traj-test-${n++}`);
@@ -178,5 +178,19 @@ describe('retention and a full quota', () => {
       ),
     ).rejects.toThrow(/storage is full/);
     expect(await evictForSpace(db)).toEqual({ trajectories: 0, versions: 0 });
+  });
+});
+
+describe('the base of a LoRA version', () => {
+  it('is the newest full version at or below it; a full version has none', async () => {
+    const db = await withRun();
+    const lora = (v: number): WeightsRecord => {
+      const r = version('r', v);
+      return { ...r, checkpoint: { ...r.checkpoint, lora: { rank: 1, alpha: 2 } } };
+    };
+    for (const r of [version('r', 0), lora(1), version('r', 2), lora(3)]) await putVersion(db, r);
+    expect((await loraBaseOf(db, lora(3)))?.step).toBe(2);
+    expect((await loraBaseOf(db, lora(1)))?.step).toBe(0);
+    expect(await loraBaseOf(db, version('r', 2))).toBeUndefined();
   });
 });

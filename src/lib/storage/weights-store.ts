@@ -1,3 +1,4 @@
+import type { Checkpoint } from '../policy/weights';
 import type { LabDB, RunProgress, RunRecord, WeightsRecord } from './db';
 
 /** Creates a run record, or returns the stored one when the id exists. */
@@ -127,6 +128,12 @@ export async function latestFullVersion(
     if (!c.value.checkpoint.lora) return c.value;
   }
   return undefined;
+}
+
+/** The base a stored LoRA version merges into (its run's newest full version at or below it); undefined for a full version. */
+export async function loraBaseOf(db: LabDB, record: WeightsRecord): Promise<Checkpoint | undefined> {
+  if (!record.checkpoint.lora) return undefined;
+  return (await latestFullVersion(db, record.runId, record.version))?.checkpoint;
 }
 
 /** Version numbers stored for a run, ascending. */

@@ -20,7 +20,7 @@ import type { StepReport } from '../pipeline/types';
 import type { FaultRecord } from '../pipeline/worker-pool';
 import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
-import { getVersion, latestFullVersion, latestVersion, listRuns } from '../storage/weights-store';
+import { getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
 import { groupsFromRecords } from '../pipeline/resume';
 import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
@@ -391,8 +391,7 @@ export class RunState {
     }
     const worker = this.evalWorker;
     // A LoRA version holds only adapters: the evaluator merges them into the run's base.
-    const base = record.checkpoint.lora ? await latestFullVersion(db, runId, record.version) : undefined;
-    await worker.api.loadPolicy(record.checkpoint, record.version, base?.checkpoint);
+    await worker.api.loadPolicy(record.checkpoint, record.version, await loraBaseOf(db, record));
     const tasks = generateTasks(BUILT_IN_SEED)
       .filter((t) => level === 'all' || t.level === level)
       .map(({ family: _f, program: _p, ...t }) => t);
