@@ -135,13 +135,15 @@ const scenario: Scenario = {
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
       // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N`, `--lora R`, `--pretrain S`,
-      // `--hindsight N` (relabelled episodes per batch, 0: off) override the defaults.
+      // `--hindsight N` (relabelled episodes per batch, 0: off), `--lrHalfLife N`, `--valueWindow N`
+      // override the defaults.
       const run: Record<string, unknown> = {};
       if (options.hindsight?.[0])
         run.hindsight = { ...DEFAULT_HINDSIGHT, samplesPerBatch: Number(options.hindsight[0]) };
       if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
       if (options.estimator?.[0]) run.estimator = options.estimator[0];
       if (options.lrHalfLife?.[0]) run.lrHalfLife = Number(options.lrHalfLife[0]);
+      if (options.valueWindow?.[0]) run.valueWindow = Number(options.valueWindow[0]);
       const settings: Record<string, unknown> = {};
       if (options.eta?.[0]) settings.eta = options.eta[0] === 'inf' ? Infinity : Number(options.eta[0]);
       if (options.workers?.[0]) settings.workers = Number(options.workers[0]);

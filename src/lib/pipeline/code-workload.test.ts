@@ -89,6 +89,26 @@ describe('CodeJobSource', () => {
     expect(picks.filter((id) => id === 'e2').length).toBeGreaterThan(45);
   });
 
+  it('with valueWindow, values a task by its recent success rate rather than the whole run', () => {
+    // 40 failures, then 40 successes: half over the run (the highest value), solved lately.
+    const play = (src: CodeJobSource) => {
+      src.record(group(0, TASKS[0] as Task, () => false, 40));
+      src.record(group(1, TASKS[0] as Task, () => true, 40));
+    };
+    const lifetime = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, valueWindow: 0 });
+    const recent = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, valueWindow: 10 });
+    play(lifetime);
+    play(recent);
+    expect(lifetime.records.get('e1')).toEqual([80, 40]);
+    expect(lifetime.value('e1')).toBeCloseTo(0.25, 6);
+    // Weights 0.9^k: the 40 successes count 10·(1 − 0.9^40) ≈ 9.85 of ≈ 9.998 attempts.
+    const [n, solved] = recent.records.get('e1') ?? [0, 0];
+    expect(n).toBeCloseTo(10 * (1 - 0.9 ** 80), 6);
+    expect(solved).toBeCloseTo(10 * (1 - 0.9 ** 40), 6);
+    expect(recent.value('e1')).toBeLessThan(0.1);
+    expect(() => new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, valueWindow: 0.5 })).toThrow(/valueWindow/);
+  });
+
   it('gives each episode its group-relative advantage on its own tokens', () => {
     // In each group of 4, sample 0 solves: RLOO gives it 1 − 0 = 1 and the others 0 − 1/3.
     const src = new CodeJobSource(TASKS);
@@ -158,7 +178,9 @@ describe('CodeJobSource', () => {
     const before = src.curriculum.view();
     src.record(group(1, posedTask, () => true));
     expect(src.curriculum.view()).toEqual(before);
-    expect(src.records.get(posedTask.id)).toEqual([4, 4]);
+    const [attempts, solved] = src.records.get(posedTask.id) ?? [0, 0];
+    expect(attempts).toBeGreaterThan(3.9); // 4 episodes, recency-weighted (`valueWindow`)
+    expect(solved).toBe(attempts);
     // A resumed run starts with an empty pool, so the posed tasks' records are not saved.
     expect(Object.keys(src.progress().taskRecords ?? {})).toEqual(['e1']);
     // taskFraction 0 never poses one.

@@ -26,7 +26,7 @@ export interface RunRecord {
 export interface RunProgress {
   /** Curriculum level index and the recent results of that level. */
   curriculum?: { levelIndex: number; recent: boolean[]; episodes: number };
-  /** Per-task record of the scheduler's learning value: [attempts, successes]. */
+  /** Per-task record of the scheduler's learning value: [attempts, successes], recency-weighted. */
   taskRecords?: Record<string, [number, number]>;
   /** Counters of the pipeline's last session (episodes generated and trained, drops, …), for the record. */
   counters?: Record<string, number>;
