@@ -41,6 +41,25 @@ describe('run settings as stored JSON', () => {
   });
 });
 
+describe('a run stored before the learning-rate schedule and the recency window', () => {
+  it('resumes at a constant rate, counting every attempt, as it trained; a newer run keeps its own', () => {
+    const old = JSON.parse(JSON.stringify(settingsToJson(defaultSettings()))) as {
+      code: Record<string, unknown>;
+    };
+    delete old.code.lrHalfLife;
+    delete old.code.valueWindow;
+    const back = settingsFromJson(old as unknown as Record<string, unknown>);
+    expect(back.code.lrHalfLife).toBe(0);
+    expect(back.code.valueWindow).toBe(0);
+    // Everything else still takes today's defaults.
+    const { lrHalfLife, valueWindow } = defaultSettings().code;
+    expect({ ...back.code, lrHalfLife, valueWindow }).toEqual(defaultSettings().code);
+    const now = settingsToJson(defaultSettings());
+    expect(settingsFromJson(now).code.lrHalfLife).toBe(lrHalfLife);
+    expect(settingsFromJson(now).code.valueWindow).toBe(valueWindow);
+  });
+});
+
 describe('LoRA in the run settings', () => {
   it('is off by default, round-trips when on, and a run stored before it existed trains every parameter', () => {
     expect(defaultSettings().lora).toBeNull();

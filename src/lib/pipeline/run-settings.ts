@@ -138,10 +138,18 @@ function withDefaults(base: unknown, stored: unknown): unknown {
 }
 
 /**
+ * What a run stored before these fields existed trained with, where today's default would change
+ * how it goes on: a resumed constant-rate run at version 1 500 would otherwise drop to a fifth of
+ * its learning rate at once.
+ */
+const BEFORE_THE_FIELD = { code: { lrHalfLife: 0, valueWindow: 0 } };
+
+/**
  * Settings from stored JSON. Fields added since a run was stored take their defaults, at every
- * depth (the code config, its hindsight, environment and curriculum configs).
+ * depth (the code config, its hindsight, environment and curriculum configs), except those of
+ * `BEFORE_THE_FIELD`, which keep the behaviour the run was trained with.
  */
 export function settingsFromJson(json: Record<string, unknown>): RunSettings {
-  const s = withDefaults(defaultSettings(), json) as RunSettings;
+  const s = withDefaults(withDefaults(defaultSettings(), BEFORE_THE_FIELD), json) as RunSettings;
   return { ...s, eta: json.eta === null ? Infinity : Number(s.eta) };
 }
