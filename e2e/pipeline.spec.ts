@@ -305,7 +305,10 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   page,
 }) => {
   await openReady(page, QUERY);
+  await expect(page.getByTestId('run-lora-hint')).toHaveCount(0);
   await page.getByTestId('run-lora').selectOption({ label: 'LoRA, rank 4' });
+  // LoRA on fresh weights: the panel says that it has nothing to adapt and what to do instead.
+  await expect(page.getByTestId('run-lora-hint')).toContainText('start from');
   await page.evaluate(() => {
     void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
   });
@@ -388,6 +391,7 @@ test('a new run starts from a stored run’s newest version, here with LoRA on i
   expect(from?.runId).toBe(first);
   expect(from?.version).toBeGreaterThanOrEqual(3);
   await page.getByTestId('run-lora').selectOption({ label: 'LoRA, rank 4' });
+  await expect(page.getByTestId('run-lora-hint')).toHaveCount(0); // it starts from a trained run
   await startRun(page, { eta: 2, workers: 1 });
   await page.waitForFunction(
     (id) => {
