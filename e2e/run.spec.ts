@@ -22,6 +22,14 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   await expect(page.getByTestId('run-progress')).toContainText('version 2');
   await expect(page.getByTestId('run-metrics')).toContainText('loss (decoupled)');
   await expect(page.getByTestId('run-eval-train')).toHaveText(/^\d+%$/);
+  // The reward and success charts plot the steps: hovering one shows a version's value in its legend.
+  for (const id of ['run-chart-return', 'run-chart-success', 'run-chart-eval']) {
+    const chart = page.getByTestId(id);
+    await expect(chart).not.toContainText('no data yet');
+    await chart.locator('.u-over').hover();
+    await expect(chart.locator('.u-series').nth(1).locator('.u-value')).toHaveText(/^-?\d/);
+  }
+  await expect(page.getByTestId('run-chart-eval')).toContainText('held-out tasks');
   await expect(page.getByTestId('run-start')).toBeEnabled();
 
   await page.getByTestId('curriculum-toggle').uncheck();

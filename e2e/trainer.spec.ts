@@ -24,6 +24,7 @@ test('training on webgpu lowers the loss below its own first step', async ({ pag
   await trainSteps(page, 5);
   expect(await metric(page, 'steps')).toBe(5);
   expect(await metric(page, 'loss')).toBeLessThan((await metric(page, 'first-loss')) * 0.8);
+  await expect(page.getByTestId('trainer-chart')).not.toContainText('no data yet');
 });
 
 test('by default the trainer takes WebGPU on a GPU, and wasm (saying why) on a software adapter', async ({
