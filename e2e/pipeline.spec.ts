@@ -1,5 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
+import { advise, advisorInput, type AdvisorFigures } from '../src/lib/pipeline/advisor.ts';
 import { overlapMs } from '../src/lib/pipeline/metrics.ts';
 import { maxVersionsInFlight } from '../src/lib/pipeline/timeline-view.ts';
 import { openReady } from './support/page';
@@ -22,18 +23,18 @@ interface Lab {
     settings: { startFrom: { runId: string; version: number } | null };
     events: TimelineEvent[];
     runs: { id: string; status: string; unconsumed: number; trajectories: number }[];
-    dashboard: {
-      version: number;
-      buffered: number;
-      counters: {
-        interrupts: number;
-        requeues: number;
-        trainerRestarts: number;
-        trainedEpisodes: number;
-        staleDroppedEpisodes: number;
-      };
-      faults: Fault[];
-    } | null;
+    dashboard:
+      | (AdvisorFigures & {
+          version: number;
+          counters: {
+            interrupts: number;
+            requeues: number;
+            trainerRestarts: number;
+            trainedEpisodes: number;
+          };
+          faults: Fault[];
+        })
+      | null;
     session: { fault(index: number, kind: string): number; faultTrainer(): number } | null;
     start(opts: {
       settings?: Record<string, unknown>;
@@ -110,8 +111,19 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
 test('with η = 0 rollout and training never overlap', async ({ page }) => {
   await openReady(page, QUERY);
   await startRun(page, { eta: 0, workers: 2 });
-  await untilVersion(page, 4);
+  await untilVersion(page, 6);
   await lab(page, (l) => l.run.stop());
+  // The bottleneck advisor's verdict on the page is the one the stopped run's figures give, with
+  // the run's own η (not the panel's).
+  const d = await lab(page, (l) => l.run.dashboard);
+  if (!d) throw new Error('no dashboard after the run');
+  expect(d.setup.eta).toBe(0);
+  const expected = advise(advisorInput(d));
+  expect(expected.bound).not.toBe('warming up');
+  await expect(page.getByTestId('advisor-bound')).toHaveText(expected.bound);
+  await expect(page.getByTestId('advisor')).toContainText(expected.reason);
+  if (expected.bound === 'rollout-bound')
+    await expect(page.getByTestId('advisor-tips')).toContainText('η = 0 is synchronous');
   const events = await lab(page, (l) => l.run.events);
   expect(events.filter(isTraining).length).toBeGreaterThanOrEqual(4);
   expect(events.filter(isRollout).length).toBeGreaterThanOrEqual(4);

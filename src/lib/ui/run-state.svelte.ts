@@ -8,6 +8,7 @@ import type { StepMetrics } from '../policy/trainer';
 import type { CodeRunConfig } from '../pipeline/code-workload';
 import type { PipelineCounters } from '../pipeline/controller';
 import { now, type TimelineEvent } from '../pipeline/events';
+import type { AdvisorSetup } from '../pipeline/advisor';
 import { adoptionLatencies, percentile } from '../pipeline/metrics';
 import {
   defaultSettings,
@@ -99,6 +100,8 @@ export interface Dashboard {
   startedAt: number;
   /** The site's storage use and quota (navigator.storage.estimate()), bytes; null where unknown. */
   storage: { usage: number; quota: number } | null;
+  /** The running run's own settings the bottleneck advisor reads beside these figures. */
+  setup: AdvisorSetup;
 }
 
 /** How the run panel names what a run trains. */
@@ -342,6 +345,12 @@ export class RunState {
       seconds: s.seconds,
       startedAt: p.startedAt,
       storage,
+      setup: {
+        eta: s.settings.eta,
+        workers: s.settings.workers,
+        cores: typeof navigator === 'undefined' ? 2 : navigator.hardwareConcurrency,
+        batchGroups: s.settings.code.tasksPerBatch,
+      },
     };
   }
 
