@@ -118,7 +118,8 @@ test('with η = 0 rollout and training never overlap', async ({ page }) => {
   const d = await lab(page, (l) => l.run.dashboard);
   if (!d) throw new Error('no dashboard after the run');
   expect(d.setup.eta).toBe(0);
-  const expected = advise(advisorInput(d));
+  const backend = await page.getByTestId('backend').textContent();
+  const expected = advise(advisorInput(d, backend));
   expect(expected.bound).not.toBe('warming up');
   await expect(page.getByTestId('advisor-bound')).toHaveText(expected.bound);
   await expect(page.getByTestId('advisor')).toContainText(expected.reason);

@@ -17,6 +17,7 @@ const base: AdvisorInput = {
   replayOverflow: 0,
   trainSteps: 100,
   cacheHitRate: 0.3,
+  trainerBackend: 'wasm',
 };
 
 describe('the bottleneck advisor', () => {
@@ -37,6 +38,10 @@ describe('the bottleneck advisor', () => {
     // On 2 cores they crowd the trainer.
     const two = advise({ ...base, trainerBusy: 0.98, buffered: 12, cores: 2 });
     expect(two.tips.some((t) => t.includes('3 rollout workers and the trainer share 2 cores'))).toBe(true);
+    // A trainer on the CPU is told about the GPU; one already on WebGPU is not.
+    expect(a.tips.some((t) => t.startsWith('the trainer runs on wasm: a GPU'))).toBe(true);
+    const gpu = advise({ ...base, trainerBusy: 0.98, buffered: 12, trainerBackend: 'webgpu' });
+    expect(gpu.tips.some((t) => t.includes('a GPU'))).toBe(false);
   });
 
   it('calls a run whose trainer waits for data rollout-bound, and names the staleness bound when it holds jobs back', () => {

@@ -32,6 +32,8 @@ export interface AdvisorInput extends AdvisorSetup {
   trainSteps: number;
   /** Share of sandbox runs answered by the result cache, or null before any. */
   cacheHitRate: number | null;
+  /** The trainer's tfjs backend (`webgpu`, `wasm`, …), or null while unknown. */
+  trainerBackend: string | null;
 }
 
 /** The dashboard's figures the advisor reads (the page's `Dashboard` has them all). */
@@ -49,8 +51,8 @@ export interface AdvisorFigures {
   >;
 }
 
-/** The advisor's input from the dashboard's figures. */
-export function advisorInput(d: AdvisorFigures): AdvisorInput {
+/** The advisor's input from the dashboard's figures and the trainer's backend. */
+export function advisorInput(d: AdvisorFigures, trainerBackend: string | null): AdvisorInput {
   const { generatedEpisodes, staleDroppedEpisodes, replayOverflow, trainSteps } = d.counters;
   return {
     ...d.setup,
@@ -64,6 +66,7 @@ export function advisorInput(d: AdvisorFigures): AdvisorInput {
     replayOverflow,
     trainSteps,
     cacheHitRate: d.cacheHitRate,
+    trainerBackend,
   };
 }
 
@@ -111,7 +114,10 @@ export function advise(m: AdvisorInput): Advice {
       tips.push(
         `${m.workers} rollout workers and the trainer share ${m.cores} cores: fewer workers leave the trainer a core of its own.`,
       );
-    tips.push('a GPU for the trainer (WebGPU on real hardware) is what speeds up the step itself.');
+    if (m.trainerBackend !== 'webgpu')
+      tips.push(
+        `the trainer runs on ${m.trainerBackend ?? 'the CPU'}: a GPU (WebGPU on real hardware) is what speeds up the step itself.`,
+      );
   } else if (busy < ROLLOUT_BOUND_BUSY && !batchWaiting) {
     bound = 'rollout-bound';
     reason = `the trainer waits for episodes ${pct(1 - busy)} of the time (${m.buffered} of ${m.batchGroups} groups of a batch ready).`;
