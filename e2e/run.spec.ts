@@ -53,3 +53,29 @@ test('the learning-rate schedule chosen in the run panel reaches the trainer', a
   await expect(page.getByTestId('run-lr')).toHaveText('3.00e-3');
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
+
+test('a share link carries the run settings to another page; a broken one says what is wrong', async ({
+  page,
+  context,
+}) => {
+  await openReady(page, '?backend=wasm&wcTimeout=3000');
+  await page.getByTestId('run-eta').selectOption({ label: '1' });
+  await page.getByTestId('run-workers').fill('2');
+  await page.getByTestId('run-lr-schedule').selectOption({ label: 'constant' });
+  await page.getByTestId('run-share').click();
+  const link = await page.getByTestId('run-share-link').inputValue();
+  expect(new URL(link).searchParams.get('backend')).toBe('wasm');
+  expect(new URL(link).searchParams.get('run')).toMatch(/^[A-Za-z0-9_-]+$/);
+
+  const other = await context.newPage();
+  await other.goto(link);
+  await expect(other.getByTestId('run-notice')).toContainText('Settings from the share link');
+  await expect(other.getByTestId('run-eta').locator('option:checked')).toHaveText('1');
+  await expect(other.getByTestId('run-workers')).toHaveValue('2');
+  await expect(other.getByTestId('run-lr-schedule').locator('option:checked')).toHaveText('constant');
+  await expect(other.getByTestId('run-error')).toHaveCount(0);
+
+  await other.goto(`${link.slice(0, link.length - 20)}`); // cut short
+  await expect(other.getByTestId('run-error')).toContainText("the share link's settings cannot be read");
+  await expect(other.getByTestId('run-eta').locator('option:checked')).toHaveText('4'); // defaults kept
+});

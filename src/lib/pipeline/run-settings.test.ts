@@ -60,6 +60,21 @@ describe('a run stored before the learning-rate schedule and the recency window'
   });
 });
 
+describe('settings validation', () => {
+  it('refuses values a run cannot use, naming the field', () => {
+    const bad = (patch: Record<string, unknown>) => () =>
+      validateSettings({ ...defaultSettings(), ...patch } as ReturnType<typeof defaultSettings>);
+    expect(bad({})).not.toThrow();
+    expect(bad({ loss: 'pg' })).toThrow(/the policy loss must be one of "decoupled", "ppo", got "pg"/);
+    expect(bad({ code: { ...defaultSettings().code, estimator: 'mc' } })).toThrow(/advantage estimator/);
+    expect(bad({ replay: { ...defaultSettings().replay, mode: 'lifo' } })).toThrow(/replay mode/);
+    expect(bad({ level: 'expert' })).toThrow(/the level must be one of null, "easy"/);
+    expect(bad({ seed: 1.5 })).toThrow(/seed must be an integer/);
+    expect(bad({ preemptAfterMs: -1 })).toThrow(/preemptAfterMs must be an integer ≥ 0/);
+    expect(bad({ code: { ...defaultSettings().code, tasksPerBatch: 0 } })).toThrow(/tasksPerBatch/);
+  });
+});
+
 describe('LoRA in the run settings', () => {
   it('is off by default, round-trips when on, and a run stored before it existed trains every parameter', () => {
     expect(defaultSettings().lora).toBeNull();

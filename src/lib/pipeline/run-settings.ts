@@ -82,6 +82,24 @@ export function validateSettings(s: RunSettings): void {
   if (!(s.eta >= 0)) throw new Error(`η must be 0 or more (or unbounded), got ${s.eta}`);
   if (Number.isFinite(s.eta) && !Number.isInteger(s.eta))
     throw new Error(`η must be an integer, got ${s.eta}`);
+  const oneOf = (what: string, v: unknown, allowed: readonly unknown[]) => {
+    if (!allowed.includes(v))
+      throw new Error(
+        `${what} must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}, got ${JSON.stringify(v)}`,
+      );
+  };
+  oneOf('the policy loss', s.loss, ['decoupled', 'ppo']);
+  oneOf('the advantage estimator', s.code.estimator, ['rloo', 'grpo', 'gae']);
+  oneOf('the replay mode', s.replay.mode, ['fifo', 'prioritized']);
+  oneOf('the level', s.level, [null, 'easy', 'medium', 'hard']);
+  if (!Number.isInteger(s.seed)) throw new Error(`the seed must be an integer, got ${s.seed}`);
+  for (const k of ['interruptEveryTokens', 'preemptAfterMs', 'keepConsumed'] as const) {
+    if (!Number.isInteger(s[k]) || s[k] < 0) throw new Error(`${k} must be an integer ≥ 0, got ${s[k]}`);
+  }
+  for (const k of ['tasksPerBatch', 'groupSize'] as const) {
+    if (!Number.isInteger(s.code[k]) || s.code[k] < 1)
+      throw new Error(`${k} must be a positive integer, got ${s.code[k]}`);
+  }
   for (const k of ['slotsPerWorker', 'keepVersions', 'milestoneEvery'] as const) {
     if (!Number.isInteger(s[k]) || s[k] < 1) throw new Error(`${k} must be a positive integer, got ${s[k]}`);
   }

@@ -9,6 +9,7 @@ import type { CodeRunConfig } from '../pipeline/code-workload';
 import type { PipelineCounters } from '../pipeline/controller';
 import { now, type TimelineEvent } from '../pipeline/events';
 import type { AdvisorSetup } from '../pipeline/advisor';
+import { settingsFromShare, shareUrl } from '../pipeline/share';
 import { adoptionLatencies, percentile } from '../pipeline/metrics';
 import {
   defaultSettings,
@@ -131,6 +132,8 @@ export class RunState {
     defaultSettings(typeof navigator === 'undefined' ? 2 : navigator.hardwareConcurrency),
   );
   runId = $state<string | null>(null);
+  /** The last share link made of the settings (`shareLink`), or null. */
+  shareLink = $state<string | null>(null);
   steps = $state.raw<StepReport[]>([]);
   metrics = $state.raw<StepMetrics | null>(null);
   curriculum = $state.raw<CurriculumView | null>(null);
@@ -300,6 +303,28 @@ export class RunState {
   }
 
   /** Refreshes the dashboard and the timeline (4 times a second while running). */
+  /**
+   * Takes the settings of a share link (the value of its `?run=`; null: no link): a notice says
+   * so, or the run panel's error says what is wrong with the link (the defaults stay).
+   */
+  applyShareLink(param: string | null): void {
+    if (param === null) return;
+    try {
+      this.settings = settingsFromShare(param);
+      this.notices = [...this.notices, `Settings from the share link (seed ${this.settings.seed}).`];
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  /** A link to this page with the current settings (`base`: the page's URL); also copied when the browser allows. */
+  async makeShareLink(base: string): Promise<string> {
+    const link = shareUrl(base, $state.snapshot(this.settings) as RunSettings);
+    this.shareLink = link;
+    await navigator.clipboard?.writeText(link).catch(() => undefined);
+    return link;
+  }
+
   private async tick(s = this.session): Promise<void> {
     if (!s) return;
     let storage: Dashboard['storage'] = this.dashboard?.storage ?? null;

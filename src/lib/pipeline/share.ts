@@ -1,0 +1,63 @@
+import { settingsFromJson, settingsToJson, validateSettings, type RunSettings } from './run-settings';
+
+/**
+ * A share link (DESIGN §9): a run's settings and seed in the page's URL (`?run=…`, base64url
+ * JSON), so that a class opens the same configuration. "start from" names a run stored in one
+ * browser's IndexedDB, so a link never carries it.
+ */
+
+/** The URL parameter that carries shared settings. */
+export const SHARE_PARAM = 'run';
+
+const toBase64Url = (text: string): string => {
+  const bytes = new TextEncoder().encode(text);
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+};
+
+const fromBase64Url = (s: string): string => {
+  if (!/^[A-Za-z0-9_-]*$/.test(s)) throw new Error('it is not base64url text');
+  const binary = atob(s.replace(/-/g, '+').replace(/_/g, '/'));
+  return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+};
+
+/** The value of `?run=` for `settings`. */
+export function shareParam(settings: RunSettings): string {
+  return toBase64Url(JSON.stringify(settingsToJson({ ...settings, startFrom: null })));
+}
+
+/** `base` (a page URL) with `settings` as its share parameter; its other parameters are kept. */
+export function shareUrl(base: string, settings: RunSettings): string {
+  const url = new URL(base);
+  url.searchParams.set(SHARE_PARAM, shareParam(settings));
+  return url.toString();
+}
+
+/**
+ * The settings a share parameter carries, read and validated as a stored run's settings are.
+ * Throws a message that says what is wrong with the link.
+ */
+export function settingsFromShare(param: string): RunSettings {
+  let json: unknown;
+  try {
+    json = JSON.parse(fromBase64Url(param));
+  } catch (err) {
+    throw new Error(
+      `the share link's settings cannot be read (${err instanceof Error ? err.message : String(err)}): was it cut short?`,
+      { cause: err },
+    );
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new Error("the share link's settings are not an object of settings");
+  const settings = { ...settingsFromJson(json as Record<string, unknown>), startFrom: null };
+  try {
+    validateSettings(settings);
+  } catch (err) {
+    throw new Error(
+      `the share link's settings are not valid: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+  return settings;
+}
