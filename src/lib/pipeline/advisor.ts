@@ -103,8 +103,8 @@ export function advise(m: AdvisorInput): Advice {
   const batchWaiting = m.buffered >= m.batchGroups;
   let bound: Bound;
   let reason: string;
-  // The trainer and the rollout workers share the machine's cores: past one worker per free core,
-  // a worker more only slows the others (and the trainer) down.
+  // The trainer and the rollout workers share the machine's cores: past one worker per core left
+  // beside the trainer's, they take turns on them.
   const crowded = m.workers + 1 > m.cores;
   if (busy >= TRAIN_BOUND_BUSY) {
     bound = 'train-bound';
@@ -133,7 +133,7 @@ export function advise(m: AdvisorInput): Advice {
       tips.push(`every core is busy (${m.workers} workers and the trainer on ${m.cores} cores).`);
   } else {
     bound = 'balanced';
-    reason = `the trainer computes ${pct(busy)} of the time and data rarely waits long.`;
+    reason = `the trainer computes ${pct(busy)} of the time: neither side holds the other back much.`;
   }
   const dropped = m.generatedEpisodes > 0 ? m.staleDroppedEpisodes / m.generatedEpisodes : 0;
   if (dropped > 0.1)

@@ -132,7 +132,7 @@ export class RunState {
     defaultSettings(typeof navigator === 'undefined' ? 2 : navigator.hardwareConcurrency),
   );
   runId = $state<string | null>(null);
-  /** The last share link made of the settings (`shareLink`), or null. */
+  /** The last share link made of the settings (`makeShareLink`), or null. */
   shareLink = $state<string | null>(null);
   steps = $state.raw<StepReport[]>([]);
   metrics = $state.raw<StepMetrics | null>(null);
@@ -302,7 +302,6 @@ export class RunState {
       void this.stop();
   }
 
-  /** Refreshes the dashboard and the timeline (4 times a second while running). */
   /**
    * Takes the settings of a share link (the value of its `?run=`; null: no link): a notice says
    * so, or the run panel's error says what is wrong with the link (the defaults stay).
@@ -325,6 +324,7 @@ export class RunState {
     return link;
   }
 
+  /** Refreshes the dashboard and the timeline (4 times a second while running). */
   private async tick(s = this.session): Promise<void> {
     if (!s) return;
     let storage: Dashboard['storage'] = this.dashboard?.storage ?? null;
