@@ -8,7 +8,6 @@ import { openTrainer, trainAndTime } from '../page.ts';
 /** Steps timed per backend, after one warm-up step (which compiles shaders / kernels). */
 const TIMED_STEPS = 5;
 
-/** Gzipped KB of `entry` and every JS chunk it imports, statically or dynamically, in dist/assets. */
 /**
  * Gzipped kB of `entries` and every chunk they reference: only static imports (`from "./x.js"`,
  * `import "./x.js"`) when `lazy` is false, dynamic `import("./x.js")` too when it is true.
