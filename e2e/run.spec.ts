@@ -79,3 +79,24 @@ test('a share link carries the run settings to another page; a broken one says w
   await expect(other.getByTestId('run-error')).toContainText("the share link's settings cannot be read");
   await expect(other.getByTestId('run-eta').locator('option:checked')).toHaveText('4'); // defaults kept
 });
+
+test('a teaching preset sets η, the loss, adoption and the curriculum, and says what to watch', async ({
+  page,
+}) => {
+  await openReady(page, '?backend=wasm&wcTimeout=3000');
+  const preset = page.getByTestId('run-preset');
+  await expect(preset.locator('option:checked')).toHaveText(/asynchronous, as AReaL/); // the defaults
+  await preset.selectOption({ label: 'synchronous baseline (η = 0)' });
+  await expect(page.getByTestId('run-eta').locator('option:checked')).toHaveText('0 (synchronous)');
+  await expect(page.getByTestId('run-preset-watch')).toContainText('never overlap');
+  await preset.selectOption({ label: 'unbounded staleness, standard PPO' });
+  await expect(page.getByTestId('run-eta').locator('option:checked')).toHaveText('unbounded');
+  await expect(page.getByTestId('run-loss').locator('option:checked')).toHaveText('PPO clip');
+  await preset.selectOption({ label: 'curriculum off (every level at once)' });
+  await expect(page.getByTestId('curriculum-toggle')).not.toBeChecked();
+  await expect(page.getByTestId('run-eta').locator('option:checked')).toHaveText('4');
+  // A knob changed by hand: the panel says the settings are its own.
+  await page.getByTestId('run-eta').selectOption({ label: '2' });
+  await expect(preset.locator('option:checked')).toHaveText(/custom/);
+  await expect(page.getByTestId('run-preset-watch')).toHaveCount(0);
+});

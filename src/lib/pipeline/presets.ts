@@ -1,0 +1,91 @@
+import type { RunSettings } from './run-settings';
+
+/**
+ * Presets for teaching (DESIGN §9): each sets the knobs an experiment is about — η, the policy
+ * loss, when workers adopt new weights, the curriculum — and says what to watch. Every preset
+ * sets all four and differs from the asynchronous one in one of them (standard PPO from its
+ * decoupled twin), so that a comparison changes one thing; the rest of the settings (workers,
+ * seed, LoRA, …) stay as they are.
+ */
+export interface Preset {
+  id: string;
+  label: string;
+  /** What the run shows, and where on the page to look. */
+  watch: string;
+  knobs: {
+    eta: number;
+    loss: RunSettings['loss'];
+    interruptEveryTokens: number;
+    curriculum: boolean;
+  };
+}
+
+export const PRESETS: readonly Preset[] = [
+  {
+    id: 'async',
+    label: 'asynchronous, as AReaL (η = 4, decoupled PPO)',
+    watch:
+      'Several policy versions are in flight at once on the timeline; workers adopt each new version at the next token (interrupts); the trainer waits for data less than in the synchronous preset. Compare trained / s and trainer busy with it.',
+    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
+  },
+  {
+    id: 'sync',
+    label: 'synchronous baseline (η = 0)',
+    watch:
+      'Rollout and training spans never overlap on the timeline: the trainer waits for every batch (trainer busy well under 100 %) and the bottleneck advisor says why. Compare trained / s with the asynchronous preset.',
+    knobs: { eta: 0, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
+  },
+  {
+    id: 'stale-ppo',
+    label: 'unbounded staleness, standard PPO',
+    watch:
+      'With no bound on η the staleness histogram spreads to many versions; standard PPO clips against each sample’s old behaviour policy. Compare the success charts and the clip fraction with the decoupled preset below.',
+    knobs: { eta: Infinity, loss: 'ppo', interruptEveryTokens: 1, curriculum: true },
+  },
+  {
+    id: 'stale-decoupled',
+    label: 'unbounded staleness, decoupled PPO',
+    watch:
+      'The same stale samples, corrected: w = π_prox / π_behav (w mean / max, and the share above the cap, masked) shows how far behind each batch is, and the clip is taken against the proximal policy.',
+    knobs: { eta: Infinity, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
+  },
+  {
+    id: 'turn-boundaries',
+    label: 'adopt new weights at turn boundaries only',
+    watch:
+      'Workers finish the turn they are in before taking a new version: adoption waits for the end of a turn (adopt p95), and more of each episode is written by an older version. Compare with the asynchronous preset.',
+    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 0, curriculum: true },
+  },
+  {
+    id: 'no-curriculum',
+    label: 'curriculum off (every level at once)',
+    watch:
+      'Jobs draw from easy, medium and hard tasks alike (the curriculum line says off). Compare success per batch with the curriculum, which starts on easy and promotes once 70 % of the last 20 episodes of a level succeed.',
+    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: false },
+  },
+];
+
+/** `settings` with the preset's knobs set (a new object; `settings` is left as it is). */
+export function applyPreset(settings: RunSettings, preset: Preset): RunSettings {
+  const { eta, loss, interruptEveryTokens, curriculum } = preset.knobs;
+  return {
+    ...settings,
+    eta,
+    loss,
+    interruptEveryTokens,
+    code: { ...settings.code, curriculum: { ...settings.code.curriculum, enabled: curriculum } },
+  };
+}
+
+/** The preset whose knobs `settings` have, or null when they match none. */
+export function presetOf(settings: RunSettings): Preset | null {
+  return (
+    PRESETS.find(
+      (p) =>
+        p.knobs.eta === settings.eta &&
+        p.knobs.loss === settings.loss &&
+        p.knobs.interruptEveryTokens === settings.interruptEveryTokens &&
+        p.knobs.curriculum === settings.code.curriculum.enabled,
+    ) ?? null
+  );
+}
