@@ -42,6 +42,7 @@ interface Lab {
       maxIterations?: number;
     }): Promise<void>;
     stop(): Promise<void>;
+    race(samples: number): Promise<{ eta: number; samplesPerSec: number; trainerBusy: number }[]>;
     storedSeqs(runId?: string, which?: 'all' | 'unconsumed'): Promise<number[]>;
   };
 }
@@ -453,4 +454,25 @@ test('a new run starts from a stored run’s newest version, here with LoRA on i
   expect(compared).toEqual({ floats: compared.floats, equal: true, baseIsFull: true, nextIsLora: true });
   expect(compared.floats).toBeGreaterThan(100_000);
   await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
+test('the sync-vs-async race trains the same samples at η = 0, then asynchronously, and compares them', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  const legs = await lab(page, (l) => l.run.race(64));
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+  expect(legs.map((g) => g.eta)).toEqual([0, 4]);
+  for (const g of legs) {
+    expect(g.samplesPerSec).toBeGreaterThan(0);
+    expect(g.trainerBusy).toBeGreaterThan(0);
+  }
+  await expect(page.getByTestId('run-race-table').locator('tbody tr')).toHaveCount(2);
+  const [sync, async] = legs;
+  if (!sync || !async) throw new Error('two legs expected');
+  await expect(page.getByTestId('run-race-result')).toContainText(
+    `${(async.samplesPerSec / sync.samplesPerSec).toFixed(2)}×`,
+  );
+  // Each leg is a stored run of its own.
+  await expect.poll(() => lab(page, (l) => l.run.runs.length)).toBeGreaterThanOrEqual(2);
 });

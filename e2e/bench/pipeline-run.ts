@@ -5,6 +5,7 @@ import {
   busyCoreMs,
   coreBoundSpeedup,
   percentile,
+  stepThroughput,
 } from '../../src/lib/pipeline/metrics.ts';
 import { CpuSampler } from './cpu.ts';
 
@@ -116,25 +117,13 @@ export async function runPipeline(
     throw new Error(`pipeline run failed: ${r.error ?? 'no figures'}`);
   const steps = r.steps;
   const c = r.dashboard.counters;
-  // The steps up to the one that reached the sample budget (the run may have finished one more).
-  let upTo = steps.length;
-  for (let i = 0, n = 0; i < steps.length; i++) {
-    n += steps[i]?.episodes ?? 0;
-    if (n >= samples) {
-      upTo = i + 1;
-      break;
-    }
-  }
   // Timed from the end of the first step, so that start-up (workers, shader compilation on
   // WebGPU, the first version's publish) is out of both the sync and the async figures.
-  const counted = steps.slice(1, upTo);
-  const from = steps[0]?.at ?? r.dashboard.startedAt;
-  const seconds = ((counted.at(-1)?.at ?? from) - from) / 1000;
-  const trained = counted.reduce((n, s) => n + s.episodes, 0);
+  const t = stepThroughput(steps, samples);
+  const counted = steps.slice(1, 1 + t.counted);
+  const from = steps[0] ? t.from : r.dashboard.startedAt;
+  const { seconds, trained } = t;
   const busyMs = counted.reduce((n, s) => n + s.trainMs, 0);
-  const phases = steps
-    .slice(1)
-    .map((s) => (s.waitMs + s.trainMs) / Math.max(1, Math.max(s.waitMs, s.trainMs)));
   const windows = steps.slice(1).map((s) => {
     const trainFrom = s.at - s.trainMs;
     return { rollout: [trainFrom - s.waitMs, trainFrom] as const, train: [trainFrom, s.at] as const };
@@ -190,10 +179,10 @@ export async function runPipeline(
     loss: String(settings.loss ?? 'decoupled'),
     trainedEpisodes: trained,
     steps: steps.length,
-    samplesPerSec: round(trained / Math.max(1e-3, seconds)),
+    samplesPerSec: round(t.samplesPerSec),
     seconds: round(seconds, 1),
-    trainerBusy: round(busyMs / Math.max(1, seconds * 1000)),
-    idealSpeedup: round(phases.reduce((a, b) => a + b, 0) / Math.max(1, phases.length)),
+    trainerBusy: round(t.trainerBusy),
+    idealSpeedup: round(t.idealSpeedup),
     coreBoundSpeedup: Number.isFinite(coreBound) ? round(coreBound) : null,
     busyCores: cpu?.cores
       ? {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { TimelineEvent } from './events';
-import { adoptionLatencies, busyCoreMs, coreBoundSpeedup, coveredMs, overlapMs, percentile } from './metrics';
+import {
+  adoptionLatencies,
+  busyCoreMs,
+  coreBoundSpeedup,
+  coveredMs,
+  overlapMs,
+  percentile,
+  stepThroughput,
+} from './metrics';
 
 const ev = (
   lane: TimelineEvent['lane'],
@@ -92,5 +100,27 @@ describe('pipeline metrics', () => {
     ];
     expect(coreBoundSpeedup([phase], light, 2)).toBeCloseTo(1.5, 9);
     expect(coreBoundSpeedup([], samples, 2)).toBeNaN();
+  });
+});
+
+describe('stepThroughput', () => {
+  // Four steps of 16 episodes, 1 s apart; the trainer waited 600 ms and trained 400 ms in each.
+  const steps = [0, 1, 2, 3].map((i) => ({ episodes: 16, waitMs: 600, trainMs: 400, at: 10_000 + i * 1000 }));
+
+  it('times from the end of the first step to the step that reached the samples', () => {
+    const t = stepThroughput(steps, 48); // reached at the third step
+    expect(t.counted).toBe(2);
+    expect(t.from).toBe(10_000);
+    expect(t.trained).toBe(32);
+    expect(t.seconds).toBe(2);
+    expect(t.samplesPerSec).toBe(16);
+    expect(t.trainerBusy).toBeCloseTo(0.4, 9);
+    // (600 + 400) / max(600, 400) in every step after the first.
+    expect(t.idealSpeedup).toBeCloseTo(1000 / 600, 9);
+  });
+
+  it('counts every step when the samples were never reached, and nothing without steps', () => {
+    expect(stepThroughput(steps, 1000).counted).toBe(3);
+    expect(stepThroughput([], 10)).toMatchObject({ counted: 0, trained: 0, seconds: 0, samplesPerSec: 0 });
   });
 });

@@ -116,3 +116,63 @@ export function coreBoundSpeedup(
   });
   return ratios.length ? ratios.reduce((a, b) => a + b, 0) / ratios.length : NaN;
 }
+
+/** What `stepThroughput` reads of each training step (a `StepReport`). */
+export interface StepTiming {
+  /** Episodes trained on in the step. */
+  episodes: number;
+  /** Trainer idle before the step (waiting for data), and training + publishing, ms. */
+  waitMs: number;
+  trainMs: number;
+  /** Epoch ms the step finished. */
+  at: number;
+}
+
+/** Throughput of a run over its steps up to the one that reached `samples` trained episodes. */
+export interface Throughput {
+  /** The steps counted: from the second one (the first carries start-up) to that one. */
+  counted: number;
+  /** Epoch ms the first step finished: the counted time starts there. */
+  from: number;
+  trained: number;
+  seconds: number;
+  samplesPerSec: number;
+  /** Fraction of the counted time the trainer computed (training + publishing). */
+  trainerBusy: number;
+  /** Mean of (rollout + train) / max(rollout, train) per step after the first. */
+  idealSpeedup: number;
+}
+
+/**
+ * Trained episodes per second from the end of the first step (start-up — workers, shader
+ * compilation, the first publish — left out) to the step that reached `samples`, with the
+ * trainer's busy share and the ideal overlap speedup of the same steps (the sync-vs-async race
+ * and the pipeline bench).
+ */
+export function stepThroughput(steps: readonly StepTiming[], samples: number): Throughput {
+  let upTo = steps.length;
+  for (let i = 0, n = 0; i < steps.length; i++) {
+    n += steps[i]?.episodes ?? 0;
+    if (n >= samples) {
+      upTo = i + 1;
+      break;
+    }
+  }
+  const counted = steps.slice(1, upTo);
+  const from = steps[0]?.at ?? 0;
+  const seconds = ((counted.at(-1)?.at ?? from) - from) / 1000;
+  const trained = counted.reduce((n, s) => n + s.episodes, 0);
+  const busyMs = counted.reduce((n, s) => n + s.trainMs, 0);
+  const phases = steps
+    .slice(1)
+    .map((s) => (s.waitMs + s.trainMs) / Math.max(1, Math.max(s.waitMs, s.trainMs)));
+  return {
+    counted: counted.length,
+    from,
+    trained,
+    seconds,
+    samplesPerSec: trained / Math.max(1e-3, seconds),
+    trainerBusy: busyMs / Math.max(1, seconds * 1000),
+    idealSpeedup: phases.reduce((a, b) => a + b, 0) / Math.max(1, phases.length),
+  };
+}

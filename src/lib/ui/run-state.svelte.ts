@@ -10,7 +10,7 @@ import type { PipelineCounters } from '../pipeline/controller';
 import { now, type TimelineEvent } from '../pipeline/events';
 import type { AdvisorSetup } from '../pipeline/advisor';
 import { settingsFromShare, shareUrl } from '../pipeline/share';
-import { adoptionLatencies, percentile } from '../pipeline/metrics';
+import { adoptionLatencies, percentile, stepThroughput } from '../pipeline/metrics';
 import {
   defaultSettings,
   policyReset,
@@ -105,6 +105,20 @@ export interface Dashboard {
   setup: AdvisorSetup;
 }
 
+/** One leg of the sync-vs-async race: a run from fresh weights over the same number of samples. */
+export interface RaceLeg {
+  eta: number;
+  runId: string | null;
+  samplesPerSec: number;
+  seconds: number;
+  trainerBusy: number;
+  /** (rollout + train) / max(rollout, train) per step: what overlapping the two could gain. */
+  idealSpeedup: number;
+}
+
+/** Episodes each leg of the race trains on (about 40 versions). */
+export const RACE_SAMPLES = 640;
+
 /** How the run panel names what a run trains. */
 export function loraLabel(lora: RunSettings['lora']): string {
   return lora ? `LoRA, rank ${lora.rank}` : 'every parameter';
@@ -138,6 +152,9 @@ export class RunState {
   metrics = $state.raw<StepMetrics | null>(null);
   curriculum = $state.raw<CurriculumView | null>(null);
   evals = $state.raw<EvalPoint[]>([]);
+  /** The sync-vs-async race: its finished legs, and whether it is on. */
+  raceLegs = $state.raw<RaceLeg[]>([]);
+  racing = $state(false);
   events = $state.raw<readonly TimelineEvent[]>([]);
   dashboard = $state.raw<Dashboard | null>(null);
   runs = $state.raw<RunListEntry[]>([]);
@@ -193,6 +210,31 @@ export class RunState {
   }
 
   /** Resumes a stored run from its newest version; resolves when it ends. */
+  /**
+   * The sync-vs-async race (DESIGN §9): the same `samples` from fresh weights at η = 0, then at
+   * the panel's η (4 when it is 0), each a run of its own, timed as the pipeline bench times them
+   * (`stepThroughput`). A leg stopped before its samples ends the race.
+   */
+  async race(samples = RACE_SAMPLES): Promise<RaceLeg[]> {
+    if (this.running || this.racing) return this.raceLegs;
+    this.racing = true;
+    this.raceLegs = [];
+    const asyncEta = this.settings.eta > 0 ? this.settings.eta : 4;
+    try {
+      for (const eta of [0, asyncEta]) {
+        await this.start({ settings: { eta }, maxTrainedEpisodes: samples, evalEvery: 0 });
+        const played = this.steps.reduce((n, st) => n + st.episodes, 0);
+        if (this.error || played < samples) break;
+        const { samplesPerSec, seconds, trainerBusy, idealSpeedup } = stepThroughput(this.steps, samples);
+        const leg: RaceLeg = { eta, runId: this.runId, samplesPerSec, seconds, trainerBusy, idealSpeedup };
+        this.raceLegs = [...this.raceLegs, leg];
+      }
+    } finally {
+      this.racing = false;
+    }
+    return this.raceLegs;
+  }
+
   resume(runId: string, opts: RunOptions = {}): Promise<void> {
     return this.begin(opts, runId);
   }
