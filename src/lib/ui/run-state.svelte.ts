@@ -223,8 +223,8 @@ export class RunState {
     try {
       for (const eta of [0, asyncEta]) {
         await this.start({ settings: { eta }, maxTrainedEpisodes: samples, evalEvery: 0 });
-        const played = this.steps.reduce((n, st) => n + st.episodes, 0);
-        if (this.error || played < samples) break;
+        const trained = this.steps.reduce((n, st) => n + st.episodes, 0);
+        if (this.error || trained < samples) break;
         const { samplesPerSec, seconds, trainerBusy, idealSpeedup } = stepThroughput(this.steps, samples);
         const leg: RaceLeg = { eta, runId: this.runId, samplesPerSec, seconds, trainerBusy, idealSpeedup };
         this.raceLegs = [...this.raceLegs, leg];
