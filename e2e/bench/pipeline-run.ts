@@ -122,8 +122,7 @@ export async function runPipeline(
   const t = stepThroughput(steps, samples);
   const counted = steps.slice(1, 1 + t.counted);
   const from = steps[0] ? t.from : r.dashboard.startedAt;
-  const { seconds, trained } = t;
-  const busyMs = counted.reduce((n, s) => n + s.trainMs, 0);
+  const { seconds, trained, busyMs } = t;
   const windows = steps.slice(1).map((s) => {
     const trainFrom = s.at - s.trainMs;
     return { rollout: [trainFrom - s.waitMs, trainFrom] as const, train: [trainFrom, s.at] as const };

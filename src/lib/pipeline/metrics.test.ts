@@ -114,6 +114,7 @@ describe('stepThroughput', () => {
     expect(t.trained).toBe(32);
     expect(t.seconds).toBe(2);
     expect(t.samplesPerSec).toBe(16);
+    expect(t.busyMs).toBe(800);
     expect(t.trainerBusy).toBeCloseTo(0.4, 9);
     // (600 + 400) / max(600, 400) in every step after the first.
     expect(t.idealSpeedup).toBeCloseTo(1000 / 600, 9);

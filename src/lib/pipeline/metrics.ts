@@ -137,6 +137,8 @@ export interface Throughput {
   trained: number;
   seconds: number;
   samplesPerSec: number;
+  /** ms the trainer computed (training + publishing) in the counted steps. */
+  busyMs: number;
   /** Fraction of the counted time the trainer computed (training + publishing). */
   trainerBusy: number;
   /** Mean of (rollout + train) / max(rollout, train) per step after the first. */
@@ -172,6 +174,7 @@ export function stepThroughput(steps: readonly StepTiming[], samples: number): T
     trained,
     seconds,
     samplesPerSec: trained / Math.max(1e-3, seconds),
+    busyMs,
     trainerBusy: busyMs / Math.max(1, seconds * 1000),
     idealSpeedup: phases.reduce((a, b) => a + b, 0) / Math.max(1, phases.length),
   };
