@@ -19,7 +19,7 @@ interface Lab {
     runId: string | null;
     notices: string[];
     steps: { version: number }[];
-    evals: { iteration: number; successTrain: number }[];
+    evals: { iteration: number; successTrain: number; suite: string | null }[];
     settings: { startFrom: { runId: string; version: number } | null };
     events: TimelineEvent[];
     runs: { id: string; status: string; unconsumed: number; trajectories: number }[];
@@ -475,4 +475,80 @@ test('the sync-vs-async race trains the same samples at η = 0, then asynchronou
   );
   // Each leg is a stored run of its own.
   await expect.poll(() => lab(page, (l) => l.run.runs.length)).toBeGreaterThanOrEqual(2);
+});
+
+test('a run trains on a suite of the user’s own tasks: its jobs pose only them, and Resume keeps them', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await expect(page.getByTestId('run-tasks')).toHaveValue('');
+  // Write two tasks in the editor and add them to "my tasks" (the editor starts with 3x − 2).
+  await page.getByTestId('task-add').click();
+  await expect(page.getByTestId('tasks-notice')).toContainText('Added triple-minus-two');
+  await page.getByTestId('run-tasks').selectOption({ label: 'my tasks (1 tasks)' });
+  await expect(page.getByTestId('run-tasks-hint')).toContainText(
+    'the 1 tasks of "my tasks" (triple-minus-two)',
+  );
+  const editor = page.getByTestId('task-editor').locator('.cm-content');
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+a');
+  const double = (x: number) => ({ input: x, output: 2 * x + 1 });
+  await page.keyboard.insertText(
+    JSON.stringify({
+      id: 'double-plus-one',
+      level: 'medium',
+      examples: [1, 2, 4].map(double),
+      hidden: [0, 3, 5].map(double),
+    }),
+  );
+  await page.getByTestId('task-add').click();
+  // The chosen suite follows the edit.
+  await expect(page.getByTestId('run-tasks-hint')).toContainText('(triple-minus-two, double-plus-one)');
+  await expect(page.getByTestId('run-tasks')).toHaveValue('my tasks');
+  const mine = new Set(['triple-minus-two', 'double-plus-one']);
+
+  await page.evaluate(() => {
+    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+  });
+  await untilVersion(page, 4);
+  // Both tasks are medium: the curriculum starts there, not at an easy level it has no task of.
+  await expect(page.getByTestId('curriculum-level')).toHaveText('medium');
+  await page.waitForFunction(() => (window as unknown as LabWindow).__lab.run.evals.length > 0, null, {
+    timeout: 120_000,
+  });
+  await expect(page.getByTestId('run-eval')).toContainText('on "my tasks" (training) and built-in held-out');
+  const posed = (events: TimelineEvent[]) =>
+    events
+      .filter((e) => e.kind === 'episode' && e.lane.startsWith('rollout'))
+      .map((e) => String(e.meta?.task))
+      .filter((id) => !id.startsWith('hindsight:'));
+  const first = posed(await lab(page, (l) => l.run.events));
+  expect(first.length).toBeGreaterThanOrEqual(4);
+  expect(first.filter((id) => !mine.has(id))).toEqual([]);
+  expect(new Set(first).size).toBe(2);
+  expect((await lab(page, (l) => l.run.evals))[0]?.suite).toBe('my tasks');
+  const runId = await lab(page, (l) => l.run.runId);
+  await lab(page, (l) => l.run.stop());
+
+  // Reload: the stored run names its tasks, and Resume trains on them (not the built-in ones).
+  await page.reload();
+  await openReady(page, QUERY);
+  const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
+  await expect(row.getByTestId('run-trains')).toHaveText('every parameter, on "my tasks" (2 tasks)');
+  await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
+  await page.waitForFunction(
+    () => {
+      const r = (window as unknown as LabWindow).__lab.run;
+      if (r.error) throw new Error(`the run failed: ${r.error}`);
+      return r.events.filter((e) => e.kind === 'episode' && e.lane.startsWith('rollout')).length >= 6;
+    },
+    null,
+    { timeout: 120_000, polling: 250 },
+  );
+  const resumed = posed(await lab(page, (l) => l.run.events));
+  await lab(page, (l) => l.run.stop());
+  expect(resumed.length).toBeGreaterThan(0);
+  expect(resumed.filter((id) => !mine.has(id))).toEqual([]);
+  await expect(page.getByTestId('run-tasks')).toHaveValue('my tasks');
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
 });

@@ -41,6 +41,28 @@ describe('curriculum', () => {
     expect(c.level).toBe('hard');
   });
 
+  it('walks only the levels its training tasks have (a suite of medium and hard tasks starts at medium)', () => {
+    const c = new Curriculum({ enabled: true, window: 2, promoteAt: 0.5 }, ['hard', 'medium', 'medium']);
+    expect(c.level).toBe('medium');
+    expect(c.levelIndexNow).toBe(1);
+    expect(c.tasksFor(tasks).map((t) => t.id)).toEqual(['b']);
+    c.record('medium', true);
+    expect(c.record('medium', true)).toBe('hard');
+    const skips = new Curriculum({ enabled: true, window: 1, promoteAt: 0.5 }, ['easy', 'hard']);
+    expect(skips.record('easy', true)).toBe('hard'); // no medium task: medium is skipped
+    expect(skips.view().promotions).toEqual([{ from: 'easy', to: 'hard', episode: 1 }]);
+    expect(skips.record('hard', true)).toBeNull();
+  });
+
+  it('restores onto a level its tasks have', () => {
+    const c = new Curriculum(undefined, ['easy', 'hard']);
+    c.restore({ levelIndex: 1, recent: [true], episodes: 40 }); // medium: no task there
+    expect(c.level).toBe('hard');
+    const all = new Curriculum();
+    all.restore({ levelIndex: 1, recent: [true], episodes: 40 });
+    expect(all.view()).toMatchObject({ level: 'medium', seen: 1 });
+  });
+
   it('can be turned off: every level, no promotion', () => {
     const c = new Curriculum({ enabled: false, window: 1, promoteAt: 0.1 });
     expect(c.tasksFor(tasks)).toHaveLength(3);

@@ -24,18 +24,35 @@ export interface CurriculumView {
   promotions: { from: Level; to: Level; episode: number }[];
 }
 
-/** easy → medium → hard: promote when the last `window` episodes of a level succeed ≥ `promoteAt`. */
+/**
+ * easy → medium → hard: promote when the last `window` episodes of a level succeed ≥ `promoteAt`.
+ * Levels no training task has are skipped (a suite of the user's may hold medium tasks only).
+ */
 export class Curriculum {
-  private levelIndex = 0;
+  /** Index of the current level in `LEVELS`. */
+  private levelIndex: number;
   private recent: boolean[] = [];
   private episodes = 0;
   private readonly promotions: CurriculumView['promotions'] = [];
+  /** The levels it walks through, in order: those of the training tasks (every level if none given). */
+  private readonly levels: readonly Level[];
 
-  constructor(readonly config: CurriculumConfig = DEFAULT_CURRICULUM) {
+  constructor(
+    readonly config: CurriculumConfig = DEFAULT_CURRICULUM,
+    levels: readonly Level[] = LEVELS,
+  ) {
     if (!Number.isInteger(config.window) || config.window < 1)
       throw new Error(`curriculum window must be a positive integer, got ${config.window}`);
     if (!(config.promoteAt > 0 && config.promoteAt <= 1))
       throw new Error(`curriculum promoteAt must be in (0, 1], got ${config.promoteAt}`);
+    const present = LEVELS.filter((l) => levels.includes(l));
+    this.levels = present.length ? present : LEVELS;
+    this.levelIndex = LEVELS.indexOf(this.levels[0] ?? 'easy');
+  }
+
+  /** The level after the current one that has tasks, or null at the last. */
+  private get next(): Level | null {
+    return this.levels.find((l) => LEVELS.indexOf(l) > this.levelIndex) ?? null;
   }
 
   get level(): Level {
@@ -56,9 +73,10 @@ export class Curriculum {
     this.recent.push(solved);
     if (this.recent.length > this.config.window) this.recent.shift();
     const full = this.recent.length === this.config.window;
-    if (!full || this.rate() < this.config.promoteAt || this.levelIndex === LEVELS.length - 1) return null;
+    const next = this.next;
+    if (!full || this.rate() < this.config.promoteAt || next === null) return null;
     const from = this.level;
-    this.levelIndex += 1;
+    this.levelIndex = LEVELS.indexOf(next);
     this.recent = [];
     this.promotions.push({ from, to: this.level, episode: this.episodes });
     return this.level;
@@ -75,7 +93,10 @@ export class Curriculum {
 
   /** Continues from a snapshot (a resumed run). */
   restore(s: { levelIndex: number; recent: boolean[]; episodes: number }): void {
-    this.levelIndex = Math.max(0, Math.min(LEVELS.length - 1, Math.floor(s.levelIndex)));
+    const index = Math.max(0, Math.min(LEVELS.length - 1, Math.floor(s.levelIndex)));
+    // A level without tasks is not one to stay on: the first of the walk's levels at or past it.
+    const at = this.levels.find((l) => LEVELS.indexOf(l) >= index) ?? this.levels[this.levels.length - 1];
+    this.levelIndex = LEVELS.indexOf(at ?? 'hard');
     this.recent = s.recent.slice(-this.config.window);
     this.episodes = s.episodes;
   }

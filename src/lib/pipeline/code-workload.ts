@@ -136,7 +136,10 @@ export class CodeJobSource implements JobSource {
       throw new Error(`valueWindow must be 0 or a number ≥ 1, got ${config.valueWindow}`);
     if (!(config.temperature > 0 && Number.isFinite(config.temperature)))
       throw new Error(`temperature must be a positive number, got ${config.temperature}`);
-    this.curriculum = new Curriculum(config.curriculum);
+    this.curriculum = new Curriculum(
+      config.curriculum,
+      trainTasks.map((t) => t.level),
+    );
     this.hindsight = new HindsightPool(config.hindsight.samplesPerBatch > 0 ? config.hindsight.capacity : 0);
     this.rng = new Rng(config.seed);
   }
@@ -154,11 +157,10 @@ export class CodeJobSource implements JobSource {
       return { task: posed, cls: 'normal', value: this.value(posed.id) };
     }
     const level = this.curriculum.levelIndexNow;
+    const easier = this.trainTasks.filter((t) => LEVELS.indexOf(t.level) < level);
     const review =
-      this.curriculum.config.enabled && level > 0 && this.rng.next() < this.config.reviewFraction;
-    const pool = review
-      ? this.trainTasks.filter((t) => LEVELS.indexOf(t.level) < level)
-      : this.curriculum.tasksFor(this.trainTasks);
+      this.curriculum.config.enabled && easier.length > 0 && this.rng.next() < this.config.reviewFraction;
+    const pool = review ? easier : this.curriculum.tasksFor(this.trainTasks);
     let best: Task | undefined;
     for (let k = 0; k < this.config.candidates; k++) {
       const t = this.rng.pick(pool.length ? pool : this.trainTasks);

@@ -1,8 +1,9 @@
-import type { Level } from '../env/suite';
+import type { Level, TaskSuite } from '../env/suite';
 import { DEFAULT_CODE_RUN, type CodeRunConfig } from './code-workload';
 import type { TrainerConfig } from '../policy/config';
 import type { LoraConfig } from '../policy/lora';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
+import { validateRunTasks } from './run-tasks';
 
 /** Everything a training run of the code-writing policy is started with (stored with the run). */
 export interface RunSettings {
@@ -45,6 +46,13 @@ export interface RunSettings {
    * stored policy is the frozen base the adapters adapt (fine-tuning a trained policy).
    */
   startFrom: { runId: string; version: number } | null;
+  /**
+   * Train on these tasks instead of the built-in suite's training tasks: a copy of a saved suite
+   * (e.g. "my tasks", written in the page), taken when it is chosen and stored with the run, so
+   * that editing the suite later does not change what a run trained on. null: the built-in tasks.
+   * Held-out tasks stay the built-in suite's (`run-tasks.ts`).
+   */
+  tasks: TaskSuite | null;
 }
 
 /** The largest LoRA rank the page offers (d_model is 64: a rank past 16 saves little). */
@@ -72,6 +80,7 @@ export function defaultSettings(cores?: number): RunSettings {
     seed: 1,
     lora: null,
     startFrom: null,
+    tasks: null,
   };
 }
 
@@ -120,6 +129,7 @@ export function validateSettings(s: RunSettings): void {
     if (!Number.isInteger(version) || version < 0)
       throw new Error(`start from: the version must be a non-negative integer, got ${version}`);
   }
+  validateRunTasks(s.tasks, s.level);
   if (s.slotsPerWorker * s.code.groupSize > 32)
     throw new Error(
       `a worker decodes at most 32 episodes: ${s.slotsPerWorker} slots × ${s.code.groupSize} is more`,

@@ -3,12 +3,12 @@ import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { PipelineRunInit } from '../../../workers/trainer.worker';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import { generateTasks } from '../env/families';
-import type { Task } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { CodeJobSource, scheduledRate } from '../pipeline/code-workload';
 import { Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
 import { policyReset, settingsToJson, type RunSettings } from '../pipeline/run-settings';
+import { runTrainingTasks } from '../pipeline/run-tasks';
 import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '../pipeline/types';
 import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
@@ -36,13 +36,6 @@ export interface SessionHooks {
   onError(message: string): void;
   /** Something the user should know that does not stop the run (an eviction, a restart). */
   onNotice(message: string): void;
-}
-
-/** The built-in training tasks a run draws from (held-out tasks never). */
-export function trainingTasks(level: RunSettings['level']): Task[] {
-  return generateTasks(BUILT_IN_SEED)
-    .filter((t) => !t.heldOut && (!level || t.level === level))
-    .map(({ family: _f, program: _p, heldOut: _h, ...t }) => t);
 }
 
 /** Where a resumed run continues from (read from the store by the caller). */
@@ -102,7 +95,7 @@ export class PipelineSession {
     restored: Restored | null,
   ) {
     const code = settings.code;
-    this.source = new CodeJobSource(trainingTasks(settings.level), code);
+    this.source = new CodeJobSource(runTrainingTasks(settings, generateTasks(BUILT_IN_SEED)), code);
     this.source.restore(restored?.progress);
     this.secondsBefore = restored?.progress?.seconds ?? 0;
     this.lanes = Array.from({ length: settings.workers }, (_, i) => `rollout-${i}` as const);

@@ -2,7 +2,7 @@ import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { CurriculumView } from '../env/curriculum';
 import { agentFigures } from '../env/evaluate';
 import { generateTasks } from '../env/families';
-import type { Level } from '../env/suite';
+import type { Level, TaskSuite } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import type { StepMetrics } from '../policy/trainer';
 import type { CodeRunConfig } from '../pipeline/code-workload';
@@ -24,6 +24,7 @@ import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
 import { groupsFromRecords } from '../pipeline/resume';
+import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
@@ -38,6 +39,8 @@ export interface EvalPoint {
   episodes: number;
   /** Level evaluated (the training level, or every level with the curriculum off). */
   level: Level | 'all';
+  /** The run's own suite its training tasks came from (all of it evaluated), or null for the built-in tasks. */
+  suite: string | null;
   successTrain: number;
   successHeldOut: number | null;
   /** Mean episode reward of greedy play on the level's training tasks. */
@@ -124,6 +127,12 @@ export function loraLabel(lora: RunSettings['lora']): string {
   return lora ? `LoRA, rank ${lora.rank}` : 'every parameter';
 }
 
+/** What a stored run trains, and on which tasks when they are a suite of the user's. */
+export function trainsLabel(s: Pick<RunSettings, 'lora' | 'tasks'>): string {
+  const what = loraLabel(s.lora);
+  return s.tasks ? `${what}, on "${s.tasks.name}" (${s.tasks.tasks.length} tasks)` : what;
+}
+
 /** `policyBytes` of the newest publish among `events`, or null. */
 function lastPolicyBytes(events: readonly TimelineEvent[]): number | null {
   for (let i = events.length - 1; i >= 0; i--) {
@@ -171,6 +180,10 @@ export class RunState {
   private ticker: ReturnType<typeof setInterval> | undefined;
   private finished: (() => void) | null = null;
   private opts: RunOptions = {};
+  /** A chosen saved suite is copied again when it is edited (`syncSavedSuites`). */
+  private tasksFollowSaved = false;
+  /** What the current (or last) run trains on, for its evaluations. */
+  private runSettings: Pick<RunSettings, 'tasks'> = { tasks: null };
   private t0 = 0;
 
   constructor(private readonly trainer: TrainerState) {}
@@ -194,7 +207,7 @@ export class RunState {
           updatedAt: r.updatedAt,
           trajectories: c.total,
           unconsumed: c.total - c.consumed,
-          trains: loraLabel(settingsFromJson(r.config).lora),
+          trains: trainsLabel(settingsFromJson(r.config)),
           resumable:
             r.latestVersion >= 0 &&
             (r.status === 'running' || r.status === 'paused') &&
@@ -209,7 +222,6 @@ export class RunState {
     return this.begin(opts, null);
   }
 
-  /** Resumes a stored run from its newest version; resolves when it ends. */
   /**
    * The sync-vs-async race (DESIGN §9): the same `samples` from fresh weights at η = 0, then at
    * the panel's η (4 when it is 0), each a run of its own, timed as the pipeline bench times them
@@ -235,6 +247,7 @@ export class RunState {
     return this.raceLegs;
   }
 
+  /** Resumes a stored run from its newest version; resolves when it ends. */
   resume(runId: string, opts: RunOptions = {}): Promise<void> {
     return this.begin(opts, runId);
   }
@@ -266,6 +279,7 @@ export class RunState {
         settings = settingsFromJson(record.config);
         validateSettings(settings);
         this.settings = settings;
+        this.tasksFollowSaved = false;
         await this.trainer.api.resetPolicy(policyReset(settings));
         const point = await this.trainer.api.resumeRun(runInit(resumeId, settings));
         const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
@@ -287,6 +301,7 @@ export class RunState {
         await this.trainer.api.startRun(session.runInit, session.progress());
       }
       this.runId = session.runId;
+      this.runSettings = settings;
       this.curriculum = session.source.curriculum.view();
       this.ticker = setInterval(() => void this.tick(), 250);
       await session.start();
@@ -345,6 +360,26 @@ export class RunState {
   }
 
   /**
+   * Chooses what new runs train on: a saved suite (a copy goes into the settings, and follows the
+   * suite as it is edited in the page until another choice), or null for the built-in tasks.
+   */
+  chooseTasks(suite: TaskSuite | null): void {
+    this.settings.tasks = suite ? structuredClone(suite) : null;
+    this.tasksFollowSaved = suite !== null;
+  }
+
+  /**
+   * The page's saved suites, as they are now: a chosen saved suite that was edited (a task added
+   * to "my tasks") is copied again. Tasks that came with a share link or a stored run are kept.
+   */
+  syncSavedSuites(saved: readonly TaskSuite[]): void {
+    const chosen = this.settings.tasks;
+    if (!chosen || !this.tasksFollowSaved || this.running) return;
+    const now = saved.find((s) => s.name === chosen.name);
+    if (now && JSON.stringify(now) !== JSON.stringify(chosen)) this.settings.tasks = structuredClone(now);
+  }
+
+  /**
    * Takes the settings of a share link (the value of its `?run=`; null: no link): a notice says
    * so, or the run panel's error says what is wrong with the link (the defaults stay).
    */
@@ -352,6 +387,7 @@ export class RunState {
     if (param === null) return;
     try {
       this.settings = settingsFromShare(param);
+      this.tasksFollowSaved = false;
       this.notices = [...this.notices, `Settings from the share link (seed ${this.settings.seed}).`];
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
@@ -445,7 +481,7 @@ export class RunState {
 
   /**
    * Greedy success of a stored version of a run (the newest when `version` is omitted or was
-   * pruned meanwhile) on the built-in tasks of `level`.
+   * pruned meanwhile) on the tasks of `level` (`runEvaluationTasks`: a run's own suite, whole).
    */
   private async evaluateStored(
     runId: string,
@@ -468,9 +504,7 @@ export class RunState {
     const worker = this.evalWorker;
     // A LoRA version holds only adapters: the evaluator merges them into the run's base.
     await worker.api.loadPolicy(record.checkpoint, record.version, await loraBaseOf(db, record));
-    const tasks = generateTasks(BUILT_IN_SEED)
-      .filter((t) => level === 'all' || t.level === level)
-      .map(({ family: _f, program: _p, ...t }) => t);
+    const tasks = runEvaluationTasks(this.runSettings, generateTasks(BUILT_IN_SEED), level);
     const rows = await worker.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
     const f = agentFigures(rows, 'policy');
     const train = rows.find((r) => r.agent === 'policy' && r.split === 'train' && r.level === 'all');
@@ -479,6 +513,7 @@ export class RunState {
       seconds: (performance.now() - this.t0) / 1000,
       episodes: this.session?.pipeline.counters.generatedEpisodes ?? 0,
       level,
+      suite: this.runSettings.tasks?.name ?? null,
       successTrain: f.successTrain ?? 0,
       successHeldOut: f.successHeldOut,
       meanRewardTrain: train?.meanReward ?? 0,

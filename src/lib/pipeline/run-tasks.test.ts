@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { generateTasks } from '../env/families';
+import type { Task, TaskSuite } from '../env/suite';
+import { CodeJobSource } from './code-workload';
+import { defaultSettings, settingsFromJson, settingsToJson, validateSettings } from './run-settings';
+import { runEvaluationTasks, runTrainingTasks } from './run-tasks';
+import { settingsFromShare, shareParam } from './share';
+
+const builtIn = generateTasks(1);
+const linear = (id: string, a: number, b: number, level: Task['level'] = 'medium'): Task => ({
+  id,
+  level,
+  examples: [1, 2, 4].map((x) => ({ input: x, output: a * x + b })),
+  hidden: [0, 3, 5].map((x) => ({ input: x, output: a * x + b })),
+});
+const mine: TaskSuite = {
+  name: 'my tasks',
+  tasks: [linear('triple-minus-two', 3, -2), linear('hard-one', 5, 1, 'hard')],
+};
+
+describe("a run's tasks", () => {
+  it('are the built-in training tasks by default, never a held-out one', () => {
+    const s = defaultSettings();
+    const train = runTrainingTasks(s, builtIn);
+    const held = new Set(builtIn.filter((t) => t.heldOut).map((t) => t.id));
+    expect(train).toHaveLength(builtIn.length - held.size);
+    expect(train.some((t) => held.has(t.id))).toBe(false);
+    expect(runTrainingTasks({ ...s, level: 'easy' }, builtIn).every((t) => t.level === 'easy')).toBe(true);
+    expect(Object.keys(train[0] ?? {}).sort()).toEqual(['examples', 'hidden', 'id', 'level']);
+  });
+
+  it("are the user's suite when one is chosen, filtered by the run's level", () => {
+    const s = { ...defaultSettings(), tasks: mine };
+    expect(runTrainingTasks(s, builtIn).map((t) => t.id)).toEqual(['triple-minus-two', 'hard-one']);
+    expect(runTrainingTasks({ ...s, level: 'hard' }, builtIn).map((t) => t.id)).toEqual(['hard-one']);
+  });
+
+  it("are evaluated whole, with the built-in held-out tasks of the suite's levels", () => {
+    const tasks = runEvaluationTasks({ tasks: mine }, builtIn, 'easy');
+    const train = tasks.filter((t) => !t.heldOut);
+    const held = tasks.filter((t) => t.heldOut);
+    expect(train.map((t) => t.id)).toEqual(['triple-minus-two', 'hard-one']);
+    const want = builtIn.filter((t) => t.heldOut && (t.level === 'medium' || t.level === 'hard'));
+    expect(held.map((t) => t.id)).toEqual(want.map((t) => t.id));
+    expect(held.length).toBeGreaterThan(0);
+    // The built-in suite: the level's tasks with their split.
+    const easy = runEvaluationTasks({ tasks: null }, builtIn, 'easy');
+    expect(easy.map((t) => [t.id, t.heldOut])).toEqual(
+      builtIn.filter((t) => t.level === 'easy').map((t) => [t.id, t.heldOut]),
+    );
+    expect(runEvaluationTasks({ tasks: null }, builtIn, 'all')).toHaveLength(builtIn.length);
+  });
+
+  it('start a job source whose curriculum walks their levels', () => {
+    const source = new CodeJobSource(runTrainingTasks({ tasks: mine, level: null }, builtIn));
+    expect(source.curriculum.level).toBe('medium');
+    expect(source.nextTask().task.id).toBe('triple-minus-two');
+  });
+
+  it('are checked: a broken suite, a reserved id or no task at the level is refused with a message', () => {
+    const ok = { ...defaultSettings(), tasks: mine };
+    expect(() => validateSettings(ok)).not.toThrow();
+    const noHidden = { ...mine, tasks: [{ ...linear('t', 1, 1), hidden: [] }] };
+    expect(() => validateSettings({ ...ok, tasks: noHidden })).toThrow(
+      /the run's tasks: \$\.tasks\[0\]\.hidden: must not be empty/,
+    );
+    const reserved = { ...mine, tasks: [linear('hindsight:1,2', 1, 1)] };
+    expect(() => validateSettings({ ...ok, tasks: reserved })).toThrow(/reserved for relabelled tasks/);
+    expect(() => validateSettings({ ...ok, level: 'easy' })).toThrow(/"my tasks"\) have no easy task/);
+    expect(() => validateSettings({ ...ok, tasks: { name: 'empty', tasks: [] } })).toThrow(
+      /must not be empty/,
+    );
+  });
+
+  it('are stored with the run and travel in a share link', () => {
+    const s = { ...defaultSettings(), tasks: mine };
+    const stored = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(s))) as Record<string, unknown>);
+    expect(stored.tasks).toEqual(mine);
+    expect(settingsFromShare(shareParam(s)).tasks).toEqual(mine);
+    // A run stored before the field trains on the built-in tasks, as it did.
+    const old = settingsToJson(defaultSettings());
+    delete old.tasks;
+    expect(settingsFromJson(old).tasks).toBeNull();
+  });
+});

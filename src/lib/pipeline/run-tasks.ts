@@ -1,0 +1,59 @@
+import type { EvalTask } from '../env/evaluate';
+import type { GeneratedTask } from '../env/families';
+import { parseSuite, type Level, type Task } from '../env/suite';
+import { isRelabelledTask } from '../rl/hindsight';
+import type { RunSettings } from './run-settings';
+
+/**
+ * Which tasks a run trains on and which its evaluations score (DESIGN §3: users write their own
+ * tasks in the page). A run trains on the built-in suite's training tasks, or on a saved suite
+ * of the user's (`RunSettings.tasks`, e.g. "my tasks"); held-out tasks are the built-in suite's
+ * in both cases, so that "held-out" always means tasks the run never trained on.
+ */
+
+/** A task without what the generator adds (family, program, split). */
+const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
+
+/** Throws with a readable message when `tasks` cannot be a run's own training tasks. */
+export function validateRunTasks(tasks: RunSettings['tasks'], level: RunSettings['level']): void {
+  if (tasks === null) return;
+  const parsed = parseSuite(JSON.stringify(tasks));
+  if (!parsed.ok) throw new Error(`the run's tasks: ${parsed.path}: ${parsed.message}`);
+  const relabelled = parsed.suite.tasks.find((t) => isRelabelledTask(t.id));
+  if (relabelled)
+    throw new Error(`the run's tasks: task id "${relabelled.id}" is reserved for relabelled tasks`);
+  if (level && !parsed.suite.tasks.some((t) => t.level === level))
+    throw new Error(`the run's tasks ("${tasks.name}") have no ${level} task`);
+}
+
+/** The tasks a run of these settings trains on: its own suite's, or the built-in training tasks. */
+export function runTrainingTasks(
+  s: Pick<RunSettings, 'tasks' | 'level'>,
+  builtIn: readonly GeneratedTask[],
+): Task[] {
+  const pool = s.tasks ? s.tasks.tasks : builtIn.filter((t) => !t.heldOut);
+  return pool.filter((t) => !s.level || t.level === s.level).map(plain);
+}
+
+/**
+ * What an evaluation during a run scores, at `level` (the curriculum's, the run's, or `all`):
+ * with the built-in tasks, the level's training and held-out tasks; with the run's own suite,
+ * every task of it as training tasks (the user chose them, whatever their level) and the
+ * built-in held-out tasks of the levels the suite has.
+ */
+export function runEvaluationTasks(
+  s: Pick<RunSettings, 'tasks'>,
+  builtIn: readonly GeneratedTask[],
+  level: Level | 'all',
+): EvalTask[] {
+  if (!s.tasks) {
+    return builtIn
+      .filter((t) => level === 'all' || t.level === level)
+      .map((t) => ({ ...plain(t), heldOut: t.heldOut }));
+  }
+  const levels = new Set(s.tasks.tasks.map((t) => t.level));
+  return [
+    ...s.tasks.tasks.map((t) => ({ ...plain(t), heldOut: false })),
+    ...builtIn.filter((t) => t.heldOut && levels.has(t.level)).map((t) => ({ ...plain(t), heldOut: true })),
+  ];
+}
