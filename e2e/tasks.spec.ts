@@ -152,6 +152,29 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
   const trained = Number(await page.getByTestId('env-trained').textContent());
   expect(random).toBeGreaterThan(5);
   expect(trained).toBeGreaterThan(2 * random);
+  await expect(page.getByTestId('env-iterations')).toHaveText('after 40 iterations');
+  // Its loop on the timeline: one version per iteration, versions 0–40 drawn once fitted.
+  const timeline = page.getByTestId('env-timeline');
+  await timeline.getByTestId('timeline-fit').click();
+  await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', '41');
+});
+
+test('Stop ends custom-environment training after the iteration in progress, with a report of what it trained', async ({
+  page,
+}) => {
+  await openWithTrainer(page);
+  await page.getByTestId('env-iterations-input').fill('500');
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-progress')).toContainText(/iteration [3-9]\/500|iteration \d\d+\/500/, {
+    timeout: 60_000,
+  });
+  await page.getByTestId('env-stop').click();
+  await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 60_000 });
+  const done = Number((await page.getByTestId('env-iterations').textContent())?.match(/\d+/)?.[0]);
+  expect(done).toBeGreaterThanOrEqual(3);
+  expect(done).toBeLessThan(500);
+  await expect(page.getByTestId('env-train')).toBeEnabled();
+  await expect(page.getByTestId('env-stop')).toBeDisabled();
 });
 
 test('a broken custom environment gets a clear message', async ({ page }) => {

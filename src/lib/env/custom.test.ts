@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { TimelineEvent } from '../pipeline/events';
 import { SyncLoop } from '../pipeline/sync-loop';
 import { CustomWorkload } from '../pipeline/custom-workload';
 import type { MlpSnapshot } from '../policy/mlp';
@@ -87,6 +88,7 @@ describe('custom JS environments', () => {
     const rng = new Rng(1);
     let adopted: MlpSnapshot | null = null;
     const versions: number[] = [];
+    const events: TimelineEvent[] = [];
     const loop = new SyncLoop(
       new CustomWorkload(
         {
@@ -101,6 +103,7 @@ describe('custom JS environments', () => {
         config.episodesPerIteration,
         config.gamma,
       ),
+      (e) => events.push(e),
     );
     const random = randomReturn(env, 20, 1);
     const before = snapshotReturn(env, await learner.snapshot(), 10, false, rng);
@@ -108,6 +111,18 @@ describe('custom JS environments', () => {
     const after = snapshotReturn(env, await learner.snapshot(), 10, true, rng);
     learner.dispose();
     expect(versions).toEqual(Array.from({ length: 26 }, (_, i) => i));
+    // The timeline's spans: per iteration a batch, then an update, then a publish, never overlapping.
+    const lanes = events.map((e) => `${e.lane}:${e.kind}:${e.version}`);
+    expect(lanes.slice(0, 4)).toEqual([
+      'store:publish:0',
+      'rollout-0:episode:0',
+      'trainer:train-step:0',
+      'store:publish:1',
+    ]);
+    expect(lanes).toHaveLength(1 + 3 * 25);
+    expect(events.every((e, i) => e.t0 <= e.t1 && (i === 0 || (events[i - 1]?.t1 ?? Infinity) <= e.t0))).toBe(
+      true,
+    );
     expect(random).toBeLessThan(40);
     expect(
       after,

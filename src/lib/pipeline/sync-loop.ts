@@ -1,3 +1,5 @@
+import { now, type TimelineEvent } from './events';
+
 /** What one batch of episodes came to. */
 export interface BatchStats {
   episodes: number;
@@ -39,22 +41,52 @@ export class SyncLoop<Batch> {
   iteration = 0;
   version = -1;
 
-  constructor(private readonly workload: Workload<Batch>) {}
+  /**
+   * `emit` receives the loop's spans for the timeline (DESIGN §9), on the pipeline's lanes: the
+   * batch collected on `rollout-0`, the update on `trainer`, each publish on `store`.
+   */
+  constructor(
+    private readonly workload: Workload<Batch>,
+    private readonly emit: (e: TimelineEvent) => void = () => undefined,
+  ) {}
 
   /** Publishes the trainer's starting weights as version 0, so both sides hold the same policy. */
   async start(): Promise<void> {
-    await this.workload.publish(0);
+    await this.publish(0);
     this.version = 0;
+  }
+
+  private async publish(version: number): Promise<void> {
+    const t0 = now();
+    await this.workload.publish(version);
+    this.emit({ lane: 'store', kind: 'publish', t0, t1: now(), version });
   }
 
   async iterate(): Promise<IterationReport> {
     if (this.version < 0) await this.start();
-    const t0 = performance.now();
+    const t0 = now();
     const { batch, stats } = await this.workload.collect(this.iteration);
-    const t1 = performance.now();
+    const t1 = now();
     const collectedWith = this.version;
+    this.emit({
+      lane: 'rollout-0',
+      kind: 'episode',
+      t0,
+      t1,
+      version: collectedWith,
+      meta: { episodes: stats.episodes, meanReturn: stats.meanReturn },
+    });
     const { loss } = await this.workload.train(batch, collectedWith);
-    await this.workload.publish(this.version + 1);
+    const t2 = now();
+    this.emit({
+      lane: 'trainer',
+      kind: 'train-step',
+      t0: t1,
+      t1: t2,
+      version: collectedWith,
+      meta: { loss },
+    });
+    await this.publish(this.version + 1);
     this.version += 1;
     this.iteration += 1;
     return {
@@ -64,7 +96,7 @@ export class SyncLoop<Batch> {
       stats,
       loss,
       rolloutMs: t1 - t0,
-      trainMs: performance.now() - t1,
+      trainMs: t2 - t1,
     };
   }
 }

@@ -2,6 +2,7 @@ import type { CustomEnvSpec } from '../env/custom';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import { CARTPOLE_JS } from '../env/custom';
 import { CustomWorkload } from '../pipeline/custom-workload';
+import { EventLog, type TimelineEvent } from '../pipeline/events';
 import { SyncLoop, type IterationReport } from '../pipeline/sync-loop';
 import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
 import type { TrainerState } from './trainer-state.svelte';
@@ -9,6 +10,8 @@ import type { TrainerState } from './trainer-state.svelte';
 /** Returns of the random, untrained and trained policies on a custom environment. */
 export interface CustomEnvReport {
   spec: CustomEnvSpec;
+  /** Iterations trained (fewer than asked when stopped). */
+  iterations: number;
   randomReturn: number;
   untrainedReturn: number;
   trainedReturn: number;
@@ -26,6 +29,10 @@ export class CustomEnvState {
   history = $state.raw<IterationReport[]>([]);
   report = $state.raw<CustomEnvReport | null>(null);
   error = $state<string | null>(null);
+  /** The loop's spans for the timeline (batch, update, publish), newest training only. */
+  events = $state.raw<readonly TimelineEvent[]>([]);
+  /** Stop asked: the loop ends after the iteration in progress, then measures the trained policy. */
+  stopping = $state(false);
 
   private readonly rollout = new RolloutBridge('rollout-custom', (message) => {
     this.error = `rollout worker crashed: ${message}; it restarts on the next run`;
@@ -33,6 +40,11 @@ export class CustomEnvState {
   });
 
   constructor(private readonly trainer: TrainerState) {}
+
+  /** Ends training after the iteration in progress; the report then covers the iterations done. */
+  stop(): void {
+    if (this.training) this.stopping = true;
+  }
 
   async train(): Promise<void> {
     if (this.training) return;
@@ -49,6 +61,9 @@ export class CustomEnvState {
     this.error = null;
     this.report = null;
     this.history = [];
+    this.events = [];
+    this.stopping = false;
+    const log = new EventLog(3_000);
     const config = { ...DEFAULT_CUSTOM_TRAIN, iterations: this.iterations };
     try {
       const rollout = this.rollout.api;
@@ -71,19 +86,23 @@ export class CustomEnvState {
           config.episodesPerIteration,
           config.gamma,
         ),
+        (e) => log.push(e),
       );
       await loop.start();
       const untrainedReturn = await rollout.customReturn(10, false);
-      for (let i = 0; i < config.iterations; i++) {
+      for (let i = 0; i < config.iterations && !this.stopping; i++) {
         const report = await loop.iterate();
         this.history = [...this.history, report];
+        this.events = [...log.events];
       }
       const trainedReturn = await rollout.customReturn(10, true);
-      this.report = { spec, randomReturn, untrainedReturn, trainedReturn };
+      this.report = { spec, iterations: this.history.length, randomReturn, untrainedReturn, trainedReturn };
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     } finally {
+      this.events = [...log.events];
       this.training = false;
+      this.stopping = false;
       if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     }
   }
