@@ -42,11 +42,19 @@ interface Lab {
       maxIterations?: number;
     }): Promise<void>;
     stop(): Promise<void>;
-    race(samples: number): Promise<{ eta: number; samplesPerSec: number; trainerBusy: number }[]>;
+    race(samples: number): Promise<Leg[]>;
+    sweep(samples: number, etas: number[]): Promise<Leg[]>;
     storedSeqs(runId?: string, which?: 'all' | 'unconsumed'): Promise<number[]>;
   };
 }
 type LabWindow = { __lab: Lab };
+interface Leg {
+  eta: number;
+  samplesPerSec: number;
+  trainerBusy: number;
+  meanStaleness: number;
+  success: { train: number; heldOut: number | null } | null;
+}
 
 // The trainer on wasm: these tests are about the pipeline's behaviour, not WebGPU speed.
 const QUERY = '?debug&backend=wasm&wcTimeout=3000';
@@ -467,7 +475,7 @@ test('the sync-vs-async race trains the same samples at η = 0, then asynchronou
     expect(g.samplesPerSec).toBeGreaterThan(0);
     expect(g.trainerBusy).toBeGreaterThan(0);
   }
-  await expect(page.getByTestId('run-race-table').locator('tbody tr')).toHaveCount(2);
+  await expect(page.getByTestId('run-compare-table').locator('tbody tr')).toHaveCount(2);
   const [sync, async] = legs;
   if (!sync || !async) throw new Error('two legs expected');
   await expect(page.getByTestId('run-race-result')).toContainText(
@@ -475,6 +483,33 @@ test('the sync-vs-async race trains the same samples at η = 0, then asynchronou
   );
   // Each leg is a stored run of its own.
   await expect.poll(() => lab(page, (l) => l.run.runs.length)).toBeGreaterThanOrEqual(2);
+});
+
+test('the staleness sweep trains the same samples at each η and shows staleness bounded by η', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  const legs = await lab(page, (l) => l.run.sweep(48, [0, 2, Infinity]));
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+  expect(legs.map((g) => g.eta)).toEqual([0, 2, Infinity]);
+  const [sync, two, unbounded] = legs;
+  if (!sync || !two || !unbounded) throw new Error('three legs expected');
+  expect(sync.meanStaleness).toBe(0);
+  expect(two.meanStaleness).toBeLessThanOrEqual(2);
+  // Unbounded, the single worker runs ahead: its samples are older than η = 0's.
+  expect(unbounded.meanStaleness).toBeGreaterThan(0);
+  for (const g of legs) {
+    expect(g.samplesPerSec).toBeGreaterThan(0);
+    expect(g.success?.train).toBeGreaterThanOrEqual(0);
+  }
+  const table = page.getByTestId('run-compare-table');
+  await expect(table).toHaveAttribute('data-kind', 'sweep');
+  await expect(table.locator('tbody tr')).toHaveCount(3);
+  await expect(table.locator('tbody tr').nth(2).locator('td').first()).toHaveText('unbounded');
+  await expect(table.locator('tbody tr').nth(1).locator('td').nth(4)).toHaveText(
+    two.meanStaleness.toFixed(1),
+  );
+  await expect(page.getByTestId('run-sweep-note')).toContainText('decoupled PPO');
 });
 
 test('a run trains on a suite of the user’s own tasks: its jobs pose only them, and Resume keeps them', async ({

@@ -108,19 +108,39 @@ export interface Dashboard {
   setup: AdvisorSetup;
 }
 
-/** One leg of the sync-vs-async race: a run from fresh weights over the same number of samples. */
-export interface RaceLeg {
+/**
+ * One leg of a comparison (the sync-vs-async race, the staleness sweep): a run from fresh weights
+ * over the same number of trained samples as the other legs.
+ */
+export interface Leg {
   eta: number;
+  loss: RunSettings['loss'];
   runId: string | null;
   samplesPerSec: number;
   seconds: number;
   trainerBusy: number;
   /** (rollout + train) / max(rollout, train) per step: what overlapping the two could gain. */
   idealSpeedup: number;
+  /** Mean staleness of the trained samples, versions. */
+  meanStaleness: number;
+  interrupts: number;
+  staleDrops: number;
+  /** Greedy success of the leg's last version (the sweep evaluates; the race does not). */
+  success: { train: number; heldOut: number | null } | null;
+}
+
+/** A comparison in the run panel: its kind, the legs done, how many it has. */
+export interface Comparison {
+  kind: 'race' | 'sweep';
+  legs: Leg[];
+  planned: number;
 }
 
 /** Episodes each leg of the race trains on (about 40 versions). */
 export const RACE_SAMPLES = 640;
+/** Episodes each leg of the staleness sweep trains on (about 20 versions), and its η values. */
+export const SWEEP_SAMPLES = 320;
+export const SWEEP_ETAS: readonly number[] = [0, 1, 2, 4, 8, Infinity];
 
 /** How the run panel names what a run trains. */
 export function loraLabel(lora: RunSettings['lora']): string {
@@ -161,9 +181,9 @@ export class RunState {
   metrics = $state.raw<StepMetrics | null>(null);
   curriculum = $state.raw<CurriculumView | null>(null);
   evals = $state.raw<EvalPoint[]>([]);
-  /** The sync-vs-async race: its finished legs, and whether it is on. */
-  raceLegs = $state.raw<RaceLeg[]>([]);
-  racing = $state(false);
+  /** The last sync-vs-async race or staleness sweep (its finished legs), and whether one is on. */
+  comparison = $state.raw<Comparison | null>(null);
+  comparing = $state(false);
   events = $state.raw<readonly TimelineEvent[]>([]);
   dashboard = $state.raw<Dashboard | null>(null);
   runs = $state.raw<RunListEntry[]>([]);
@@ -227,24 +247,63 @@ export class RunState {
    * the panel's η (4 when it is 0), each a run of its own, timed as the pipeline bench times them
    * (`stepThroughput`). A leg stopped before its samples ends the race.
    */
-  async race(samples = RACE_SAMPLES): Promise<RaceLeg[]> {
-    if (this.running || this.racing) return this.raceLegs;
-    this.racing = true;
-    this.raceLegs = [];
+  race(samples = RACE_SAMPLES): Promise<Leg[]> {
     const asyncEta = this.settings.eta > 0 ? this.settings.eta : 4;
+    return this.compare('race', [0, asyncEta], samples, false);
+  }
+
+  /**
+   * The staleness sweep (DESIGN §9, AReaL's staleness table): the same `samples` from fresh
+   * weights at each η of `etas` with the panel's loss, each a run of its own: throughput, mean
+   * staleness, interrupts, stale drops and the greedy success of its last version.
+   */
+  sweep(samples = SWEEP_SAMPLES, etas: readonly number[] = SWEEP_ETAS): Promise<Leg[]> {
+    return this.compare('sweep', etas, samples, true);
+  }
+
+  private async compare(
+    kind: Comparison['kind'],
+    etas: readonly number[],
+    samples: number,
+    evaluate: boolean,
+  ): Promise<Leg[]> {
+    if (this.running || this.comparing) return this.comparison?.legs ?? [];
+    this.comparing = true;
+    this.comparison = { kind, legs: [], planned: etas.length };
+    const legs: Leg[] = [];
     try {
-      for (const eta of [0, asyncEta]) {
+      for (const eta of etas) {
         await this.start({ settings: { eta }, maxTrainedEpisodes: samples, evalEvery: 0 });
         const trained = this.steps.reduce((n, st) => n + st.episodes, 0);
         if (this.error || trained < samples) break;
-        const { samplesPerSec, seconds, trainerBusy, idealSpeedup } = stepThroughput(this.steps, samples);
-        const leg: RaceLeg = { eta, runId: this.runId, samplesPerSec, seconds, trainerBusy, idealSpeedup };
-        this.raceLegs = [...this.raceLegs, leg];
+        const t = stepThroughput(this.steps, samples);
+        const stale = this.steps.flatMap((st) => st.staleness);
+        const counters = this.dashboard?.counters;
+        let success: Leg['success'] = null;
+        if (evaluate) {
+          const e = await this.evaluateLatest(this.curriculum?.enabled ? this.curriculum.level : 'all');
+          success = { train: e.successTrain, heldOut: e.successHeldOut };
+        }
+        const leg: Leg = {
+          eta,
+          loss: this.settings.loss,
+          runId: this.runId,
+          samplesPerSec: t.samplesPerSec,
+          seconds: t.seconds,
+          trainerBusy: t.trainerBusy,
+          idealSpeedup: t.idealSpeedup,
+          meanStaleness: stale.reduce((a, b) => a + b, 0) / Math.max(1, stale.length),
+          interrupts: counters?.interrupts ?? 0,
+          staleDrops: counters?.staleDrops ?? 0,
+          success,
+        };
+        legs.push(leg);
+        this.comparison = { kind, legs: [...legs], planned: etas.length };
       }
     } finally {
-      this.racing = false;
+      this.comparing = false;
     }
-    return this.raceLegs;
+    return legs;
   }
 
   /** Resumes a stored run from its newest version; resolves when it ends. */
