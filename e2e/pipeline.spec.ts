@@ -3,6 +3,7 @@ import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
 import { advise, advisorInput, type AdvisorFigures } from '../src/lib/pipeline/advisor.ts';
 import { overlapMs } from '../src/lib/pipeline/metrics.ts';
 import { maxVersionsInFlight } from '../src/lib/pipeline/timeline-view.ts';
+import { generateTasks } from '../src/lib/env/families.ts';
 import { openReady } from './support/page';
 
 /** The part of the page's `?debug` hook (src/global.d.ts) these tests use. */
@@ -18,7 +19,7 @@ interface Lab {
     error: string | null;
     runId: string | null;
     notices: string[];
-    steps: { version: number }[];
+    steps: { version: number; metrics: { wMean: number; entropy: number } }[];
     evals: { iteration: number; successTrain: number; suite: string | null }[];
     settings: { startFrom: { runId: string; version: number } | null };
     events: TimelineEvent[];
@@ -42,6 +43,9 @@ interface Lab {
       maxIterations?: number;
     }): Promise<void>;
     stop(): Promise<void>;
+    evaluateLatest(
+      level: string,
+    ): Promise<{ iteration: number; successTrain: number; successHeldOut: number | null }>;
     race(samples: number): Promise<Leg[]>;
     sweep(samples: number, etas: number[]): Promise<Leg[]>;
     storedSeqs(runId?: string, which?: 'all' | 'unconsumed'): Promise<number[]>;
@@ -115,6 +119,16 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
   expect(Number(await page.getByTestId('timeline').getAttribute('data-versions'))).toBeGreaterThan(1);
   await lab(page, (l) => l.run.stop());
   await expect(page.getByTestId('run-error')).toHaveCount(0);
+  // Stale tokens were sampled by older versions: w = π_prox / π_behav leaves 1 in some batch.
+  const steps = await lab(page, (l) => l.run.steps);
+  expect(Math.max(...steps.map((st) => Math.abs(st.metrics.wMean - 1)))).toBeGreaterThan(1e-4);
+  // Beside the timeline, per version: entropy, that lag, clipped and masked tokens.
+  for (const id of ['pipe-chart-entropy', 'pipe-chart-lag', 'pipe-chart-clip']) {
+    const chart = page.getByTestId(id);
+    await expect(chart).not.toContainText('no data yet');
+    await chart.locator('.u-over').hover();
+    await expect(chart.locator('.u-series').nth(1).locator('.u-value')).toHaveText(/^-?\d/);
+  }
 });
 
 test('with η = 0 rollout and training never overlap', async ({ page }) => {
@@ -586,4 +600,67 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
   expect(resumed.filter((id) => !mine.has(id))).toEqual([]);
   await expect(page.getByTestId('run-tasks')).toHaveValue('my tasks');
   await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
+test('the tasks panel evaluates a stored run’s trained policy beside the baselines, as the run’s own evaluator scores it', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await expect(page.getByTestId('eval-policy')).toBeDisabled();
+  await expect(page.getByTestId('eval-policy-run')).toContainText('no stored run yet');
+  // Train until an evaluation solves a fifth of the easy training tasks (the constants come
+  // first), so that the trained policy and the untrained one differ in what they solve.
+  await page.evaluate(() => {
+    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 5 });
+  });
+  await page.waitForFunction(
+    () => {
+      const r = (window as unknown as LabWindow).__lab.run;
+      if (r.error) throw new Error(`the run failed: ${r.error}`);
+      return r.evals.some((e) => e.successTrain >= 0.2);
+    },
+    null,
+    { timeout: 150_000, polling: 250 },
+  );
+  const runId = await lab(page, (l) => l.run.runId);
+  await lab(page, (l) => l.run.stop());
+  // The run's evaluator: greedy success of its newest version on the built-in easy tasks.
+  const point = await lab(page, (l) => l.run.evaluateLatest('easy'));
+  const easy = generateTasks(1).filter((t) => t.level === 'easy');
+  const nTrain = easy.filter((t) => !t.heldOut).length;
+  const nHeld = easy.length - nTrain;
+  const solved = Math.round(point.successTrain * nTrain + (point.successHeldOut ?? 0) * nHeld);
+
+  // The same tasks as an imported suite, evaluated in the tasks panel with the trained policy only.
+  const suite = {
+    name: 'built-in easy',
+    tasks: easy.map(({ id, level, examples, hidden }) => ({ id, level, examples, hidden })),
+  };
+  await page.getByTestId('suite-import').setInputFiles({
+    name: 'easy.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(suite)),
+  });
+  await expect(page.getByTestId('suite-select')).toHaveValue('built-in easy');
+  for (const label of ['uniform random tokens', 'brute force by length'])
+    await page.getByLabel(label).uncheck();
+  await page.getByTestId('eval-policy').check();
+  await expect(page.getByTestId('eval-policy-run')).toHaveValue(runId ?? '');
+  await page.getByTestId('evaluate').click();
+  const table = page.getByTestId('eval-table');
+  await expect(table).toBeVisible({ timeout: 120_000 });
+  await expect(page.getByTestId('eval-error')).toHaveCount(0);
+  await expect(page.getByTestId('eval-policy-loaded')).toHaveText(`${runId}, version ${point.iteration}`);
+  const greedy = (agent: string) =>
+    table.locator(`tr[data-agent="${agent}"][data-mode="greedy"][data-split="heldOut"][data-level="all"]`);
+  expect(solved).toBeGreaterThan(0);
+  await expect(greedy('policy').getByTestId('success')).toHaveText(
+    `${((solved / easy.length) * 100).toFixed(0)}%`,
+  );
+  // The untrained policy, beside it, is not what was loaded as "policy".
+  const untrained = Number.parseFloat(
+    (await greedy('untrained').getByTestId('success').textContent()) ?? 'NaN',
+  );
+  expect(untrained).toBeLessThan((solved / easy.length) * 100);
+  await expect(table.locator('tr[data-agent="random"]')).toHaveCount(0);
 });

@@ -8,6 +8,7 @@ import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import type { Checkpoint } from '../policy/weights';
 import { openLabDb, type LabDB } from '../storage/db';
 import { listSuites, putSuite } from '../storage/suites-store';
+import { latestVersion, loraBaseOf } from '../storage/weights-store';
 
 /** A suite the page can evaluate: the built-in one (with its split) or a saved one (all held-out). */
 export interface SuiteEntry {
@@ -71,6 +72,10 @@ export class TasksState {
   tryRows = $state.raw<TryRow[]>([]);
   tryError = $state<string | null>(null);
   backend = $state<string | null>(null);
+  /** The stored run whose newest version plays as the `policy` agent ('' while none is chosen). */
+  policyRun = $state('');
+  /** The version the `policy` agent last played: run and version number. */
+  loadedPolicy = $state.raw<{ runId: string; version: number } | null>(null);
 
   readonly rollout = new RolloutBridge('rollout-tasks', (message) => {
     this.evalError = `rollout worker crashed: ${message}; it restarts on the next evaluation`;
@@ -153,6 +158,7 @@ export class TasksState {
     this.evaluating = true;
     this.evalError = null;
     try {
+      if (this.agents.includes('policy')) await this.loadRunPolicy(this.policyRun);
       this.rows = await this.evaluateTasks(entry.tasks, [...this.agents], this.samples);
     } catch (err) {
       this.evalError = err instanceof Error ? err.message : String(err);
@@ -165,6 +171,21 @@ export class TasksState {
   async loadPolicy(checkpoint: Checkpoint): Promise<void> {
     await this.init();
     await this.rollout.api.loadPolicy(checkpoint, 0);
+  }
+
+  /**
+   * Loads the newest stored version of a run as the `policy` agent (a LoRA version merged into
+   * its run's base). Throws when no run is named or it has no stored version.
+   */
+  async loadRunPolicy(runId: string): Promise<void> {
+    if (!runId)
+      throw new Error('choose the stored run whose policy to evaluate, or leave "trained policy" out');
+    const db = await this.database();
+    const record = await latestVersion(db, runId);
+    if (!record) throw new Error(`run ${runId} has no stored version to evaluate`);
+    await this.init();
+    await this.rollout.api.loadPolicy(record.checkpoint, record.version, await loraBaseOf(db, record));
+    this.loadedPolicy = { runId, version: record.version };
   }
 
   /** Evaluates `tasks` in the rollout worker, updating `progress` (the page and the bench use this). */
