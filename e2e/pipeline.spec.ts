@@ -19,8 +19,9 @@ interface Lab {
     error: string | null;
     runId: string | null;
     notices: string[];
-    steps: { version: number; metrics: { wMean: number; entropy: number } }[];
+    steps: { version: number; meanReturn: number; metrics: { wMean: number; entropy: number } }[];
     evals: { iteration: number; successTrain: number; suite: string | null }[];
+    viewing: string | null;
     settings: { startFrom: { runId: string; version: number } | null };
     events: TimelineEvent[];
     runs: { id: string; status: string; unconsumed: number; trajectories: number }[];
@@ -255,6 +256,7 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   await untilVersion(page, 4);
   const runId = await lab(page, (l) => l.run.runId);
   const before = await lab(page, (l) => l.run.storedSeqs());
+  const stepsBefore = await lab(page, (l) => l.run.steps.map((s) => s.version));
   expect(before.length).toBeGreaterThan(0);
   await page.reload();
   await openReady(page, QUERY);
@@ -299,8 +301,15 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   await lab(page, (l) => l.run.stop());
   expect(resumed.error).toBeNull();
   expect(resumed.id).toBe(runId);
-  // It continues the version count from the stored one.
-  expect(resumed.steps[0]).toBeGreaterThan(4);
+  // Its charts go on from the stored history (a reload may cut off the step being stored),
+  // and it continues the version count from the stored one.
+  const last = stepsBefore.at(-1) ?? 0;
+  const history = resumed.steps.filter((v) => v <= last);
+  expect(history).toEqual(stepsBefore.slice(0, history.length));
+  expect(history.length).toBeGreaterThanOrEqual(stepsBefore.length - 2);
+  const fresh = resumed.steps.slice(history.length);
+  expect(fresh[0]).toBeGreaterThan(4);
+  expect(fresh.every((v, i) => i === 0 || v > (fresh[i - 1] ?? Infinity))).toBe(true);
   // The waiting ones were trained, not merely dropped: few groups fall past η on the way.
   expect(resumed.counters?.trainedEpisodes ?? 0).toBeGreaterThanOrEqual(
     unconsumed.length - (resumed.counters?.staleDroppedEpisodes ?? 0),
@@ -388,6 +397,8 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   await openReady(page, QUERY);
   const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
   await expect(row.getByTestId('run-trains')).toHaveText('LoRA, rank 4');
+  // The resumed run's timeline starts with its stored history: this session's events come after.
+  const resumedAt = await page.evaluate(() => performance.timeOrigin + performance.now());
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
   await untilVersion(page, stoppedAt + 3);
   await page.waitForFunction(
@@ -405,7 +416,7 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   await lab(page, (l) => l.run.stop());
   expect(resumed.error).toBeNull();
   expect(resumed.id).toBe(runId);
-  const after = policyBytes(resumed.events);
+  const after = policyBytes(resumed.events.filter((e) => e.t0 >= resumedAt));
   // It continues from the newest stored version (the dashboard may not show the one published at stop).
   const from = (after[0]?.version ?? NaN) - 1;
   expect(from).toBeGreaterThanOrEqual(stoppedAt);
@@ -584,17 +595,22 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
   await openReady(page, QUERY);
   const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
   await expect(row.getByTestId('run-trains')).toHaveText('every parameter, on "my tasks" (2 tasks)');
+  // The resumed run's timeline starts with its stored history: this session's episodes come after.
+  const resumedAt = await page.evaluate(() => performance.timeOrigin + performance.now());
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
   await page.waitForFunction(
-    () => {
+    (since) => {
       const r = (window as unknown as LabWindow).__lab.run;
       if (r.error) throw new Error(`the run failed: ${r.error}`);
-      return r.events.filter((e) => e.kind === 'episode' && e.lane.startsWith('rollout')).length >= 6;
+      const fresh = r.events.filter(
+        (e) => e.kind === 'episode' && e.lane.startsWith('rollout') && e.t0 >= since,
+      );
+      return fresh.length >= 4;
     },
-    null,
+    resumedAt,
     { timeout: 120_000, polling: 250 },
   );
-  const resumed = posed(await lab(page, (l) => l.run.events));
+  const resumed = posed((await lab(page, (l) => l.run.events)).filter((e) => e.t0 >= resumedAt));
   await lab(page, (l) => l.run.stop());
   expect(resumed.length).toBeGreaterThan(0);
   expect(resumed.filter((id) => !mine.has(id))).toEqual([]);
@@ -663,4 +679,55 @@ test('the tasks panel evaluates a stored run’s trained policy beside the basel
   );
   expect(untrained).toBeLessThan((solved / easy.length) * 100);
   await expect(table.locator('tr[data-agent="random"]')).toHaveCount(0);
+});
+
+test('a stopped run’s charts and timeline are stored: Show brings them back after a reload, Resume goes on from them', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await page.evaluate(() => {
+    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+  });
+  await untilVersion(page, 6);
+  await page.waitForFunction(() => (window as unknown as LabWindow).__lab.run.evals.length >= 2, null, {
+    timeout: 120_000,
+  });
+  const runId = await lab(page, (l) => l.run.runId);
+  await lab(page, (l) => l.run.stop());
+  const shown = await lab(page, (l) => ({
+    steps: l.run.steps.map((s) => [s.version, s.meanReturn]),
+    evals: l.run.evals.map((e) => [e.iteration, e.successTrain]),
+    events: l.run.events.length,
+    lastEvent: l.run.events.at(-1),
+  }));
+  expect(shown.steps.length).toBeGreaterThanOrEqual(6);
+
+  await page.reload();
+  await openReady(page, QUERY);
+  await expect(page.getByTestId('run-chart-return')).toContainText('no data yet');
+  await page.locator(`[data-testid="run-view"][data-run="${runId}"]`).click();
+  await expect(page.getByTestId('run-viewing')).toContainText(
+    `${runId}: ${shown.steps.length} versions, ${shown.evals.length} evaluations, ${shown.events} timeline events`,
+  );
+  const viewed = await lab(page, (l) => ({
+    steps: l.run.steps.map((s) => [s.version, s.meanReturn]),
+    evals: l.run.evals.map((e) => [e.iteration, e.successTrain]),
+    lastEvent: l.run.events.at(-1),
+  }));
+  expect(viewed).toEqual({ steps: shown.steps, evals: shown.evals, lastEvent: shown.lastEvent });
+  await expect(page.getByTestId('run-chart-return')).not.toContainText('no data yet');
+  await expect(page.getByTestId('pipe-chart-entropy')).not.toContainText('no data yet');
+  await page.getByTestId('timeline-fit').click();
+  expect(Number(await page.getByTestId('timeline').getAttribute('data-versions'))).toBeGreaterThan(5);
+
+  // Resume: the history first, then the new versions after it.
+  await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
+  await expect(page.getByTestId('run-viewing')).toHaveCount(0);
+  const stoppedAt = Number(shown.steps.at(-1)?.[0]);
+  await untilVersion(page, stoppedAt + 2);
+  const resumed = await lab(page, (l) => l.run.steps.map((s) => [s.version, s.meanReturn]));
+  await lab(page, (l) => l.run.stop());
+  expect(resumed.slice(0, shown.steps.length)).toEqual(shown.steps);
+  expect(Number(resumed[shown.steps.length]?.[0])).toBeGreaterThan(stoppedAt);
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
 });

@@ -42,10 +42,13 @@ export function now(): number {
 /** Bounded in-memory event log: keeps the newest `capacity` events. */
 export class EventLog {
   private items: TimelineEvent[] = [];
+  /** Events pushed since the log was made, the dropped ones included (a writer's high-water mark). */
+  pushed = 0;
 
   constructor(readonly capacity = 10_000) {}
 
   push(...events: TimelineEvent[]): void {
+    this.pushed += events.length;
     this.items.push(...events);
     if (this.items.length > this.capacity) this.items.splice(0, this.items.length - this.capacity);
   }

@@ -1,5 +1,5 @@
 import type { EnvConfig } from '../env/config';
-import type { Task } from '../env/suite';
+import type { Level, Task } from '../env/suite';
 import type { StepMetrics } from '../policy/trainer';
 import type { TokenBatch } from '../rl/batch';
 import type { Relabelled } from '../rl/hindsight';
@@ -95,4 +95,22 @@ export interface StepReport {
   trainMs: number;
   /** Epoch ms the step finished. */
   at: number;
+}
+
+/** Greedy success of a published version, measured during a run. */
+export interface EvalPoint {
+  /** Version evaluated. */
+  iteration: number;
+  /** Seconds since the run (or its resumed session) started. */
+  seconds: number;
+  /** Episodes generated so far. */
+  episodes: number;
+  /** Level evaluated (the training level, or every level with the curriculum off). */
+  level: Level | 'all';
+  /** The run's own suite its training tasks came from (all of it evaluated), or null for the built-in tasks. */
+  suite: string | null;
+  successTrain: number;
+  successHeldOut: number | null;
+  /** Mean episode reward of greedy play on the level's training tasks. */
+  meanRewardTrain: number;
 }

@@ -2,6 +2,8 @@ import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { TaskSuite } from '../env/suite';
 import type { Checkpoint } from '../policy/weights';
 import type { Trajectory } from '../rl/trajectory';
+import type { TimelineEvent } from '../pipeline/events';
+import type { EvalPoint, StepReport } from '../pipeline/types';
 
 /** Lifecycle of a training run. */
 export type RunStatus = 'created' | 'running' | 'paused' | 'finished' | 'failed';
@@ -70,6 +72,23 @@ export interface SuiteRecord {
   suite: TaskSuite;
 }
 
+/**
+ * A point of a run's charts (DESIGN §7 `metrics`, key [runId, kind, version]): a trained step as
+ * the run panel charts it, or a greedy evaluation of a version. Kept for the run's life, so that
+ * a resumed or viewed run shows its whole history.
+ */
+export type MetricRecord =
+  | { runId: string; kind: 'step'; version: number; step: StepReport }
+  | { runId: string; kind: 'eval'; version: number; point: EvalPoint };
+
+/** One timeline event of a run (DESIGN §7 `events`, key [runId, seq]); bounded per run. */
+export interface EventRecord {
+  runId: string;
+  /** Order of the event in the run, over all its sessions. */
+  seq: number;
+  event: TimelineEvent;
+}
+
 export interface LabSchema extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { 'by-updated': number } };
   weights: { key: [string, number]; value: WeightsRecord; indexes: { 'by-run': string } };
@@ -79,11 +98,13 @@ export interface LabSchema extends DBSchema {
     value: TrajectoryRecord;
     indexes: { 'by-run-consumed': [string, number] };
   };
+  metrics: { key: [string, string, number]; value: MetricRecord };
+  events: { key: [string, number]; value: EventRecord };
 }
 
 export const DB_NAME = 'sandbox-rl-lab';
 /** Bump with a new step in the migration ladder below. */
-export const DB_VERSION = 3;
+export const DB_VERSION = 4;
 
 export type LabDB = IDBPDatabase<LabSchema>;
 
@@ -104,6 +125,10 @@ export function openLabDb(name = DB_NAME): Promise<LabDB> {
       if (oldVersion < 3) {
         const trajectories = db.createObjectStore('trajectories', { keyPath: ['runId', 'seq'] });
         trajectories.createIndex('by-run-consumed', ['runId', 'consumed']);
+      }
+      if (oldVersion < 4) {
+        db.createObjectStore('metrics', { keyPath: ['runId', 'kind', 'version'] });
+        db.createObjectStore('events', { keyPath: ['runId', 'seq'] });
       }
     },
   });

@@ -18,10 +18,11 @@ import {
   validateSettings,
   type RunSettings,
 } from '../pipeline/run-settings';
-import type { StepReport } from '../pipeline/types';
+import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { FaultRecord } from '../pipeline/worker-pool';
 import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
+import { HistoryWriter, loadHistory, type RunHistory } from '../storage/history-store';
 import { getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
 import { groupsFromRecords } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
@@ -29,23 +30,7 @@ import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-se
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
-/** Greedy success of a published version, measured during a run. */
-export interface EvalPoint {
-  /** Version evaluated. */
-  iteration: number;
-  /** Seconds since the run started. */
-  seconds: number;
-  /** Episodes generated so far. */
-  episodes: number;
-  /** Level evaluated (the training level, or every level with the curriculum off). */
-  level: Level | 'all';
-  /** The run's own suite its training tasks came from (all of it evaluated), or null for the built-in tasks. */
-  suite: string | null;
-  successTrain: number;
-  successHeldOut: number | null;
-  /** Mean episode reward of greedy play on the level's training tasks. */
-  meanRewardTrain: number;
-}
+export type { EvalPoint };
 
 /** Options of one run (the bench and the tests set them; the page uses the settings panel). */
 export interface RunOptions {
@@ -188,6 +173,8 @@ export class RunState {
   dashboard = $state.raw<Dashboard | null>(null);
   runs = $state.raw<RunListEntry[]>([]);
   rolloutBackend = $state<string | null>(null);
+  /** The stored run whose history the panels show while nothing runs (`view`), or null. */
+  viewing = $state<string | null>(null);
 
   /** The live session (null between runs). */
   session: PipelineSession | null = null;
@@ -200,6 +187,10 @@ export class RunState {
   private ticker: ReturnType<typeof setInterval> | undefined;
   private finished: (() => void) | null = null;
   private opts: RunOptions = {};
+  /** Writes the current run's history; kept after it stops (a late evaluation is stored too). */
+  private history: HistoryWriter | null = null;
+  /** The version the current session started from: `maxIterations` and `evalEvery` count from it. */
+  private firstVersion = 0;
   /** A chosen saved suite is copied again when it is edited (`syncSavedSuites`). */
   private tasksFollowSaved = false;
   /** What the current (or last) run trains on, for its evaluations. */
@@ -320,6 +311,7 @@ export class RunState {
     this.running = true;
     this.error = null;
     this.notices = [];
+    this.viewing = null;
     this.steps = [];
     this.evals = [];
     this.events = [];
@@ -342,6 +334,7 @@ export class RunState {
         await this.trainer.api.resetPolicy(policyReset(settings));
         const point = await this.trainer.api.resumeRun(runInit(resumeId, settings));
         const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
+        const past = await loadHistory(db, resumeId);
         session = this.createSession(resumeId, settings, {
           version: point.version,
           nextSeq: last.seq + 1,
@@ -350,6 +343,12 @@ export class RunState {
           progress: point.run.progress,
         });
         this.session = session;
+        // The charts and the timeline go on from the run's stored history.
+        this.firstVersion = point.version;
+        this.steps = past.steps;
+        this.evals = past.evals;
+        session.log.push(...past.events);
+        this.history = this.historyWriter(db, resumeId, past.nextEventSeq, session.log.pushed);
       } else {
         settings = this.settingsFor(opts);
         validateSettings(settings);
@@ -357,6 +356,8 @@ export class RunState {
         await this.trainer.api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom });
         session = this.createSession(runId, settings, null);
         this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
+        this.firstVersion = 0;
+        this.history = this.historyWriter(db, runId, 0, 0);
         await this.trainer.api.startRun(session.runInit, session.progress());
       }
       this.runId = session.runId;
@@ -372,6 +373,50 @@ export class RunState {
       await this.end('failed');
     }
     return done;
+  }
+
+  /** Stores the run's steps, evaluations and timeline events as they come (DESIGN §7). */
+  private historyWriter(db: LabDB, runId: string, nextEventSeq: number, pushed: number): HistoryWriter {
+    const notice = (m: string) => (this.notices = [...this.notices.slice(-4), m]);
+    return new HistoryWriter(
+      db,
+      runId,
+      { nextEventSeq, pushed },
+      {
+        onEvict: (e) =>
+          notice(
+            `storage was full: deleted ${e.trajectories} trained trajectories and ${e.versions} old versions to store the run's history`,
+          ),
+        onError: notice,
+      },
+    );
+  }
+
+  /**
+   * Shows a stored run's history (its charts and its newest timeline events) without running
+   * it: a finished race leg, a run of an earlier visit.
+   */
+  async view(runId: string): Promise<RunHistory | null> {
+    if (this.running || this.comparing) return null;
+    const db = await this.database();
+    const record = await db.get('runs', runId);
+    if (!record) {
+      this.error = `no stored run ${runId}`;
+      return null;
+    }
+    const past = await loadHistory(db, runId);
+    this.error = null;
+    this.notices = [];
+    this.runId = runId;
+    this.viewing = runId;
+    this.runSettings = settingsFromJson(record.config);
+    this.steps = past.steps;
+    this.evals = past.evals;
+    this.events = past.events;
+    this.metrics = past.steps.at(-1)?.metrics ?? null;
+    this.curriculum = null;
+    this.dashboard = null;
+    return past;
   }
 
   /** Settings of a new run: the panel's, with the options' overrides. */
@@ -403,13 +448,14 @@ export class RunState {
   }
 
   private stepped(r: StepReport): void {
+    this.history?.step(r); // the step published at Stop too, after the session is let go
     this.steps = [...this.steps, r];
     this.metrics = r.metrics;
     const s = this.session;
     if (!s) return;
     this.curriculum = s.source.curriculum.view();
     const o = this.opts;
-    const firstVersion = this.steps[0] ? this.steps[0].version - 1 : 0;
+    const firstVersion = this.firstVersion;
     if ((o.evalEvery ?? 10) > 0 && (r.version - firstVersion) % (o.evalEvery ?? 10) === 0)
       void this.evaluateNow();
     if (r.version % 5 === 0) void this.refreshRuns(); // the run list's counts
@@ -484,6 +530,7 @@ export class RunState {
       total += (stats?.cache.hits ?? 0) + (stats?.cache.misses ?? 0);
     }
     this.events = [...s.log.events];
+    this.history?.flushEvents(s.log);
     const lat = adoptionLatencies(s.log.events, s.lanes);
     this.dashboard = {
       version: p.version,
@@ -528,7 +575,10 @@ export class RunState {
     this.evalChain = this.evalChain.then(async () => {
       try {
         const point = await this.evaluateStored(runId, level, version);
-        if (point && this.runId === runId) this.evals = [...this.evals, point];
+        if (point && this.runId === runId) {
+          this.evals = [...this.evals, point];
+          if (this.history?.runId === runId) this.history.evaluation(point);
+        }
       } catch (err) {
         this.notices = [
           ...this.notices.slice(-4),
@@ -591,6 +641,7 @@ export class RunState {
     const point = await result;
     if (!point) throw new Error(`run ${runId} has no stored version`);
     this.evals = [...this.evals, point];
+    if (this.history?.runId === runId) this.history.evaluation(point);
     return point;
   }
 
@@ -613,6 +664,7 @@ export class RunState {
     if (s) {
       await s.stop(status);
       await this.tick(s).catch(() => undefined); // the final figures, after the last step
+      await this.history?.settled(); // a reload right after Stop finds the whole history
     }
     if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     this.running = false;

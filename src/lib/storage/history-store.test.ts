@@ -1,0 +1,131 @@
+import 'fake-indexeddb/auto';
+import { openDB } from 'idb';
+import { describe, expect, it } from 'vitest';
+import { EventLog, type TimelineEvent } from '../pipeline/events';
+import type { EvalPoint, StepReport } from '../pipeline/types';
+import type { StepMetrics } from '../policy/trainer';
+import { DB_VERSION, openLabDb } from './db';
+import { HistoryWriter, loadHistory } from './history-store';
+
+let dbCount = 0;
+const freshDb = () => openLabDb(`history-${dbCount++}`);
+
+const step = (version: number): StepReport => ({
+  version,
+  episodes: 16,
+  meanReturn: version / 10,
+  success: 0.25,
+  staleness: [0, 1],
+  loss: 0.5,
+  metrics: { entropy: 1, wMean: 1 } as StepMetrics,
+  waitMs: 10,
+  trainMs: 100,
+  at: 1000 + version,
+});
+const point = (iteration: number): EvalPoint => ({
+  iteration,
+  seconds: iteration,
+  episodes: 16 * iteration,
+  level: 'easy',
+  suite: null,
+  successTrain: 0.3,
+  successHeldOut: 0.2,
+  meanRewardTrain: 0.1,
+});
+const ev = (t: number): TimelineEvent => ({
+  lane: 'trainer',
+  kind: 'train-step',
+  t0: t,
+  t1: t + 1,
+  version: t,
+});
+const hooks = (errors: string[]) => ({ onEvict: () => undefined, onError: (m: string) => errors.push(m) });
+
+describe("a run's stored history", () => {
+  it('keeps steps, evaluations and the newest events across sessions, in order', async () => {
+    const db = await freshDb();
+    const errors: string[] = [];
+    const log = new EventLog(4); // the in-memory log keeps 4; the store keeps 6
+    const w = new HistoryWriter(db, 'r', { nextEventSeq: 0, pushed: 0 }, hooks(errors), 6);
+    for (const v of [1, 2, 3]) w.step(step(v));
+    w.evaluation(point(2));
+    log.push(ev(1), ev(2), ev(3));
+    w.flushEvents(log);
+    w.flushEvents(log); // nothing new: nothing written twice
+    log.push(ev(4), ev(5), ev(6), ev(7), ev(8));
+    w.flushEvents(log); // 8 pushed, 4 held: events 5–8 are written, 4 was dropped from memory unwritten
+    await w.settled();
+    const first = await loadHistory(db, 'r');
+    expect(first.steps.map((s) => s.version)).toEqual([1, 2, 3]);
+    expect(first.steps[2]).toEqual(step(3));
+    expect(first.evals).toEqual([point(2)]);
+    expect(first.events.map((e) => e.t0)).toEqual([2, 3, 5, 6, 7, 8]); // the newest 6 stored
+    expect(first.nextEventSeq).toBe(7);
+
+    // A resumed session: a log seeded with the stored events, new ones after them.
+    const again = new EventLog(100);
+    again.push(...first.events);
+    const w2 = new HistoryWriter(
+      db,
+      'r',
+      { nextEventSeq: first.nextEventSeq, pushed: again.pushed },
+      hooks(errors),
+      6,
+    );
+    w2.step(step(4));
+    again.push(ev(9));
+    w2.flushEvents(again);
+    await w2.settled();
+    const second = await loadHistory(db, 'r');
+    expect(second.steps.map((s) => s.version)).toEqual([1, 2, 3, 4]);
+    expect(second.events.map((e) => e.t0)).toEqual([3, 5, 6, 7, 8, 9]);
+    expect(errors).toEqual([]);
+    expect(await loadHistory(db, 'other')).toEqual({ steps: [], evals: [], events: [], nextEventSeq: 0 });
+    db.close();
+  });
+
+  it('says once that it stopped storing when a write fails, and the caller goes on', async () => {
+    const db = await freshDb();
+    const errors: string[] = [];
+    const w = new HistoryWriter(db, 'r', { nextEventSeq: 0, pushed: 0 }, hooks(errors));
+    db.close(); // every write now fails
+    w.step(step(1));
+    w.step(step(2));
+    await w.settled();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/history is no longer stored \(the run goes on\)/);
+  });
+});
+
+describe('the migration to the history stores', () => {
+  it('adds `metrics` and `events` to a database of the version before, keeping what it held', async () => {
+    const name = `history-migrate-${dbCount++}`;
+    // The database as version 3 left it: runs, weights, tasks, trajectories, and a run in it.
+    const old = await openDB(name, 3, {
+      upgrade(db) {
+        db.createObjectStore('runs', { keyPath: 'id' }).createIndex('by-updated', 'updatedAt');
+        db.createObjectStore('weights', { keyPath: ['runId', 'version'] }).createIndex('by-run', 'runId');
+        db.createObjectStore('tasks', { keyPath: 'name' });
+        db.createObjectStore('trajectories', { keyPath: ['runId', 'seq'] }).createIndex('by-run-consumed', [
+          'runId',
+          'consumed',
+        ]);
+      },
+    });
+    await old.put('runs', { id: 'kept', updatedAt: 1 });
+    old.close();
+    expect(DB_VERSION).toBe(4);
+    const db = await openLabDb(name);
+    expect([...db.objectStoreNames].sort()).toEqual([
+      'events',
+      'metrics',
+      'runs',
+      'tasks',
+      'trajectories',
+      'weights',
+    ]);
+    expect((await db.get('runs', 'kept'))?.id).toBe('kept');
+    expect(await loadHistory(db, 'kept')).toEqual({ steps: [], evals: [], events: [], nextEventSeq: 0 });
+    db.close();
+  });
+});

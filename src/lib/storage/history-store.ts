@@ -1,0 +1,110 @@
+import type { TimelineEvent } from '../pipeline/events';
+import type { EvalPoint, StepReport } from '../pipeline/types';
+import type { LabDB } from './db';
+import { withEviction, type Eviction } from './quota';
+
+/** Timeline events kept per run (the newest; DESIGN §7: bounded timeline history). */
+export const EVENTS_KEPT = 20_000;
+
+/** A run's stored history: its chart points in version order and its newest timeline events. */
+export interface RunHistory {
+  steps: StepReport[];
+  evals: EvalPoint[];
+  events: TimelineEvent[];
+  /** The seq the run's next event gets. */
+  nextEventSeq: number;
+}
+
+/** Reads a run's history (empty for a run stored before there was one). */
+export async function loadHistory(db: LabDB, runId: string): Promise<RunHistory> {
+  const metrics = (kind: string) =>
+    db.getAll('metrics', IDBKeyRange.bound([runId, kind, -Infinity], [runId, kind, Infinity]));
+  const [steps, evals, events] = await Promise.all([
+    metrics('step'),
+    metrics('eval'),
+    db.getAll('events', IDBKeyRange.bound([runId, -Infinity], [runId, Infinity])),
+  ]);
+  return {
+    steps: steps.flatMap((r) => (r.kind === 'step' ? [r.step] : [])),
+    evals: evals.flatMap((r) => (r.kind === 'eval' ? [r.point] : [])),
+    events: events.map((r) => r.event),
+    nextEventSeq: (events.at(-1)?.seq ?? -1) + 1,
+  };
+}
+
+/**
+ * Writes a running run's history as it goes: each step and evaluation as it comes, and the
+ * timeline's new events in one batch per `flushEvents` (the page calls it on its tick), keeping
+ * the newest `EVENTS_KEPT`. Writes run one at a time, in order; a full quota evicts as the
+ * pipeline's own writes do. A write that still fails is reported once through `onError` and
+ * the run goes on: the history is a record, not something the run needs.
+ */
+export class HistoryWriter {
+  private chain: Promise<void> = Promise.resolve();
+  private failed = false;
+  /** `log.pushed` already written. */
+  private written: number;
+  private nextSeq: number;
+
+  constructor(
+    private readonly db: LabDB,
+    readonly runId: string,
+    /** The run's next event seq (`RunHistory.nextEventSeq`), and how many of the log's events are already stored. */
+    from: { nextEventSeq: number; pushed: number },
+    private readonly hooks: { onEvict(e: Eviction): void; onError(message: string): void },
+    /** Newest events kept for the run. */
+    private readonly keepEvents = EVENTS_KEPT,
+  ) {
+    this.nextSeq = from.nextEventSeq;
+    this.written = from.pushed;
+  }
+
+  step(step: StepReport): void {
+    this.write((db) => db.put('metrics', { runId: this.runId, kind: 'step', version: step.version, step }));
+  }
+
+  evaluation(point: EvalPoint): void {
+    this.write((db) =>
+      db.put('metrics', { runId: this.runId, kind: 'eval', version: point.iteration, point }),
+    );
+  }
+
+  /** Stores the events of `log` pushed since the last flush (`events` the newest it holds). */
+  flushEvents(log: { events: readonly TimelineEvent[]; pushed: number }): void {
+    const fresh = Math.min(log.pushed - this.written, log.events.length);
+    if (fresh <= 0) return;
+    const batch = log.events.slice(log.events.length - fresh);
+    this.written = log.pushed;
+    const first = this.nextSeq;
+    this.nextSeq += batch.length;
+    const runId = this.runId;
+    this.write(async (db) => {
+      const tx = db.transaction('events', 'readwrite');
+      const puts: Promise<unknown>[] = batch.map((event, i) =>
+        tx.store.put({ runId, seq: first + i, event }),
+      );
+      const oldest = first + batch.length - this.keepEvents;
+      if (oldest > 0) puts.push(tx.store.delete(IDBKeyRange.bound([runId, -Infinity], [runId, oldest - 1])));
+      await Promise.all([...puts, tx.done]);
+    });
+  }
+
+  /** Resolves when every write asked for so far is done (or has failed). */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+
+  private write(f: (db: LabDB) => Promise<unknown>): void {
+    this.chain = this.chain.then(async () => {
+      if (this.failed) return;
+      try {
+        await withEviction(this.db, () => f(this.db), this.hooks.onEvict);
+      } catch (err) {
+        this.failed = true;
+        this.hooks.onError(
+          `the run's chart and timeline history is no longer stored (the run goes on): ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+    });
+  }
+}
