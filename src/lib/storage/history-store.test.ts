@@ -5,7 +5,10 @@ import { EventLog, type TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { StepMetrics } from '../policy/trainer';
 import { DB_VERSION, openLabDb } from './db';
+import { trimEvents } from './events-store';
 import { HistoryWriter, loadHistory } from './history-store';
+import { EVENTS_AFTER_EVICTION, evictForSpace } from './quota';
+import { ensureRun } from './weights-store';
 
 let dbCount = 0;
 const freshDb = () => openLabDb(`history-${dbCount++}`);
@@ -126,6 +129,27 @@ describe('the migration to the history stores', () => {
     ]);
     expect((await db.get('runs', 'kept'))?.id).toBe('kept');
     expect(await loadHistory(db, 'kept')).toEqual({ steps: [], evals: [], events: [], nextEventSeq: 0 });
+    db.close();
+  });
+});
+
+describe('an eviction for space', () => {
+  it("trims each run's timeline history to its newest events, and nothing a run needs", async () => {
+    const db = await freshDb();
+    await ensureRun(db, { id: 'r', name: 'r', config: {} });
+    const log = new EventLog(EVENTS_AFTER_EVICTION + 50);
+    const w = new HistoryWriter(db, 'r', { nextEventSeq: 0, pushed: 0 }, hooks([]));
+    w.step(step(1));
+    log.push(...Array.from({ length: EVENTS_AFTER_EVICTION + 30 }, (_, i) => ev(i)));
+    w.flushEvents(log);
+    await w.settled();
+    expect(await evictForSpace(db)).toEqual({ trajectories: 0, versions: 0, events: 30 });
+    const left = await loadHistory(db, 'r');
+    expect(left.events).toHaveLength(EVENTS_AFTER_EVICTION);
+    expect(left.events[0]?.t0).toBe(30); // the oldest went
+    expect(left.nextEventSeq).toBe(EVENTS_AFTER_EVICTION + 30);
+    expect(left.steps).toHaveLength(1); // the chart points stay
+    expect(await trimEvents(db, 'r', EVENTS_AFTER_EVICTION)).toBe(0);
     db.close();
   });
 });

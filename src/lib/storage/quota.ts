@@ -1,4 +1,5 @@
 import type { LabDB } from './db';
+import { trimEvents } from './events-store';
 import { trimConsumed } from './trajectories-store';
 import { listRuns, pruneVersions } from './weights-store';
 
@@ -8,7 +9,12 @@ export interface Eviction {
   trajectories: number;
   /** Old weight versions deleted (never the newest two of a run, never milestones). */
   versions: number;
+  /** Timeline history events deleted (each run keeps its newest `EVENTS_AFTER_EVICTION`). */
+  events: number;
 }
+
+/** Timeline history events each run keeps through an eviction (a run needs none to resume). */
+export const EVENTS_AFTER_EVICTION = 2_000;
 
 /** True for a write refused because the origin's storage quota is full. */
 export function isQuotaError(err: unknown): boolean {
@@ -20,19 +26,29 @@ export function isQuotaError(err: unknown): boolean {
   return e.cause !== undefined && isQuotaError(e.cause);
 }
 
+/** What an eviction deleted, in words. */
+export function describeEviction(
+  e: Pick<Eviction, 'trajectories' | 'versions'> & { events?: number },
+): string {
+  return `${e.trajectories} trained trajectories, ${e.versions} old versions and ${e.events ?? 0} old timeline events`;
+}
+
 /**
- * Makes room without losing a run: deletes trajectories every run has already trained on, and
- * weight versions past the newest two of each run (milestones stay). Nothing unconsumed and no
+ * Makes room without losing a run: deletes trajectories every run has already trained on,
+ * weight versions past the newest two of each run (milestones stay), and each run's timeline
+ * history past its newest `EVENTS_AFTER_EVICTION` events. Nothing unconsumed and no
  * version a run resumes from is touched.
  */
 export async function evictForSpace(db: LabDB): Promise<Eviction> {
   let trajectories = 0;
   let versions = 0;
+  let events = 0;
   for (const run of await listRuns(db)) {
     trajectories += await trimConsumed(db, run.id, 0);
     versions += (await pruneVersions(db, run.id, 2)).deleted.length;
+    events += await trimEvents(db, run.id, EVENTS_AFTER_EVICTION);
   }
-  return { trajectories, versions };
+  return { trajectories, versions, events };
 }
 
 /**
@@ -55,7 +71,7 @@ export async function withEviction<T>(
     } catch (again) {
       if (!isQuotaError(again)) throw again;
       throw new Error(
-        `storage is full even after deleting ${eviction.trajectories} trained trajectories and ${eviction.versions} old versions: free space for this site (browser settings) and resume`,
+        `storage is full even after deleting ${describeEviction(eviction)}: free space for this site (browser settings) and resume`,
         { cause: again },
       );
     }

@@ -149,7 +149,7 @@ describe('retention and a full quota', () => {
     await putTrajectories(db, [record('r', 0, 1), record('r', 1, 0)]);
     for (const v of [0, 1, 2, 3]) await putVersion(db, version('r', v, v === 0));
     let refusals = 1;
-    const evictions: { trajectories: number; versions: number }[] = [];
+    const evictions: { trajectories: number; versions: number; events: number }[] = [];
     const result = await withEviction(
       db,
       async () => {
@@ -160,7 +160,7 @@ describe('retention and a full quota', () => {
       (e) => evictions.push(e),
     );
     expect(result).toBe('written');
-    expect(evictions).toEqual([{ trajectories: 1, versions: 1 }]);
+    expect(evictions).toEqual([{ trajectories: 1, versions: 1, events: 0 }]);
     // The unconsumed trajectory, the new one, the milestone and the newest two versions remain.
     expect(await listSeqs(db, 'r')).toEqual([1, 2]);
     expect(await listVersions(db, 'r')).toEqual([0, 2, 3]);
@@ -177,7 +177,7 @@ describe('retention and a full quota', () => {
         () => undefined,
       ),
     ).rejects.toThrow(/storage is full/);
-    expect(await evictForSpace(db)).toEqual({ trajectories: 0, versions: 0 });
+    expect(await evictForSpace(db)).toEqual({ trajectories: 0, versions: 0, events: 0 });
   });
 });
 

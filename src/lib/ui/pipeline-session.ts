@@ -13,6 +13,7 @@ import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '
 import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
 import type { RunProgress } from '../storage/db';
+import { describeEviction } from '../storage/quota';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
@@ -148,7 +149,7 @@ export class PipelineSession {
     for (const e of events) {
       if (e.kind === 'evict' && e.meta?.reason === 'quota')
         this.hooks.onNotice(
-          `Storage was full: deleted ${e.meta.trajectories ?? 0} trained trajectories and ${e.meta.versions ?? 0} old versions to keep the run going.`,
+          `Storage was full: deleted ${describeEviction({ trajectories: Number(e.meta.trajectories ?? 0), versions: Number(e.meta.versions ?? 0), events: Number(e.meta.events ?? 0) })} to keep the run going.`,
         );
     }
   }

@@ -23,6 +23,7 @@ import type { FaultRecord } from '../pipeline/worker-pool';
 import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { HistoryWriter, loadHistory, type RunHistory } from '../storage/history-store';
+import { describeEviction } from '../storage/quota';
 import { getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
 import { groupsFromRecords } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
@@ -384,9 +385,7 @@ export class RunState {
       { nextEventSeq, pushed },
       {
         onEvict: (e) =>
-          notice(
-            `storage was full: deleted ${e.trajectories} trained trajectories and ${e.versions} old versions to store the run's history`,
-          ),
+          notice(`Storage was full: deleted ${describeEviction(e)} to store the run's history.`),
         onError: notice,
       },
     );
