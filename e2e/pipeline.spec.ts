@@ -731,3 +731,35 @@ test('a stopped run’s charts and timeline are stored: Show brings them back af
   expect(Number(resumed[shown.steps.length]?.[0])).toBeGreaterThan(stoppedAt);
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
+
+test('Delete removes a stored run and everything of it, after a confirmation; dismissing keeps it', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 2, workers: 1 });
+  await untilVersion(page, 3);
+  const runId = await lab(page, (l) => l.run.runId);
+  await lab(page, (l) => l.run.stop());
+  expect((await lab(page, (l) => l.run.storedSeqs())).length).toBeGreaterThan(0);
+  const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
+  const del = page.locator(`[data-testid="run-delete"][data-run="${runId}"]`);
+  page.once('dialog', (d) => void d.dismiss());
+  await del.click();
+  await expect(row).toHaveCount(1);
+  page.once('dialog', (d) => {
+    expect(d.message()).toContain(`Delete ${runId}`);
+    void d.accept();
+  });
+  await del.click();
+  await expect(row).toHaveCount(0);
+  await expect(page.getByTestId('run-notice').last()).toContainText(`Deleted ${runId}:`);
+  const left = await page.evaluate(
+    (id) => (window as unknown as LabWindow).__lab.run.storedSeqs(id ?? undefined),
+    runId,
+  );
+  expect(left).toEqual([]);
+  // Nothing of it is left to show.
+  await page.reload();
+  await openReady(page, QUERY);
+  await expect(page.getByTestId('run-list')).toHaveCount(0);
+});

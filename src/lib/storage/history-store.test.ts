@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { StepMetrics } from '../policy/trainer';
-import { DB_VERSION, openLabDb } from './db';
+import { DB_VERSION, openLabDb, type TrajectoryRecord, type WeightsRecord } from './db';
 import { trimEvents } from './events-store';
 import { HistoryWriter, loadHistory } from './history-store';
 import { EVENTS_AFTER_EVICTION, evictForSpace } from './quota';
-import { ensureRun } from './weights-store';
+import { deleteRun, ensureRun } from './weights-store';
 
 let dbCount = 0;
 const freshDb = () => openLabDb(`history-${dbCount++}`);
@@ -150,6 +150,50 @@ describe('an eviction for space', () => {
     expect(left.nextEventSeq).toBe(EVENTS_AFTER_EVICTION + 30);
     expect(left.steps).toHaveLength(1); // the chart points stay
     expect(await trimEvents(db, 'r', EVENTS_AFTER_EVICTION)).toBe(0);
+    db.close();
+  });
+});
+
+describe('deleting a run', () => {
+  it('deletes its record, versions, trajectories, history and events, and nothing of another run', async () => {
+    const db = await freshDb();
+    for (const id of ['gone', 'kept']) {
+      await ensureRun(db, { id, name: id, config: {} });
+      const w = new HistoryWriter(db, id, { nextEventSeq: 0, pushed: 0 }, hooks([]));
+      const log = new EventLog(10);
+      w.step(step(1));
+      w.evaluation(point(1));
+      log.push(ev(1), ev(2));
+      w.flushEvents(log);
+      await w.settled();
+      await db.put('weights', {
+        runId: id,
+        version: 0,
+        createdAt: 0,
+        checkpoint: {} as WeightsRecord['checkpoint'],
+        metrics: {},
+        milestone: false,
+      });
+      await db.put('trajectories', {
+        runId: id,
+        seq: 0,
+        jobId: 0,
+        consumed: 0,
+        createdAt: 0,
+        trajectory: {} as TrajectoryRecord['trajectory'],
+      });
+    }
+    expect(await deleteRun(db, 'gone')).toEqual({ versions: 1, trajectories: 1 });
+    expect(await db.get('runs', 'gone')).toBeUndefined();
+    expect(await loadHistory(db, 'gone')).toEqual({ steps: [], evals: [], events: [], nextEventSeq: 0 });
+    expect(await db.count('trajectories', IDBKeyRange.bound(['gone', -Infinity], ['gone', Infinity]))).toBe(
+      0,
+    );
+    const kept = await loadHistory(db, 'kept');
+    expect([kept.steps.length, kept.evals.length, kept.events.length]).toEqual([1, 1, 2]);
+    expect(await db.get('runs', 'kept')).toBeDefined();
+    expect(await db.count('trajectories')).toBe(1);
+    expect(await db.count('weights')).toBe(1);
     db.close();
   });
 });

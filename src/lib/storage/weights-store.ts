@@ -141,3 +141,30 @@ export async function listVersions(db: LabDB, runId: string): Promise<number[]> 
   const keys = await db.getAllKeysFromIndex('weights', 'by-run', runId);
   return keys.map((k) => k[1]).sort((a, b) => a - b);
 }
+
+/**
+ * Deletes a stored run and everything of it — its versions, trajectories, chart history and
+ * timeline events — in one transaction: all of it goes, or none. Returns what went. No other run
+ * depends on it: a run started from it holds its own copy as version 0.
+ */
+export async function deleteRun(
+  db: LabDB,
+  runId: string,
+): Promise<{ versions: number; trajectories: number }> {
+  const tx = db.transaction(['runs', 'weights', 'trajectories', 'metrics', 'events'], 'readwrite');
+  const byRun = IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]);
+  const [versions, trajectories] = await Promise.all([
+    tx.objectStore('weights').count(byRun),
+    tx.objectStore('trajectories').count(byRun),
+  ]);
+  await Promise.all([
+    tx.objectStore('runs').delete(runId),
+    tx.objectStore('weights').delete(byRun),
+    tx.objectStore('trajectories').delete(byRun),
+    // Metric keys are [runId, kind, version]: every kind of the run lies between these two.
+    tx.objectStore('metrics').delete(IDBKeyRange.bound([runId, '', -Infinity], [runId, '\uffff', Infinity])),
+    tx.objectStore('events').delete(byRun),
+    tx.done,
+  ]);
+  return { versions, trajectories };
+}

@@ -24,7 +24,7 @@ import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { HistoryWriter, loadHistory, type RunHistory } from '../storage/history-store';
 import { describeEviction } from '../storage/quota';
-import { getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
+import { deleteRun, getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
 import { groupsFromRecords } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
@@ -416,6 +416,36 @@ export class RunState {
     this.curriculum = null;
     this.dashboard = null;
     return past;
+  }
+
+  /**
+   * Deletes a stored run and all of it (versions, trajectories, history); not the running one.
+   * A notice says what went; the panel lets go of it where it showed or started from it.
+   */
+  async deleteStored(runId: string): Promise<void> {
+    if ((this.running || this.comparing) && runId === this.runId) {
+      this.error = `run ${runId} is running: stop it before deleting it`;
+      return;
+    }
+    try {
+      const gone = await deleteRun(await this.database(), runId);
+      this.notices = [
+        ...this.notices.slice(-4),
+        `Deleted ${runId}: ${gone.versions} versions and ${gone.trajectories} trajectories.`,
+      ];
+      if (this.viewing === runId) {
+        this.viewing = null;
+        this.steps = [];
+        this.evals = [];
+        this.events = [];
+        this.metrics = null;
+      }
+      if (this.runId === runId && !this.running) this.runId = null;
+      if (this.settings.startFrom?.runId === runId) this.settings.startFrom = null;
+    } catch (err) {
+      this.error = `run ${runId} could not be deleted: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    await this.refreshRuns();
   }
 
   /** Settings of a new run: the panel's, with the options' overrides. */
