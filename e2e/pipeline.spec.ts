@@ -105,6 +105,8 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
     { timeout: 120_000, polling: 250 },
   );
   await expect(page.getByTestId('pipe-interrupts')).not.toHaveText('0');
+  // The dashboard names what the rollouts run on: the inference backend and the sandbox.
+  await expect(page.getByTestId('pipe-rollout-on')).toHaveText(/^(wasm|webgl|cpu|webgpu) · quickjs$/);
   // Hindsight relabelling (on by default): the workers relabelled programs into the pool.
   // A quarter of the jobs (the default) pose one of the pool's tasks.
   await expect(page.getByTestId('pipe-hindsight')).toHaveText(

@@ -106,6 +106,8 @@ export interface EngineRunInit {
 /** What the worker reports with each heartbeat. */
 export interface RolloutStats extends EngineStats {
   cache: CacheStats;
+  /** The sandbox that runs this worker's programs. */
+  sandbox: string;
   /** Epoch ms of the reply. */
   at: number;
 }
@@ -337,7 +339,7 @@ const api = {
   async stats(): Promise<RolloutStats> {
     const sb = await getSandbox();
     const e = run?.engine.stats ?? emptyEngineStats();
-    return { ...e, cache: sb.cache.stats, at: now() };
+    return { ...e, cache: sb.cache.stats, sandbox: sb.kind, at: now() };
   },
 
   /** Leaves the run: running jobs end as aborted, the channel closes. */

@@ -78,6 +78,8 @@ export interface Dashboard {
   buffered: number;
   maxConcurrent: number;
   cacheHitRate: number | null;
+  /** The sandboxes the rollout workers run programs in (one kind, unless mixed). */
+  sandboxes: string[];
   /** Hindsight: programs relabelled this session, distinct relabelled tasks in the pool now, jobs that posed one. */
   hindsight: { relabelled: number; distinct: number; posed: number };
   /** p95 of publish → every worker running the version, ms. */
@@ -554,7 +556,9 @@ export class RunState {
     const seconds = (now() - p.startedAt) / 1000;
     let hits = 0;
     let total = 0;
+    const sandboxes: string[] = [];
     for (const { stats } of s.workerStats()) {
+      if (stats?.sandbox && !sandboxes.includes(stats.sandbox)) sandboxes.push(stats.sandbox);
       hits += stats?.cache.hits ?? 0;
       total += (stats?.cache.hits ?? 0) + (stats?.cache.misses ?? 0);
     }
@@ -572,6 +576,7 @@ export class RunState {
       buffered: p.buffer.size,
       maxConcurrent: p.maxConcurrent,
       cacheHitRate: total > 0 ? hits / total : null,
+      sandboxes,
       hindsight: {
         relabelled: s.source.hindsight.added,
         distinct: s.source.hindsight.distinct,
