@@ -35,6 +35,7 @@ interface Lab {
             trainedEpisodes: number;
           };
           faults: Fault[];
+          hindsight: { distinct: number };
         })
       | null;
     session: { fault(index: number, kind: string): number; faultTrainer(): number } | null;
@@ -683,7 +684,7 @@ test('the tasks panel evaluates a stored run’s trained policy beside the basel
   await expect(table.locator('tr[data-agent="random"]')).toHaveCount(0);
 });
 
-test('a stopped run’s charts and timeline are stored: Show brings them back after a reload, Resume goes on from them', async ({
+test('a stopped run’s charts, timeline and hindsight pool are stored: Show brings them back after a reload, Resume goes on from them', async ({
   page,
 }) => {
   await openReady(page, QUERY);
@@ -701,7 +702,9 @@ test('a stopped run’s charts and timeline are stored: Show brings them back af
     evals: l.run.evals.map((e) => [e.iteration, e.successTrain]),
     events: l.run.events.length,
     lastEvent: l.run.events.at(-1),
+    pool: l.run.dashboard?.hindsight.distinct ?? 0,
   }));
+  expect(shown.pool).toBeGreaterThan(0);
   expect(shown.steps.length).toBeGreaterThanOrEqual(6);
 
   await page.reload();
@@ -728,7 +731,11 @@ test('a stopped run’s charts and timeline are stored: Show brings them back af
   const stoppedAt = Number(shown.steps.at(-1)?.[0]);
   await untilVersion(page, stoppedAt + 2);
   const resumed = await lab(page, (l) => l.run.steps.map((s) => [s.version, s.meanReturn]));
+  // The hindsight pool came back with it: below its capacity it only grows, where a pool refilled
+  // from two versions of programs would hold fewer tasks than seven versions had gathered.
+  const pool = await lab(page, (l) => l.run.dashboard?.hindsight.distinct ?? 0);
   await lab(page, (l) => l.run.stop());
+  expect(pool).toBeGreaterThanOrEqual(shown.pool);
   expect(resumed.slice(0, shown.steps.length)).toEqual(shown.steps);
   expect(Number(resumed[shown.steps.length]?.[0])).toBeGreaterThan(stoppedAt);
   await expect(page.getByTestId('run-error')).toHaveCount(0);

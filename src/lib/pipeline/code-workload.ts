@@ -240,7 +240,8 @@ export class CodeJobSource implements JobSource {
 
   /**
    * What a resumed run needs of the source (saved with every version): the curriculum and the
-   * training tasks' records. Posed relabelled tasks' records are left out: the pool is not kept.
+   * training tasks' records. Posed relabelled tasks' records are left out (the pool itself is
+   * saved apart, every `POOL_EVERY` versions and at Stop; their values are relearned).
    */
   progress(): Pick<RunProgress, 'curriculum' | 'taskRecords'> {
     const records = [...this.records].filter(([id]) => !isRelabelledTask(id));

@@ -148,6 +148,33 @@ describe('HindsightPool', () => {
     expect(share(1)).toBeLessThan(0.55);
   });
 
+  it('is restored from its snapshot as it was: the same draws, sizes and shortest programs', () => {
+    const pool = new HindsightPool(4);
+    for (const [k, n] of [
+      ['a', 5],
+      ['b', 2],
+      ['a', 3],
+      ['c', 4],
+      ['b', 2],
+    ] as const)
+      pool.add(fake(k, n));
+    // A structured clone, as IndexedDB stores it.
+    const stored = structuredClone(pool.snapshot());
+    const back = new HindsightPool(4);
+    back.restore(stored);
+    expect([back.size, back.distinct]).toEqual([pool.size, pool.distinct]);
+    expect(back.sample(30, 0.5, new Rng(7))).toEqual(pool.sample(30, 0.5, new Rng(7)));
+    expect(back.pickTask(new Rng(8))).toEqual(pool.pickTask(new Rng(8)));
+    // Its counts came from the keys: one more 'b' and one more 'c' push the older 'a' out.
+    back.add(fake('b', 2));
+    back.add(fake('c', 4));
+    expect(back.distinct).toBe(2);
+    // A smaller pool keeps the newest; keys whose episode is missing are left out.
+    const small = new HindsightPool(2);
+    small.restore({ ...stored, best: stored.best.filter((b) => b.key !== 'b') });
+    expect([small.size, small.distinct]).toEqual([1, 1]);
+  });
+
   it('poses its distinct relabelled tasks uniformly, whatever their occurrences', () => {
     const pool = new HindsightPool(100);
     expect(pool.pickTask(new Rng(4))).toBeNull();

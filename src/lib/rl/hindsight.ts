@@ -155,6 +155,14 @@ export async function relabelEpisode(
   return out;
 }
 
+/** A hindsight pool as stored with a run (`HindsightPool.snapshot`). */
+export interface HindsightSnapshot {
+  /** Keys of the most recent relabelled programs, oldest first, one per occurrence. */
+  recent: string[];
+  /** The episode each key stands for (the shortest program seen). */
+  best: { key: string; length: number; task: Task; trajectory: Trajectory }[];
+}
+
 /**
  * The relabelled episodes a run trains on: the last `capacity` occurrences (so that a batch
  * follows what the policy writes now), each standing for the shortest program seen with its
@@ -196,6 +204,36 @@ export class HindsightPool {
       const entry = this.best.get(old);
       if (entry && --entry.refs === 0) this.best.delete(old);
     }
+  }
+
+  /**
+   * The pool as data, for a resumed run (IndexedDB's structured clone keeps its typed arrays and
+   * the relabelled rows' NaN log-probs): the recent keys in order and each key's episode.
+   */
+  snapshot(): HindsightSnapshot {
+    return {
+      recent: [...this.recent],
+      best: [...this.best].map(([key, { length, task, trajectory }]) => ({ key, length, task, trajectory })),
+    };
+  }
+
+  /**
+   * Takes a snapshot's contents (a resumed run), the newest `capacity` of them; each episode's
+   * count comes from the keys. Keys without an episode are left out.
+   */
+  restore(s: HindsightSnapshot): void {
+    this.recent.length = 0;
+    this.best.clear();
+    // In the snapshot's order, which uniform draws go by; counted from the kept keys.
+    for (const b of s.best)
+      this.best.set(b.key, { length: b.length, task: b.task, trajectory: b.trajectory, refs: 0 });
+    for (const key of s.recent.slice(-this.capacity)) {
+      const held = this.best.get(key);
+      if (!held) continue;
+      held.refs += 1;
+      this.recent.push(key);
+    }
+    for (const [key, b] of this.best) if (b.refs === 0) this.best.delete(key);
   }
 
   /** A relabelled task drawn uniformly over the distinct tasks in the pool; null while it is empty. */

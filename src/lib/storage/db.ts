@@ -1,6 +1,7 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { TaskSuite } from '../env/suite';
 import type { Checkpoint } from '../policy/weights';
+import type { HindsightSnapshot } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
 import type { TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
@@ -74,12 +75,15 @@ export interface SuiteRecord {
 
 /**
  * A point of a run's charts (DESIGN §7 `metrics`, key [runId, kind, version]): a trained step as
- * the run panel charts it, or a greedy evaluation of a version. Kept for the run's life, so that
- * a resumed or viewed run shows its whole history.
+ * the run panel charts it, or a greedy evaluation of a version; and the run's hindsight pool.
+ * Kept for the run's life, so that a resumed or viewed run shows its whole history and a resumed
+ * run trains on the relabelled episodes it had.
  */
 export type MetricRecord =
   | { runId: string; kind: 'step'; version: number; step: StepReport }
-  | { runId: string; kind: 'eval'; version: number; point: EvalPoint };
+  | { runId: string; kind: 'eval'; version: number; point: EvalPoint }
+  /** The run's hindsight pool as last saved (version 0: one record, overwritten). */
+  | { runId: string; kind: 'hindsight'; version: number; pool: HindsightSnapshot };
 
 /** One timeline event of a run (DESIGN §7 `events`, key [runId, seq]); bounded per run. */
 export interface EventRecord {

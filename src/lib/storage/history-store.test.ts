@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { StepMetrics } from '../policy/trainer';
+import type { Trajectory } from '../rl/trajectory';
 import { DB_VERSION, openLabDb, type TrajectoryRecord, type WeightsRecord } from './db';
 import { trimEvents } from './events-store';
 import { HistoryWriter, loadHistory } from './history-store';
@@ -76,14 +77,36 @@ describe("a run's stored history", () => {
       6,
     );
     w2.step(step(4));
+    // The hindsight pool: one record, the newest saved.
+    const pool = (k: string) => ({
+      recent: [k, k],
+      best: [
+        {
+          key: k,
+          length: 1,
+          task: { id: k, level: 'easy' as const, examples: [], hidden: [] },
+          trajectory: {} as Trajectory,
+        },
+      ],
+    });
+    w2.hindsight(pool('old'));
+    w2.hindsight(pool('new'));
     again.push(ev(9));
     w2.flushEvents(again);
     await w2.settled();
     const second = await loadHistory(db, 'r');
     expect(second.steps.map((s) => s.version)).toEqual([1, 2, 3, 4]);
     expect(second.events.map((e) => e.t0)).toEqual([3, 5, 6, 7, 8, 9]);
+    expect(second.hindsight).toEqual(pool('new'));
+    expect(first.hindsight).toBeNull();
     expect(errors).toEqual([]);
-    expect(await loadHistory(db, 'other')).toEqual({ steps: [], evals: [], events: [], nextEventSeq: 0 });
+    expect(await loadHistory(db, 'other')).toEqual({
+      steps: [],
+      evals: [],
+      events: [],
+      nextEventSeq: 0,
+      hindsight: null,
+    });
     db.close();
   });
 
@@ -128,7 +151,13 @@ describe('the migration to the history stores', () => {
       'weights',
     ]);
     expect((await db.get('runs', 'kept'))?.id).toBe('kept');
-    expect(await loadHistory(db, 'kept')).toEqual({ steps: [], evals: [], events: [], nextEventSeq: 0 });
+    expect(await loadHistory(db, 'kept')).toEqual({
+      steps: [],
+      evals: [],
+      events: [],
+      nextEventSeq: 0,
+      hindsight: null,
+    });
     db.close();
   });
 });
@@ -185,7 +214,13 @@ describe('deleting a run', () => {
     }
     expect(await deleteRun(db, 'gone')).toEqual({ versions: 1, trajectories: 1 });
     expect(await db.get('runs', 'gone')).toBeUndefined();
-    expect(await loadHistory(db, 'gone')).toEqual({ steps: [], evals: [], events: [], nextEventSeq: 0 });
+    expect(await loadHistory(db, 'gone')).toEqual({
+      steps: [],
+      evals: [],
+      events: [],
+      nextEventSeq: 0,
+      hindsight: null,
+    });
     expect(await db.count('trajectories', IDBKeyRange.bound(['gone', -Infinity], ['gone', Infinity]))).toBe(
       0,
     );

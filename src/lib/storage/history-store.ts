@@ -1,7 +1,11 @@
 import type { TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
+import type { HindsightSnapshot } from '../rl/hindsight';
 import type { LabDB } from './db';
 import { withEviction, type Eviction } from './quota';
+
+/** A running run saves its hindsight pool every this many versions (and at Stop). */
+export const POOL_EVERY = 50;
 
 /** Timeline events kept per run (the newest; DESIGN §7: bounded timeline history). */
 export const EVENTS_KEPT = 20_000;
@@ -13,22 +17,26 @@ export interface RunHistory {
   events: TimelineEvent[];
   /** The seq the run's next event gets. */
   nextEventSeq: number;
+  /** The hindsight pool as last saved (every `POOL_EVERY` versions and at Stop), or null. */
+  hindsight: HindsightSnapshot | null;
 }
 
 /** Reads a run's history (empty for a run stored before there was one). */
 export async function loadHistory(db: LabDB, runId: string): Promise<RunHistory> {
   const metrics = (kind: string) =>
     db.getAll('metrics', IDBKeyRange.bound([runId, kind, -Infinity], [runId, kind, Infinity]));
-  const [steps, evals, events] = await Promise.all([
+  const [steps, evals, events, pool] = await Promise.all([
     metrics('step'),
     metrics('eval'),
     db.getAll('events', IDBKeyRange.bound([runId, -Infinity], [runId, Infinity])),
+    db.get('metrics', [runId, 'hindsight', 0]),
   ]);
   return {
     steps: steps.flatMap((r) => (r.kind === 'step' ? [r.step] : [])),
     evals: evals.flatMap((r) => (r.kind === 'eval' ? [r.point] : [])),
     events: events.map((r) => r.event),
     nextEventSeq: (events.at(-1)?.seq ?? -1) + 1,
+    hindsight: pool?.kind === 'hindsight' ? pool.pool : null,
   };
 }
 
@@ -67,6 +75,11 @@ export class HistoryWriter {
     this.write((db) =>
       db.put('metrics', { runId: this.runId, kind: 'eval', version: point.iteration, point }),
     );
+  }
+
+  /** Stores the run's hindsight pool, in place of the one stored before. */
+  hindsight(pool: HindsightSnapshot): void {
+    this.write((db) => db.put('metrics', { runId: this.runId, kind: 'hindsight', version: 0, pool }));
   }
 
   /** Stores the events of `log` pushed since the last flush (`events` the newest it holds). */

@@ -12,6 +12,7 @@ import { runTrainingTasks } from '../pipeline/run-tasks';
 import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '../pipeline/types';
 import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
+import type { HindsightSnapshot } from '../rl/hindsight';
 import type { RunProgress } from '../storage/db';
 import { describeEviction } from '../storage/quota';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
@@ -46,6 +47,8 @@ export interface Restored {
   nextJobId: number;
   groups: PlayedGroup[];
   progress: RunProgress | undefined;
+  /** The run's hindsight pool as last saved (null: it refills from the resumed run's programs). */
+  hindsight: HindsightSnapshot | null;
 }
 
 /** A new run's id: its start time, readable and sortable. */
@@ -98,6 +101,7 @@ export class PipelineSession {
     const code = settings.code;
     this.source = new CodeJobSource(runTrainingTasks(settings, generateTasks(BUILT_IN_SEED)), code);
     this.source.restore(restored?.progress);
+    if (restored?.hindsight) this.source.hindsight.restore(restored.hindsight);
     this.secondsBefore = restored?.progress?.seconds ?? 0;
     this.lanes = Array.from({ length: settings.workers }, (_, i) => `rollout-${i}` as const);
     this.pipeline = new Pipeline(

@@ -22,7 +22,7 @@ import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { FaultRecord } from '../pipeline/worker-pool';
 import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
-import { HistoryWriter, loadHistory, type RunHistory } from '../storage/history-store';
+import { HistoryWriter, loadHistory, POOL_EVERY, type RunHistory } from '../storage/history-store';
 import { describeEviction } from '../storage/quota';
 import { deleteRun, getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
 import { groupsFromRecords } from '../pipeline/resume';
@@ -344,6 +344,7 @@ export class RunState {
           nextJobId: last.jobId + 1,
           groups: groupsFromRecords(unconsumed),
           progress: point.run.progress,
+          hindsight: past.hindsight,
         });
         this.session = session;
         // The charts and the timeline go on from the run's stored history.
@@ -490,6 +491,7 @@ export class RunState {
     if ((o.evalEvery ?? 10) > 0 && (r.version - firstVersion) % (o.evalEvery ?? 10) === 0)
       void this.evaluateNow();
     if (r.version % 5 === 0) void this.refreshRuns(); // the run list's counts
+    if (r.version % POOL_EVERY === 0) this.history?.hindsight(s.source.hindsight.snapshot());
     if (o.maxIterations !== undefined && r.version - firstVersion >= o.maxIterations) void this.stop();
     if (o.maxTrainedEpisodes !== undefined && s.pipeline.counters.trainedEpisodes >= o.maxTrainedEpisodes)
       void this.stop();
@@ -698,6 +700,7 @@ export class RunState {
     if (s) {
       await s.stop(status);
       await this.tick(s).catch(() => undefined); // the final figures, after the last step
+      this.history?.hindsight(s.source.hindsight.snapshot()); // what Resume trains on again
       await this.history?.settled(); // a reload right after Stop finds the whole history
     }
     if (this.trainer.status === 'busy') this.trainer.status = 'ready';
