@@ -84,6 +84,16 @@ async function untilVersion(page: Page, version: number, timeout = 120_000): Pro
   );
 }
 
+/** Opens the page, trains a run (η = 2, one worker) to `version`, stops it; returns its id. */
+async function storedRun(page: Page, version: number): Promise<string | null> {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 2, workers: 1 });
+  await untilVersion(page, version);
+  const runId = await page.evaluate(() => (window as unknown as LabWindow).__lab.run.runId);
+  await page.evaluate(() => (window as unknown as LabWindow).__lab.run.stop());
+  return runId;
+}
+
 const lab = <T>(page: Page, f: (l: Lab) => T | Promise<T>): Promise<T> =>
   page.evaluate(`(${f.toString()})(window.__lab)`) as Promise<T>;
 
@@ -431,11 +441,7 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
 test('a new run starts from a stored run’s newest version, here with LoRA on it as the frozen base', async ({
   page,
 }) => {
-  await openReady(page, QUERY);
-  await startRun(page, { eta: 2, workers: 1 });
-  await untilVersion(page, 3);
-  const first = await lab(page, (l) => l.run.runId);
-  await lab(page, (l) => l.run.stop());
+  const first = await storedRun(page, 3);
   await page.getByTestId('run-start-from').selectOption(first ?? '');
   const from = await lab(page, (l) => l.run.settings.startFrom);
   expect(from?.runId).toBe(first);
@@ -744,11 +750,7 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
 test('Delete removes a stored run and everything of it, after a confirmation; dismissing keeps it', async ({
   page,
 }) => {
-  await openReady(page, QUERY);
-  await startRun(page, { eta: 2, workers: 1 });
-  await untilVersion(page, 3);
-  const runId = await lab(page, (l) => l.run.runId);
-  await lab(page, (l) => l.run.stop());
+  const runId = await storedRun(page, 3);
   expect((await lab(page, (l) => l.run.storedSeqs())).length).toBeGreaterThan(0);
   const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
   const del = page.locator(`[data-testid="run-delete"][data-run="${runId}"]`);

@@ -43,6 +43,8 @@ const ev = (t: number): TimelineEvent => ({
   t1: t + 1,
   version: t,
 });
+/** The history of a run that has none. */
+const NONE = { steps: [], evals: [], events: [], nextEventSeq: 0, hindsight: null };
 const hooks = (errors: string[]) => ({ onEvict: () => undefined, onError: (m: string) => errors.push(m) });
 
 describe("a run's stored history", () => {
@@ -100,13 +102,7 @@ describe("a run's stored history", () => {
     expect(second.hindsight).toEqual(pool('new'));
     expect(first.hindsight).toBeNull();
     expect(errors).toEqual([]);
-    expect(await loadHistory(db, 'other')).toEqual({
-      steps: [],
-      evals: [],
-      events: [],
-      nextEventSeq: 0,
-      hindsight: null,
-    });
+    expect(await loadHistory(db, 'other')).toEqual(NONE);
     db.close();
   });
 
@@ -151,13 +147,7 @@ describe('the migration to the history stores', () => {
       'weights',
     ]);
     expect((await db.get('runs', 'kept'))?.id).toBe('kept');
-    expect(await loadHistory(db, 'kept')).toEqual({
-      steps: [],
-      evals: [],
-      events: [],
-      nextEventSeq: 0,
-      hindsight: null,
-    });
+    expect(await loadHistory(db, 'kept')).toEqual(NONE);
     db.close();
   });
 });
@@ -214,13 +204,7 @@ describe('deleting a run', () => {
     }
     expect(await deleteRun(db, 'gone')).toEqual({ versions: 1, trajectories: 1 });
     expect(await db.get('runs', 'gone')).toBeUndefined();
-    expect(await loadHistory(db, 'gone')).toEqual({
-      steps: [],
-      evals: [],
-      events: [],
-      nextEventSeq: 0,
-      hindsight: null,
-    });
+    expect(await loadHistory(db, 'gone')).toEqual(NONE);
     expect(await db.count('trajectories', IDBKeyRange.bound(['gone', -Infinity], ['gone', Infinity]))).toBe(
       0,
     );
