@@ -100,6 +100,7 @@ describe("a run's stored history", () => {
     expect(second.steps.map((s) => s.version)).toEqual([1, 2, 3, 4]);
     expect(second.events.map((e) => e.t0)).toEqual([3, 5, 6, 7, 8, 9]);
     expect(second.hindsight).toEqual(pool('new'));
+    expect((await loadHistory(db, 'r', { pool: false })).hindsight).toBeNull();
     expect(first.hindsight).toBeNull();
     expect(errors).toEqual([]);
     expect(await loadHistory(db, 'other')).toEqual(NONE);

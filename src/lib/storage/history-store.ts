@@ -21,15 +21,22 @@ export interface RunHistory {
   hindsight: HindsightSnapshot | null;
 }
 
-/** Reads a run's history (empty for a run stored before there was one). */
-export async function loadHistory(db: LabDB, runId: string): Promise<RunHistory> {
+/**
+ * Reads a run's history (empty for a run stored before there was one). `pool: false` leaves the
+ * hindsight pool unread (null): showing a run needs only its charts and events.
+ */
+export async function loadHistory(
+  db: LabDB,
+  runId: string,
+  opts: { pool?: boolean } = {},
+): Promise<RunHistory> {
   const metrics = (kind: string) =>
     db.getAll('metrics', IDBKeyRange.bound([runId, kind, -Infinity], [runId, kind, Infinity]));
   const [steps, evals, events, pool] = await Promise.all([
     metrics('step'),
     metrics('eval'),
     db.getAll('events', IDBKeyRange.bound([runId, -Infinity], [runId, Infinity])),
-    db.get('metrics', [runId, 'hindsight', 0]),
+    opts.pool === false ? undefined : db.get('metrics', [runId, 'hindsight', 0]),
   ]);
   return {
     steps: steps.flatMap((r) => (r.kind === 'step' ? [r.step] : [])),

@@ -406,7 +406,7 @@ export class RunState {
       this.error = `no stored run ${runId}`;
       return null;
     }
-    const past = await loadHistory(db, runId);
+    const past = await loadHistory(db, runId, { pool: false });
     this.error = null;
     this.notices = [];
     this.runId = runId;
