@@ -1,4 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
+import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
+import { overlapMs } from '../src/lib/pipeline/metrics.ts';
+import { maxVersionsInFlight } from '../src/lib/pipeline/timeline-view.ts';
 
 /** A small valid suite: four easy tasks, all reachable by the brute-force search (≤ 3 tokens). */
 const tasks = [
@@ -18,14 +21,14 @@ const SUITE = {
 };
 
 /** Opens the page with a fast CPU-side trainer backend: these tests are about tasks, not WebGPU. */
-async function open(page: Page): Promise<void> {
-  await page.goto('./?backend=wasm&wcTimeout=3000');
+async function open(page: Page, flags = ''): Promise<void> {
+  await page.goto(`./?backend=wasm&wcTimeout=3000${flags}`);
   await expect(page.getByTestId('suite-select').locator('option')).not.toHaveCount(0);
 }
 
 /** The custom-environment panel trains through the trainer worker: wait until it is ready. */
-async function openWithTrainer(page: Page): Promise<void> {
-  await open(page);
+async function openWithTrainer(page: Page, flags = ''): Promise<void> {
+  await open(page, flags);
   await expect(page.getByTestId('trainer-status')).toHaveText('ready', { timeout: 120_000 });
 }
 
@@ -158,6 +161,59 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
   const timeline = page.getByTestId('env-timeline');
   await timeline.getByTestId('timeline-fit').click();
   await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^4[01]$/);
+  // The default η = 1 bounds how far the rollouts ran ahead of the trainer.
+  expect(Number(await page.getByTestId('env-staleness-max').textContent())).toBeLessThanOrEqual(1);
+});
+
+/** The part of the page's `?debug` hook (src/global.d.ts) the custom-environment test reads. */
+type CustomLab = {
+  __lab: {
+    customEnv: { events: TimelineEvent[]; counters: { interrupts: number; staleDrops: number } | null };
+  };
+};
+
+/** Trains the custom environment with the panel's η, workers and iterations; returns its timeline. */
+async function trainCustomEnv(page: Page, eta: number, workers: number, iterations: number) {
+  await page.getByTestId('env-eta').fill(String(eta));
+  await page.getByTestId('env-workers').fill(String(workers));
+  await page.getByTestId('env-iterations-input').fill(String(iterations));
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 150_000 });
+  await expect(page.getByTestId('env-iterations')).toHaveText(`after ${iterations} iterations`);
+  return page.evaluate(() => {
+    const env = (window as unknown as CustomLab).__lab.customEnv;
+    return { events: env.events, counters: env.counters };
+  });
+}
+
+const isRollout = (e: TimelineEvent) => e.lane.startsWith('rollout') && e.kind === 'episode';
+const isTraining = (e: TimelineEvent) => e.lane === 'trainer' && e.kind === 'train-step';
+
+test('the custom environment trains through the async pipeline: η = 0 takes turns, η = 2 overlaps within its bound', async ({
+  page,
+}) => {
+  await openWithTrainer(page, '&debug');
+  const sync = await trainCustomEnv(page, 0, 1, 12);
+  expect(sync.events.filter(isTraining)).toHaveLength(12);
+  expect(overlapMs(sync.events, isRollout, isTraining)).toBeLessThan(1);
+  expect(maxVersionsInFlight(sync.events)).toBe(1);
+  await expect(page.getByTestId('env-staleness-max')).toHaveText('0');
+
+  const async = await trainCustomEnv(page, 2, 2, 24);
+  // Both workers played, ahead of the trainer: rollout and training overlap, several versions in flight.
+  expect(new Set(async.events.filter(isRollout).map((e) => e.lane))).toEqual(
+    new Set(['rollout-0', 'rollout-1']),
+  );
+  expect(overlapMs(async.events, isRollout, isTraining)).toBeGreaterThan(50);
+  expect(maxVersionsInFlight(async.events)).toBeGreaterThan(1);
+  const max = Number(await page.getByTestId('env-staleness-max').textContent());
+  expect(max).toBeGreaterThanOrEqual(1);
+  expect(max).toBeLessThanOrEqual(2);
+  // Versions published mid-episode were adopted mid-episode: interrupts, marked on the timeline
+  // (an episode that adopted twice has two marks).
+  const interrupts = async.counters?.interrupts ?? 0;
+  expect(interrupts).toBeGreaterThan(0);
+  expect(async.events.filter((e) => e.kind === 'interrupt').length).toBeGreaterThanOrEqual(interrupts);
 });
 
 test('Stop ends custom-environment training after the iteration in progress, with a report of what it trained', async ({

@@ -23,12 +23,7 @@ import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../src/lib/policy/sampler';
 import { adaptersFromCheckpoint, paramsFromCheckpoint, type Checkpoint } from '../src/lib/policy/weights';
 import { mergedWeights } from '../src/lib/policy/lora';
 import type { MlpSnapshot } from '../src/lib/policy/mlp';
-import {
-  collectCustomBatch,
-  randomReturn,
-  snapshotReturn,
-  type CustomBatch,
-} from '../src/lib/rl/custom-trainer';
+import { randomReturn, snapshotReturn } from '../src/lib/rl/custom-trainer';
 import { Rng } from '../src/lib/rl/random';
 import { CachedSandbox } from '../src/lib/sandbox/cache';
 import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
@@ -37,6 +32,12 @@ import { now, type Lane, type TimelineEvent } from '../src/lib/pipeline/events';
 import { EventBatcher, isVersionAnnounce, PARAMS_CHANNEL } from '../src/lib/pipeline/params-channel';
 import { emptyEngineStats, RolloutEngine, type EngineStats } from '../src/lib/pipeline/rollout-engine';
 import type { PlayedGroup, RolloutJob } from '../src/lib/pipeline/types';
+import {
+  customGroup,
+  playCustomGroup,
+  type AdoptedPolicy,
+  type CustomTrajectory,
+} from '../src/lib/pipeline/custom-workload';
 import type { CacheStats } from '../src/lib/sandbox/cache';
 import { openLabDb, type LabDB } from '../src/lib/storage/db';
 import { withEviction } from '../src/lib/storage/quota';
@@ -171,7 +172,18 @@ async function getSandbox(): Promise<CachedSandbox> {
 }
 
 /** The open custom environment, its sampling stream and the policy it plays with. */
-let customEnv: { session: QuickJSSession; env: CustomEnv; rng: Rng; policy: MlpSnapshot | null } | undefined;
+let customEnv:
+  | {
+      session: QuickJSSession;
+      env: CustomEnv;
+      rng: Rng;
+      policy: AdoptedPolicy | null;
+      /** Jobs aborted while queued or playing (the pipeline stopped or dropped them). */
+      aborted: Set<number>;
+      /** The environment holds one episode's state: jobs play one after another. */
+      queue: Promise<unknown>;
+    }
+  | undefined;
 
 function requireCustomEnv(): NonNullable<typeof customEnv> {
   if (!customEnv) throw new Error('no custom environment is open: call openCustomEnv() first');
@@ -405,7 +417,14 @@ const api = {
       const session = new QuickJSSession(await quickjsModule(), code, { deadlineMs: 100 });
       try {
         const env = new CustomEnv(session);
-        customEnv = { session, env, rng: new Rng(seed), policy: null };
+        customEnv = {
+          session,
+          env,
+          rng: new Rng(seed),
+          policy: null,
+          aborted: new Set(),
+          queue: Promise.resolve(),
+        };
         return { spec: env.spec, randomReturn: randomReturn(env, 20, seed) };
       } catch (err) {
         session.dispose();
@@ -414,28 +433,69 @@ const api = {
     });
   },
 
-  /** Adopts a published MLP policy for the open custom environment. */
-  loadCustomPolicy(snapshot: MlpSnapshot, _v: number): void {
-    requireCustomEnv().policy = snapshot;
+  /** Adopts a published MLP version for the open custom environment (a rollout in progress takes it at its next yield). */
+  loadCustomPolicy(snapshot: MlpSnapshot, version: number): void {
+    const c = requireCustomEnv();
+    if (!c.policy || version > c.policy.version) c.policy = { snapshot, version };
   },
 
-  /** Plays `episodes` episodes of the open custom environment with the adopted policy (sampled). */
-  collectCustom(episodes: number, gamma: number): Promise<CustomBatch> {
-    return customCall(async () => {
-      const c = requireCustomEnv();
-      if (!c.policy) throw new Error('no policy adopted yet');
-      const batch = collectCustomBatch(c.env, c.policy, episodes, gamma, c.rng);
-      return Comlink.transfer(batch, [batch.obs.buffer, batch.actions.buffer, batch.returns.buffer]);
-    });
+  /**
+   * Plays a pipeline job on the open custom environment: `job.samples` episodes with the newest
+   * adopted version (at least `job.minVersion`), each step stamped with its version and
+   * behaviour log-prob. Jobs queue: the environment holds one episode at a time.
+   */
+  playCustom(job: RolloutJob, yieldEvery: number): Promise<PlayedGroup<CustomTrajectory>> {
+    const c = requireCustomEnv();
+    const run = c.queue.then(() =>
+      customCall(async () => {
+        const startedAt = now();
+        const aborted = (): PlayedGroup<CustomTrajectory> => {
+          c.aborted.delete(job.jobId);
+          return {
+            ...customGroup(job.jobId, { trajectories: [], interrupted: 0 }, startedAt),
+            status: 'aborted',
+          };
+        };
+        for (let waited = 0; !c.policy || c.policy.version < job.minVersion; waited += 5) {
+          if (c.aborted.has(job.jobId)) return aborted();
+          if (waited > 10_000) throw new Error(`version ${job.minVersion} did not arrive within 10 s`);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        const played = await playCustomGroup(
+          c.env,
+          job.samples,
+          () => c.policy as AdoptedPolicy,
+          new Rng(job.seed),
+          { yieldEvery, aborted: () => c.aborted.has(job.jobId) },
+        );
+        if (!played) return aborted();
+        const group = customGroup(job.jobId, played, startedAt);
+        const buffers = group.trajectories.flatMap((t) =>
+          [t.obs, t.actions, t.rewards, t.logProbs, t.versions].map((a) => a.buffer),
+        );
+        return Comlink.transfer(group, buffers);
+      }),
+    );
+    c.queue = run.catch(() => undefined);
+    return run;
   },
 
-  /** Mean return of the adopted policy (greedy or sampled) on the open custom environment. */
+  /** Drops a custom job, queued or playing: its `playCustom` resolves as aborted. */
+  abortCustom(jobId: number): void {
+    customEnv?.aborted.add(jobId);
+  },
+
+  /** Mean return of the adopted policy (greedy or sampled) on the open custom environment, after the queued jobs. */
   customReturn(episodes: number, greedy: boolean): Promise<number> {
-    return customCall(async () => {
-      const c = requireCustomEnv();
-      if (!c.policy) throw new Error('no policy adopted yet');
-      return snapshotReturn(c.env, c.policy, episodes, greedy, c.rng);
-    });
+    const c = requireCustomEnv();
+    const run = c.queue.then(() =>
+      customCall(async () => {
+        if (!c.policy) throw new Error('no policy adopted yet');
+        return snapshotReturn(c.env, c.policy.snapshot, episodes, greedy, c.rng);
+      }),
+    );
+    c.queue = run.catch(() => undefined);
+    return run;
   },
 };
 

@@ -302,13 +302,10 @@ const api = {
     mlp = new MlpLearner(args, config);
   },
 
-  /** One update of the custom-environment policy; returns the loss. */
-  async trainCustom(batch: CustomBatch, v: number): Promise<number> {
+  /** One update of the custom-environment policy (the pipeline's training step); returns its metrics. */
+  trainCustom(batch: CustomBatch): Promise<StepMetrics> {
     if (!mlp) throw new Error('no custom policy: call initCustom() first');
-    const t0 = now();
-    const loss = await mlp.update(batch);
-    emit({ lane: 'trainer', kind: 'train-step', t0, t1: now(), version: v, meta: { loss, env: 'custom' } });
-    return loss;
+    return mlp.update(batch);
   },
 
   /** The custom-environment policy's weights, for the rollout worker to adopt. */

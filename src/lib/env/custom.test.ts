@@ -1,15 +1,21 @@
 import * as tf from '@tensorflow/tfjs';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { TimelineEvent } from '../pipeline/events';
-import { SyncLoop } from '../pipeline/sync-loop';
-import { CustomWorkload } from '../pipeline/custom-workload';
-import type { MlpSnapshot } from '../policy/mlp';
+import { Pipeline } from '../pipeline/controller';
+import {
+  customGroup,
+  CustomJobSource,
+  playCustomGroup,
+  type AdoptedPolicy,
+  type CustomTrajectory,
+} from '../pipeline/custom-workload';
 import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
-import { collectCustomBatch, MlpLearner, randomReturn, snapshotReturn } from '../rl/custom-trainer';
+import { MlpLearner, randomReturn, snapshotReturn, type CustomBatch } from '../rl/custom-trainer';
+import { DEFAULT_REPLAY } from '../rl/replay';
 import { Rng } from '../rl/random';
 import { nodeQuickJSModule } from '../sandbox/quickjs-node';
 import { QuickJSSession, SessionError } from '../sandbox/session';
+import { DEFAULT_ENV_CONFIG } from './config';
 import { CARTPOLE_JS, CustomEnv } from './custom';
 
 let module: QuickJSWASMModule;
@@ -80,53 +86,89 @@ describe('custom JS environments', () => {
     expect(env.reset()).toEqual([0]);
   });
 
-  it('an MLP policy learns CartPole through the sync loop to a clearly better return than random', async () => {
+  it('an MLP policy learns CartPole through the async pipeline, at η = 0 and with staleness at η = 1', async () => {
     const env = envOf(CARTPOLE_JS);
-    const config = { ...DEFAULT_CUSTOM_TRAIN, episodesPerIteration: 8, learningRate: 0.02, entropyCoef: 0 };
-    const learner = new MlpLearner({ inputs: 4, hidden: config.hidden, actions: 2 }, config);
-    // The two sides of the loop, in process: the rollout plays with the adopted snapshot.
-    const rng = new Rng(1);
-    let adopted: MlpSnapshot | null = null;
-    const versions: number[] = [];
-    const events: TimelineEvent[] = [];
-    const loop = new SyncLoop(
-      new CustomWorkload(
-        {
-          collectCustom: async (n) =>
-            collectCustomBatch(env, adopted ?? (await learner.snapshot()), n, config.gamma, rng),
-          loadCustomPolicy: async (snap, v) => {
-            adopted = snap;
-            versions.push(v);
-          },
-        },
-        { trainCustom: (b) => learner.update(b), exportCustomPolicy: () => learner.snapshot() },
-        config.episodesPerIteration,
-        config.gamma,
-      ),
-      (e) => events.push(e),
-    );
     const random = randomReturn(env, 20, 1);
-    const before = snapshotReturn(env, await learner.snapshot(), 10, false, rng);
-    for (let i = 0; i < 25; i++) await loop.iterate();
-    const after = snapshotReturn(env, await learner.snapshot(), 10, true, rng);
-    learner.dispose();
-    expect(versions).toEqual(Array.from({ length: 26 }, (_, i) => i));
-    // The timeline's spans: per iteration a batch, then an update, then a publish, never overlapping.
-    const lanes = events.map((e) => `${e.lane}:${e.kind}:${e.version}`);
-    expect(lanes.slice(0, 4)).toEqual([
-      'store:publish:0',
-      'rollout-0:episode:0',
-      'trainer:train-step:0',
-      'store:publish:1',
-    ]);
-    expect(lanes).toHaveLength(1 + 3 * 25);
-    expect(events.every((e, i) => e.t0 <= e.t1 && (i === 0 || (events[i - 1]?.t1 ?? Infinity) <= e.t0))).toBe(
-      true,
-    );
     expect(random).toBeLessThan(40);
-    expect(
-      after,
-      `random ${random.toFixed(1)}, untrained ${before.toFixed(1)}, trained ${after.toFixed(1)}`,
-    ).toBeGreaterThan(2 * Math.max(random, before));
-  }, 120_000);
+    for (const eta of [0, 1]) {
+      const r = await trainCustom(env, eta, 40);
+      expect(r.versions).toBe(40);
+      // η bounds the staleness of every trained group; at η = 1 the worker played ahead of the trainer.
+      expect(Math.max(...r.staleness)).toBeLessThanOrEqual(eta);
+      if (eta === 1) expect(r.staleness.filter((s) => s === 1).length).toBeGreaterThan(0);
+      expect(
+        r.after,
+        `η ${eta}: random ${random.toFixed(1)}, untrained ${r.before.toFixed(1)}, trained ${r.after.toFixed(1)}`,
+      ).toBeGreaterThan(2 * Math.max(random, r.before));
+    }
+  }, 240_000);
 });
+
+/**
+ * Trains an MLP on `env` through the pipeline in process: one rollout port playing groups with
+ * the adopted snapshot, a trainer port updating the learner and publishing the next version.
+ */
+async function trainCustom(env: CustomEnv, eta: number, versions: number) {
+  const config = DEFAULT_CUSTOM_TRAIN;
+  const learner = new MlpLearner({ inputs: 4, hidden: config.hidden, actions: 2 }, config);
+  let adopted: AdoptedPolicy = { snapshot: await learner.snapshot(), version: 0 };
+  const before = snapshotReturn(env, adopted.snapshot, 10, false, new Rng(2));
+  const staleness: number[] = [];
+  let resolve: () => void = () => undefined;
+  const done = new Promise<void>((r) => (resolve = r));
+  const pipeline: Pipeline<CustomBatch, CustomTrajectory> = new Pipeline(
+    {
+      eta,
+      batchGroups: config.groupsPerBatch,
+      groupSize: config.episodesPerGroup,
+      slotsPerWorker: 1,
+      preemptAfterMs: Infinity,
+      replay: DEFAULT_REPLAY,
+      env: DEFAULT_ENV_CONFIG,
+      relabelMaxAbs: 0,
+      seed: 1,
+      maxJobFailures: 0,
+    },
+    new CustomJobSource(4, config.gamma),
+    {
+      trainAndPublish: async (batch, info) => {
+        const metrics = await learner.update(batch);
+        adopted = { snapshot: await learner.snapshot(), version: info.fromVersion + 1 };
+        return { version: adopted.version, metrics, startedAt: 0, publishedAt: 0 };
+      },
+    },
+    'custom-test',
+    {
+      onStep: (r) => {
+        staleness.push(...r.staleness);
+        if (r.version >= versions) {
+          pipeline.stop();
+          resolve();
+        }
+      },
+      onError: (m) => expect.unreachable(m),
+    },
+  );
+  pipeline.addWorker(
+    'w',
+    {
+      play: async (job) => {
+        const played = await playCustomGroup(env, job.samples, () => adopted, new Rng(job.seed), {
+          yieldEvery: config.yieldEvery,
+          aborted: () => pipeline.isStopped,
+        });
+        return played
+          ? customGroup(job.jobId, played, 0)
+          : { ...customGroup(job.jobId, { trajectories: [], interrupted: 0 }, 0), status: 'aborted' };
+      },
+      abort: async () => undefined,
+    },
+    'rollout-0',
+  );
+  pipeline.start(0);
+  await done;
+  await pipeline.trainerIdle();
+  const after = snapshotReturn(env, await learner.snapshot(), 10, true, new Rng(3));
+  learner.dispose();
+  return { versions: pipeline.version, staleness, before, after };
+}

@@ -6,7 +6,15 @@ import { ReplayBuffer, type Drawn, type ReplayConfig } from '../rl/replay';
 import { now, type Lane, type TimelineEvent } from './events';
 import { preemptionVictim, WaitingQueue, type JobClass } from './scheduler';
 import { admissionCapacity, isStale, staleness } from './staleness';
-import type { PipelineTrainerPort, PlayedGroup, RolloutJob, RolloutPort, StepReport } from './types';
+import type { Trajectory } from '../rl/trajectory';
+import type {
+  EpisodeOutcome,
+  PipelineTrainerPort,
+  PlayedGroup,
+  RolloutJob,
+  RolloutPort,
+  StepReport,
+} from './types';
 
 /** Settings of the asynchronous pipeline (DESIGN §2, §5, §6). */
 export interface PipelineConfig {
@@ -31,20 +39,20 @@ export interface PipelineConfig {
   maxJobFailures: number;
 }
 
-/** Where the pipeline's jobs come from and how its batches are made (the code-writing env). */
-export interface JobSource {
+/**
+ * Where the pipeline's jobs come from and how its batches are made: `CodeJobSource` for the
+ * code-writing env (token batches), `CustomJobSource` for a custom JS environment.
+ */
+export interface JobSource<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   /** The next training task, with its priority class and expected learning value. */
   nextTask(): { task: Task; cls: JobClass; value: number };
   /** A finished group (curriculum, per-task records). */
-  record(group: PlayedGroup): void;
+  record(group: PlayedGroup<T>): void;
   /**
    * The training batch of `groups` (importance `weights` scale their advantages) and each
    * group's new replay priority.
    */
-  batch(
-    groups: readonly PlayedGroup[],
-    weights: readonly number[],
-  ): { batch: TokenBatch; priorities: number[] };
+  batch(groups: readonly PlayedGroup<T>[], weights: readonly number[]): { batch: B; priorities: number[] };
 }
 
 /** Counters the page and the bench read. */
@@ -69,10 +77,10 @@ export interface PipelineCounters {
   replayOverflow: number;
 }
 
-interface WorkerEntry {
+interface WorkerEntry<T extends EpisodeOutcome> {
   id: string;
   lane: Lane;
-  port: RolloutPort;
+  port: RolloutPort<T>;
   slots: number;
   jobs: Set<number>;
 }
@@ -105,9 +113,10 @@ export interface PipelineHooks {
  * bound into free rollout slots, ordered by class and learning value, preempts when a
  * higher-class job waits too long, collects finished groups into the replay buffer, feeds the
  * trainer a batch whenever it is idle and one is ready (dropping stale samples), and requeues
- * the work of a worker that died. With η = 0 this is exactly the synchronous loop.
+ * the work of a worker that died. With η = 0 this is exactly the synchronous loop. `B` is the
+ * trainer's batch and `T` an episode's data (token batches and trajectories by default).
  */
-export class Pipeline {
+export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   /** Latest published version: jobs admitted now run at least this version. */
   version: number;
   /** Groups finished and kept for training (stale drops excluded). */
@@ -127,8 +136,8 @@ export class Pipeline {
     trainerRestarts: 0,
     replayOverflow: 0,
   };
-  readonly buffer: ReplayBuffer<PlayedGroup>;
-  private readonly workers = new Map<string, WorkerEntry>();
+  readonly buffer: ReplayBuffer<PlayedGroup<T>>;
+  private readonly workers = new Map<string, WorkerEntry<T>>();
   private readonly running = new Map<number, Running>();
   private readonly waiting = new WaitingQueue<Queued>();
   private readonly rng: Rng;
@@ -136,7 +145,7 @@ export class Pipeline {
   private nextSeq: number;
   private trainerReady = false;
   private training: {
-    drawn: Drawn<PlayedGroup>[];
+    drawn: Drawn<PlayedGroup<T>>[];
     fromVersion: number;
     since: number;
     settled: number[];
@@ -157,12 +166,12 @@ export class Pipeline {
 
   constructor(
     readonly config: PipelineConfig,
-    private readonly source: JobSource,
-    private trainer: PipelineTrainerPort,
+    private readonly source: JobSource<B, T>,
+    private trainer: PipelineTrainerPort<B>,
     readonly runId: string,
     private readonly hooks: PipelineHooks = {},
     /** Where a resumed run stands: its latest version, next keys, and unconsumed groups. */
-    restored: { version: number; nextSeq: number; nextJobId: number; groups: PlayedGroup[] } = {
+    restored: { version: number; nextSeq: number; nextJobId: number; groups: PlayedGroup<T>[] } = {
       version: 0,
       nextSeq: 0,
       nextJobId: 0,
@@ -235,7 +244,7 @@ export class Pipeline {
   }
 
   /** Adds a live rollout worker with free slots. */
-  addWorker(id: string, port: RolloutPort, lane: Lane): void {
+  addWorker(id: string, port: RolloutPort<T>, lane: Lane): void {
     if (this.workers.has(id)) throw new Error(`worker ${id} is already in the pipeline`);
     this.workers.set(id, { id, lane, port, slots: this.config.slotsPerWorker, jobs: new Set() });
     this.pump();
@@ -291,7 +300,7 @@ export class Pipeline {
    * the lost step was published (and its samples marked consumed) before the trainer died: its
    * batch is not trained again.
    */
-  trainerRestored(port: PipelineTrainerPort, version: number): void {
+  trainerRestored(port: PipelineTrainerPort<B>, version: number): void {
     this.trainer = port;
     this.counters.trainerRestarts += 1;
     if (version > this.version) {
@@ -326,8 +335,8 @@ export class Pipeline {
     this.maybePreempt();
   }
 
-  private freeWorker(): WorkerEntry | undefined {
-    let best: WorkerEntry | undefined;
+  private freeWorker(): WorkerEntry<T> | undefined {
+    let best: WorkerEntry<T> | undefined;
     for (const w of this.workers.values()) {
       if (w.jobs.size >= w.slots) continue;
       if (!best || w.jobs.size < best.jobs.size) best = w;
@@ -355,7 +364,7 @@ export class Pipeline {
   }
 
   private launch(
-    worker: WorkerEntry,
+    worker: WorkerEntry<T>,
     task: Task,
     cls: JobClass,
     value: number,
@@ -387,12 +396,12 @@ export class Pipeline {
   }
 
   /** Is `job` still running on `worker` (not preempted, requeued or stopped meanwhile)? */
-  private owns(job: RolloutJob, worker: WorkerEntry): Running | undefined {
+  private owns(job: RolloutJob, worker: WorkerEntry<T>): Running | undefined {
     const r = this.running.get(job.jobId);
     return r && r.job === job && this.workers.get(worker.id) === worker ? r : undefined;
   }
 
-  private played(job: RolloutJob, worker: WorkerEntry, group: PlayedGroup): void {
+  private played(job: RolloutJob, worker: WorkerEntry<T>, group: PlayedGroup<T>): void {
     if (!this.owns(job, worker)) return;
     this.running.delete(job.jobId);
     worker.jobs.delete(job.jobId);
@@ -413,14 +422,17 @@ export class Pipeline {
     this.pump();
   }
 
-  private playFailed(job: RolloutJob, worker: WorkerEntry, err: unknown): void {
+  private playFailed(job: RolloutJob, worker: WorkerEntry<T>, err: unknown): void {
     const r = this.owns(job, worker);
     if (!r) return;
     this.running.delete(job.jobId);
     worker.jobs.delete(job.jobId);
     const message = err instanceof Error ? err.message : String(err);
-    if (r.failures + 1 > this.config.maxJobFailures) {
-      this.fail(`rollout of task ${job.task.id} failed ${r.failures + 1} times: ${message}`);
+    const tries = r.failures + 1;
+    if (tries > this.config.maxJobFailures) {
+      this.fail(
+        `rollout of task ${job.task.id} failed ${tries === 1 ? 'once' : `${tries} times`}: ${message}`,
+      );
       return;
     }
     this.counters.requeues += 1;
@@ -488,7 +500,7 @@ export class Pipeline {
     if (!drawn) return;
     this.fresh = Math.max(0, this.fresh - B);
     const groups = drawn.map((d) => d.item);
-    let made: ReturnType<JobSource['batch']>;
+    let made: ReturnType<JobSource<B, T>['batch']>;
     try {
       made = this.source.batch(
         groups,

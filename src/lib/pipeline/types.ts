@@ -32,12 +32,22 @@ export interface RolloutJob {
   value: number;
 }
 
-/** What a rollout worker sends back for a job. */
-export interface PlayedGroup {
+/** What the controller reads of an episode: its return, and whether it solved its task. */
+export interface EpisodeOutcome {
+  return: number;
+  /** False where the environment has no notion of solving (a custom JS environment). */
+  solved: boolean;
+}
+
+/**
+ * What a rollout worker sends back for a job. `T` is the episode's training data: a token
+ * trajectory of the code-writing environment, or a custom environment's steps.
+ */
+export interface PlayedGroup<T extends EpisodeOutcome = Trajectory> {
   jobId: number;
   /** `aborted`: preempted or stopped; nothing was stored. */
   status: 'done' | 'aborted';
-  trajectories: Trajectory[];
+  trajectories: T[];
   /** The group's programs relabelled with their own outputs (empty unless the job asked). */
   relabelled: Relabelled[];
   /** Store keys of the trajectories (written before the group was returned). */
@@ -53,8 +63,8 @@ export interface PlayedGroup {
 }
 
 /** The rollout side of the pipeline: one live rollout worker. */
-export interface RolloutPort {
-  play(job: RolloutJob): Promise<PlayedGroup>;
+export interface RolloutPort<T extends EpisodeOutcome = Trajectory> {
+  play(job: RolloutJob): Promise<PlayedGroup<T>>;
   /** Drops a job (preemption, stop): its `play` resolves with status `aborted`. */
   abort(jobId: number): Promise<void>;
 }
@@ -73,8 +83,8 @@ export interface TrainOutcome {
  * The trainer side: train on a batch, publish the next version durably, and mark `seqs` consumed
  * (the batch's samples and those of groups dropped untrained since the last version).
  */
-export interface PipelineTrainerPort {
-  trainAndPublish(batch: TokenBatch, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome>;
+export interface PipelineTrainerPort<B = TokenBatch> {
+  trainAndPublish(batch: B, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome>;
 }
 
 /** One training step as the page charts it. */

@@ -1,9 +1,17 @@
-/** Training settings for the MLP policy of a custom environment. */
+/** Training settings for the MLP policy of a custom environment, trained through the async pipeline. */
 export interface CustomTrainConfig {
-  /** Policy updates. */
+  /** Policy updates: training stops once this many versions after version 0 are published. */
   iterations: number;
-  /** Episodes collected per update. */
-  episodesPerIteration: number;
+  /** Episodes one rollout job plays (a group). */
+  episodesPerGroup: number;
+  /** Groups per update (the pipeline's batch B): an update trains on `episodesPerGroup × groupsPerBatch` episodes. */
+  groupsPerBatch: number;
+  /** Max staleness η in versions (DESIGN §5): 0 alternates rollout and training, ≥ 1 overlaps them. */
+  eta: number;
+  /** Rollout workers, each with its own copy of the environment in its own sandbox. */
+  workers: number;
+  /** Steps a rollout plays between checks for a newer version (interruptible rollouts). */
+  yieldEvery: number;
   /** Hidden width of the MLP. */
   hidden: number;
   /** Adam learning rate. */
@@ -14,17 +22,40 @@ export interface CustomTrainConfig {
   valueCoef: number;
   /** Weight of the entropy bonus. */
   entropyCoef: number;
+  /** PPO clip range ε of the ratio π_θ/π_prox. */
+  clipEps: number;
+  /** Steps with w = π_prox/π_behav above this are masked (decoupled PPO). */
+  wCap: number;
+  /** Global gradient-norm clip. */
+  maxGradNorm: number;
   /** Seed of the initial weights and of action sampling. */
   seed: number;
 }
 
 export const DEFAULT_CUSTOM_TRAIN: CustomTrainConfig = {
   iterations: 40,
-  episodesPerIteration: 10,
+  episodesPerGroup: 5,
+  groupsPerBatch: 2,
+  eta: 1,
+  workers: 1,
+  yieldEvery: 16,
   hidden: 32,
   learningRate: 0.01,
   gamma: 0.99,
   valueCoef: 0.5,
   entropyCoef: 0.01,
+  clipEps: 0.2,
+  wCap: 5,
+  maxGradNorm: 0.5,
   seed: 1,
 };
+
+/** Checks the settings the panel lets a user change; throws a message that says what is wrong. */
+export function validateCustomTrain(c: CustomTrainConfig): void {
+  if (!Number.isInteger(c.iterations) || c.iterations < 1 || c.iterations > 500)
+    throw new Error('iterations must be a whole number from 1 to 500');
+  if (!Number.isInteger(c.eta) || c.eta < 0 || c.eta > 8)
+    throw new Error('η must be a whole number from 0 to 8');
+  if (!Number.isInteger(c.workers) || c.workers < 1 || c.workers > 4)
+    throw new Error('rollout workers must be a whole number from 1 to 4');
+}

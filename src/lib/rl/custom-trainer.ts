@@ -3,7 +3,10 @@ import type { CustomEnv } from '../env/custom';
 import { initMlp, mlpForward, mlpLogits, snapshotMlp, type MlpArgs, type MlpSnapshot } from '../policy/mlp';
 import type { Params } from '../policy/model';
 import { pickMasked } from '../policy/sampler';
+import type { StepMetrics } from '../policy/trainer';
 import type { CustomTrainConfig } from './custom-config';
+import { clipByGlobalNorm } from './losses';
+import { decoupledPpoLoss } from './ppo';
 import { Rng } from './random';
 
 /** One episode of a custom environment. */
@@ -68,51 +71,22 @@ export interface CustomBatch {
   actions: Int32Array;
   /** Discounted returns-to-go, [N]. */
   returns: Float32Array;
+  /** log π_behav of each action, recorded by the rollout worker with the version that chose it, [N]. */
+  behavLogp: Float32Array;
   /** Return of each episode of the batch. */
   episodeReturns: number[];
 }
 
-/** Rollout side: plays `episodes` episodes with a snapshot (sampled) and returns the batch. */
-export function collectCustomBatch(
-  env: CustomEnv,
-  snap: MlpSnapshot,
-  episodes: number,
-  gamma: number,
-  rng: Rng,
-): CustomBatch {
-  const eps = Array.from({ length: episodes }, () => playCustom(env, (o) => mlpAct(snap, o, false, rng)));
-  const N = sum(eps.map((e) => e.actions.length));
-  const I = env.spec.observations;
-  const batch: CustomBatch = {
-    steps: N,
-    inputs: I,
-    obs: new Float32Array(N * I),
-    actions: new Int32Array(N),
-    returns: new Float32Array(N),
-    episodeReturns: eps.map((e) => sum(e.rewards)),
-  };
-  let k = 0;
-  for (const e of eps) {
-    let acc = 0;
-    const g = new Array<number>(e.rewards.length);
-    for (let i = e.rewards.length - 1; i >= 0; i--) g[i] = acc = (e.rewards[i] ?? 0) + gamma * acc;
-    e.obs.forEach((o, i) => {
-      batch.obs.set(o, (k + i) * I);
-      batch.actions[k + i] = e.actions[i] ?? 0;
-      batch.returns[k + i] = g[i] ?? 0;
-    });
-    k += e.actions.length;
-  }
-  return batch;
-}
-
 /**
- * Trainer side: an MLP policy and its Adam state. Each update is one step of the
- * policy-gradient loss with a value baseline (normalised advantages) + value loss − entropy bonus.
+ * Trainer side: an MLP policy and its Adam state. Each update is one Adam step of the decoupled
+ * PPO loss (DESIGN §5, as the code-writing policy's) with a value baseline (normalised
+ * advantages) + value loss − entropy bonus, the gradient's global norm clipped. π_prox is the
+ * policy before the update; w = π_prox/π_behav weighs steps that older versions chose.
  */
 export class MlpLearner {
   readonly params: Params;
   private readonly optimizer: tf.AdamOptimizer;
+  private step = 0;
 
   constructor(
     readonly args: MlpArgs,
@@ -126,34 +100,81 @@ export class MlpLearner {
     return snapshotMlp(this.params, this.args);
   }
 
-  /** One update; returns the loss. */
-  async update(b: CustomBatch): Promise<number> {
+  /** One update; returns its metrics. */
+  async update(b: CustomBatch): Promise<StepMetrics> {
     if (b.inputs !== this.args.inputs)
       throw new Error(`batch has ${b.inputs} inputs, the policy ${this.args.inputs}`);
-    const { valueCoef, entropyCoef } = this.config;
+    if (b.steps < 1) throw new Error('the batch has no steps');
+    const t0 = performance.now();
+    const { valueCoef, entropyCoef, clipEps, wCap, maxGradNorm } = this.config;
+    const N = b.steps;
     const A = this.args.actions;
-    const obsT = tf.tensor2d(b.obs, [b.steps, b.inputs]); // [N, I]
-    const actT = tf.tensor1d(b.actions, 'int32'); // [N]
-    const retT = tf.tensor1d(b.returns); // [N]
-    // Advantages against the value baseline before the update, normalised (constants of the loss).
-    const advT = tf.tidy(() => {
-      const adv = retT.sub(mlpForward(this.params, obsT).values); // [N]
+    const inputs = tf.tidy(() => ({
+      obs: tf.tensor2d(b.obs, [N, b.inputs]), // [N, I]
+      onehot: tf.oneHot(tf.tensor1d(b.actions, 'int32'), A).toFloat(), // [N, A]
+      returns: tf.tensor1d(b.returns), // [N]
+      behav: tf.tensor2d(b.behavLogp, [1, N]), // [1, N]
+      mask: tf.ones([1, N]) as tf.Tensor2D, // [1, N]
+    }));
+    // π_prox and the advantages against the value baseline, both with the weights before the update.
+    const before = tf.tidy(() => {
+      const { logits, values } = mlpForward(this.params, inputs.obs); // [N, A], [N]
+      const prox = tf.logSoftmax(logits).mul(inputs.onehot).sum(1).reshape([1, N]) as tf.Tensor2D; // [1, N]
+      const adv = inputs.returns.sub(values); // [N]
       const { mean, variance } = tf.moments(adv);
-      return adv.sub(mean).div(variance.sqrt().add(1e-8)) as tf.Tensor1D; // [N]
+      const normed = adv.sub(mean).div(variance.sqrt().add(1e-8)).reshape([1, N]) as tf.Tensor2D; // [1, N]
+      return { prox, adv: normed };
     });
-    const loss = this.optimizer.minimize(() => {
-      const { logits, values } = mlpForward(this.params, obsT); // [N, A], [N]
-      const logp = tf.logSoftmax(logits); // [N, A]
-      const taken = logp.mul(tf.oneHot(actT, A)).sum(1); // [N]
-      const pg = advT.mul(taken).mean().neg();
-      const vLoss = values.sub(retT).square().mean().mul(0.5);
-      const entropy = logp.exp().mul(logp).sum(1).mean().neg();
-      return pg.add(vLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
-    }, true);
-    const value = loss ? ((await loss.data())[0] ?? NaN) : NaN;
-    tf.dispose([obsT, actT, retT, advT]);
-    loss?.dispose();
-    return value;
+    const parts: Record<string, tf.Scalar> = tf.tidy(() => {
+      let kept: Record<string, tf.Scalar> = {};
+      const { value, grads } = tf.variableGrads(() => {
+        const { logits, values } = mlpForward(this.params, inputs.obs); // [N, A], [N]
+        const logpAll = tf.logSoftmax(logits); // [N, A]
+        const logp = logpAll.mul(inputs.onehot).sum(1).reshape([1, N]) as tf.Tensor2D; // [1, N]
+        const policy = decoupledPpoLoss(
+          logp,
+          before.prox,
+          inputs.behav,
+          before.adv,
+          inputs.mask,
+          clipEps,
+          wCap,
+        );
+        const valueLoss = values.sub(inputs.returns).square().mean().mul(0.5) as tf.Scalar;
+        const entropy = logpAll.exp().mul(logpAll).sum(1).mean().neg() as tf.Scalar;
+        kept = Object.fromEntries(
+          Object.entries({ ...policy, valueLoss, entropy }).map(([k, v]) => [k, tf.keep(v)]),
+        );
+        return policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
+      }, [...this.params.values()]);
+      const { clipped, norm } = clipByGlobalNorm(grads, maxGradNorm);
+      this.optimizer.applyGradients(Object.entries(clipped).map(([name, tensor]) => ({ name, tensor })));
+      return { loss: value, gradNorm: norm, ...kept };
+    });
+    tf.dispose([inputs, before]);
+    const names = Object.keys(parts);
+    const packed = tf.tidy(() => tf.stack(names.map((n) => parts[n] as tf.Scalar))); // [names]
+    tf.dispose(Object.values(parts));
+    const values = await packed.data();
+    packed.dispose();
+    const got = (n: string) => values[names.indexOf(n)] ?? NaN;
+    this.step += 1;
+    return {
+      step: this.step,
+      lossKind: 'decoupled',
+      loss: got('loss'),
+      pgLoss: got('pgLoss'),
+      valueLoss: got('valueLoss'),
+      entropy: got('entropy'),
+      gradNorm: got('gradNorm'),
+      approxKl: got('approxKl'),
+      clipFrac: got('clipFrac'),
+      wMean: got('wMean'),
+      wMax: got('wMax'),
+      maskedFrac: got('maskedFrac'),
+      learningRate: this.config.learningRate,
+      ms: performance.now() - t0,
+    };
   }
 
   dispose(): void {

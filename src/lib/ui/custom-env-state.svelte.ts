@@ -1,55 +1,77 @@
-import type { CustomEnvSpec } from '../env/custom';
+import * as Comlink from 'comlink';
 import { RolloutBridge } from '../bridge/rollout-bridge';
-import { CARTPOLE_JS } from '../env/custom';
-import { CustomWorkload } from '../pipeline/custom-workload';
-import { EventLog, type TimelineEvent } from '../pipeline/events';
-import { SyncLoop, type IterationReport } from '../pipeline/sync-loop';
-import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import { CARTPOLE_JS, type CustomEnvSpec } from '../env/custom';
+import { Pipeline, type PipelineCounters } from '../pipeline/controller';
+import { CustomJobSource, type CustomTrajectory } from '../pipeline/custom-workload';
+import { EventLog, now, type TimelineEvent } from '../pipeline/events';
+import type { RolloutPort, StepReport, TrainOutcome } from '../pipeline/types';
+import { DEFAULT_CUSTOM_TRAIN, validateCustomTrain, type CustomTrainConfig } from '../rl/custom-config';
+import type { CustomBatch } from '../rl/custom-trainer';
+import { DEFAULT_REPLAY } from '../rl/replay';
 import type { TrainerState } from './trainer-state.svelte';
 
 /** Returns of the random, untrained and trained policies on a custom environment. */
 export interface CustomEnvReport {
   spec: CustomEnvSpec;
-  /** Iterations trained (fewer than asked when stopped). */
+  /** Updates trained (fewer than asked when stopped). */
   iterations: number;
   randomReturn: number;
   untrainedReturn: number;
   trainedReturn: number;
 }
 
+type Emit = (e: TimelineEvent) => void;
+
 /**
- * UI state of the custom JS environment panel. Training goes through the same loop as the
- * code-writing policy: the rollout worker plays episodes in the sandboxed environment with the
- * adopted MLP version, the trainer worker updates the MLP and publishes the next version.
+ * UI state of the custom JS environment panel. Training goes through the same asynchronous
+ * pipeline as the code-writing policy (`Pipeline`: staleness admission, stale drops, interrupts):
+ * rollout workers play groups of episodes in their own sandboxed copy of the environment with the
+ * newest MLP version they adopted, and the trainer worker updates the MLP with the decoupled PPO
+ * loss and publishes the next version to every worker.
  */
 export class CustomEnvState {
   code = $state(CARTPOLE_JS);
   iterations = $state(DEFAULT_CUSTOM_TRAIN.iterations);
+  /** Max staleness η: 0 alternates rollout and training; ≥ 1 lets the workers play ahead. */
+  eta = $state(DEFAULT_CUSTOM_TRAIN.eta);
+  workers = $state(DEFAULT_CUSTOM_TRAIN.workers);
   training = $state(false);
-  history = $state.raw<IterationReport[]>([]);
+  /** One report per update: the version it published and the episodes it trained on. */
+  history = $state.raw<StepReport[]>([]);
   report = $state.raw<CustomEnvReport | null>(null);
   error = $state<string | null>(null);
-  /** The loop's spans for the timeline (batch, update, publish), newest training only. */
+  /** The pipeline's spans and marks for the timeline, newest training only. */
   events = $state.raw<readonly TimelineEvent[]>([]);
-  /** Stop asked: the loop ends after the iteration in progress, then measures the trained policy. */
+  /** The newest training's pipeline counters (interrupts, stale drops, staleness). */
+  counters = $state.raw<PipelineCounters | null>(null);
+  /** Stop asked: the update in progress publishes, then the trained policy is measured. */
   stopping = $state(false);
 
-  private readonly rollout = new RolloutBridge('rollout-custom', (message) => {
-    this.error = `rollout worker crashed: ${message}; it restarts on the next run`;
-    this.rollout.terminate();
-  });
+  /** Ends the training in progress (set while one runs). */
+  private end: (() => void) | null = null;
 
   constructor(private readonly trainer: TrainerState) {}
 
-  /** Ends training after the iteration in progress; the report then covers the iterations done. */
+  /** Ends training after the update in progress; the report then covers the updates done. */
   stop(): void {
-    if (this.training) this.stopping = true;
+    if (!this.training) return;
+    this.stopping = true;
+    this.end?.();
   }
 
   async train(): Promise<void> {
     if (this.training) return;
-    if (!Number.isInteger(this.iterations) || this.iterations < 1 || this.iterations > 500) {
-      this.error = 'iterations must be a whole number from 1 to 500';
+    const config: CustomTrainConfig = {
+      ...DEFAULT_CUSTOM_TRAIN,
+      iterations: this.iterations,
+      eta: this.eta,
+      workers: this.workers,
+    };
+    try {
+      validateCustomTrain(config);
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
       return;
     }
     if (this.trainer.status !== 'ready') {
@@ -62,48 +84,177 @@ export class CustomEnvState {
     this.report = null;
     this.history = [];
     this.events = [];
+    this.counters = null;
     this.stopping = false;
-    const log = new EventLog(3_000);
-    const config = { ...DEFAULT_CUSTOM_TRAIN, iterations: this.iterations };
+    const log = new EventLog(5_000);
+    const emit: Emit = (e) => log.push(e);
+    const bridges = Array.from(
+      { length: config.workers },
+      (_, i) =>
+        new RolloutBridge(`rollout-custom-${i}`, (message) => {
+          this.error = `rollout worker ${i} crashed: ${message}; training stopped, the trainer keeps its policy`;
+          this.end?.();
+        }),
+    );
+    let pipeline: Pipeline<CustomBatch, CustomTrajectory> | null = null;
     try {
-      const rollout = this.rollout.api;
-      const trainer = this.trainer.api;
-      const { spec, randomReturn } = await rollout.openCustomEnv(this.code, config.seed);
-      await trainer.initCustom(
+      const opened = await Promise.all(
+        bridges.map((b, i) => b.api.openCustomEnv(this.code, config.seed + i)),
+      );
+      const [measure] = bridges;
+      const [first] = opened;
+      if (!measure || !first) throw new Error('no rollout worker');
+      const { spec, randomReturn } = first;
+      await this.trainer.api.initCustom(
         { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
         config,
       );
-      const loop = new SyncLoop(
-        new CustomWorkload(
-          {
-            collectCustom: (n, g) => rollout.collectCustom(n, g),
-            loadCustomPolicy: (s, v) => rollout.loadCustomPolicy(s, v),
+      await Promise.all(await this.publish(0, bridges, emit));
+      const untrainedReturn = await measure.api.customReturn(10, false);
+      const ended = new Promise<void>((resolve) => {
+        this.end = () => {
+          pipeline?.stop();
+          resolve();
+        };
+      });
+      const p = new Pipeline<CustomBatch, CustomTrajectory>(
+        {
+          eta: config.eta,
+          batchGroups: config.groupsPerBatch,
+          groupSize: config.episodesPerGroup,
+          slotsPerWorker: 1,
+          preemptAfterMs: Infinity,
+          replay: DEFAULT_REPLAY,
+          env: DEFAULT_ENV_CONFIG,
+          relabelMaxAbs: 0,
+          seed: config.seed,
+          maxJobFailures: 0,
+        },
+        new CustomJobSource(spec.observations, config.gamma),
+        { trainAndPublish: (batch, info) => this.trainAndPublish(batch, info.fromVersion, bridges, emit) },
+        'custom-env',
+        {
+          emit,
+          onStep: (r) => {
+            this.history = [...this.history, r];
+            this.events = [...log.events];
+            if (r.version >= config.iterations) this.end?.();
           },
-          {
-            trainCustom: (b, v) => trainer.trainCustom(b, v),
-            exportCustomPolicy: () => trainer.exportCustomPolicy(),
+          onError: (m) => {
+            this.error = m;
+            this.end?.();
           },
-          config.episodesPerIteration,
-          config.gamma,
-        ),
-        (e) => log.push(e),
+        },
       );
-      await loop.start();
-      const untrainedReturn = await rollout.customReturn(10, false);
-      for (let i = 0; i < config.iterations && !this.stopping; i++) {
-        const report = await loop.iterate();
-        this.history = [...this.history, report];
-        this.events = [...log.events];
-      }
-      const trainedReturn = await rollout.customReturn(10, true);
-      this.report = { spec, iterations: this.history.length, randomReturn, untrainedReturn, trainedReturn };
+      pipeline = p;
+      bridges.forEach((b, i) =>
+        p.addWorker(`rollout-${i}`, this.port(b, i, config.yieldEvery, emit), `rollout-${i}`),
+      );
+      p.start();
+      await ended;
+      await p.trainerIdle();
+      this.counters = { ...p.counters, stalenessHistogram: { ...p.counters.stalenessHistogram } };
+      if (this.error) return;
+      // The newest version, on the worker that measures it.
+      await measure.api.loadCustomPolicy(await this.trainer.api.exportCustomPolicy(), p.version);
+      const trainedReturn = await measure.api.customReturn(10, true);
+      this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     } finally {
+      pipeline?.stop();
+      for (const b of bridges) b.terminate();
+      this.end = null;
       this.events = [...log.events];
       this.training = false;
       this.stopping = false;
       if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     }
+  }
+
+  /** A rollout worker as the pipeline's port; its groups go on its lane of the timeline. */
+  private port(
+    bridge: RolloutBridge,
+    i: number,
+    yieldEvery: number,
+    emit: Emit,
+  ): RolloutPort<CustomTrajectory> {
+    const lane = `rollout-${i}` as const;
+    return {
+      play: async (job) => {
+        const group = await bridge.api.playCustom(job, yieldEvery);
+        if (group.status !== 'done') return group;
+        const returns = group.trajectories.map((t) => t.return);
+        emit({
+          lane,
+          kind: 'episode',
+          t0: group.startedAt,
+          t1: group.endedAt,
+          version: group.oldestVersion,
+          meta: {
+            job: job.jobId,
+            episodes: returns.length,
+            newest: group.newestVersion,
+            meanReturn: Number((returns.reduce((a, b) => a + b, 0) / Math.max(1, returns.length)).toFixed(2)),
+          },
+        });
+        for (const t of group.trajectories)
+          for (const a of t.adoptions)
+            emit({
+              lane,
+              kind: 'interrupt',
+              t0: a.at,
+              t1: a.at,
+              version: a.version,
+              meta: { job: job.jobId },
+            });
+        return group;
+      },
+      abort: (jobId) => bridge.api.abortCustom(jobId),
+    };
+  }
+
+  /** The pipeline's training step: one update of the MLP, then the next version published. */
+  private async trainAndPublish(
+    batch: CustomBatch,
+    fromVersion: number,
+    bridges: readonly RolloutBridge[],
+    emit: Emit,
+  ): Promise<TrainOutcome> {
+    const t0 = now();
+    const buffers = [batch.obs, batch.actions, batch.returns, batch.behavLogp].map((a) => a.buffer);
+    const metrics = await this.trainer.api.trainCustom(Comlink.transfer(batch, buffers));
+    emit({
+      lane: 'trainer',
+      kind: 'train-step',
+      t0,
+      t1: now(),
+      version: fromVersion,
+      meta: { loss: Number(metrics.loss.toFixed(4)), steps: batch.steps },
+    });
+    const version = fromVersion + 1;
+    await this.publish(version, bridges, emit);
+    return { version, metrics, startedAt: t0, publishedAt: now() };
+  }
+
+  /**
+   * Sends the trainer's weights to every rollout worker as `version`; each adopts it at its next
+   * yield (an adopt mark on its lane). Returns the adoptions, for a caller that must wait for them.
+   */
+  private async publish(
+    version: number,
+    bridges: readonly RolloutBridge[],
+    emit: Emit,
+  ): Promise<Promise<void>[]> {
+    const t0 = now();
+    const snapshot = await this.trainer.api.exportCustomPolicy();
+    const t1 = now();
+    emit({ lane: 'store', kind: 'publish', t0, t1, version });
+    return bridges.map((b, i) =>
+      b.api.loadCustomPolicy(snapshot, version).then(
+        () => emit({ lane: `rollout-${i}`, kind: 'adopt', t0: t1, t1: now(), version }),
+        () => undefined, // a worker that died meanwhile: its crash handler ends the training
+      ),
+    );
   }
 }
