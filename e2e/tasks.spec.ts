@@ -156,10 +156,11 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
   expect(random).toBeGreaterThan(5);
   expect(trained).toBeGreaterThan(2 * random);
   await expect(page.getByTestId('env-iterations')).toHaveText('after 40 iterations');
-  // Its loop on the timeline: one version per iteration, versions 0–40 drawn once fitted (the
-  // instant publish of version 0 at the window's very edge may or may not count as in view).
+  // Its pipeline on the timeline: one version per iteration. Training ended within the window, so
+  // the timeline shows all of it, versions 0–40, without "Fit all" (the instant publish of
+  // version 0 at the window's very edge may or may not count as in view).
   const timeline = page.getByTestId('env-timeline');
-  await timeline.getByTestId('timeline-fit').click();
+  await expect(timeline.getByTestId('timeline-follow')).toHaveAttribute('aria-pressed', 'false');
   await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^4[01]$/);
   // The default η = 1 bounds how far the rollouts ran ahead of the trainer.
   expect(Number(await page.getByTestId('env-staleness-max').textContent())).toBeLessThanOrEqual(1);
