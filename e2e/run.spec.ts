@@ -78,6 +78,20 @@ test('a share link carries the run settings to another page; a broken one says w
   await other.goto(`${link.slice(0, link.length - 20)}`); // cut short
   await expect(other.getByTestId('run-error')).toContainText("the share link's settings cannot be read");
   await expect(other.getByTestId('run-eta').locator('option:checked')).toHaveText('4'); // defaults kept
+
+  // A stray '%' in the address (a link mangled in a chat) still opens the page, with the message.
+  const errors: string[] = [];
+  other.on('pageerror', (e) => errors.push(e.message));
+  await other.goto(`${new URL(link).origin}/?backend=wasm&x=%&run=%zz`);
+  await expect(other.getByTestId('run-error')).toContainText("the share link's settings cannot be read");
+  await expect(other.getByTestId('trainer-status')).toHaveText('ready', { timeout: 120_000 });
+  expect(errors).toEqual([]);
+
+  // Settings a run would refuse make no link: the panel says why.
+  await page.getByTestId('run-workers').fill('0');
+  await page.getByTestId('run-share').click();
+  await expect(page.getByTestId('run-error')).toContainText('no share link:');
+  await expect(page.getByTestId('run-share-link')).toHaveCount(0);
 });
 
 test('a teaching preset sets η, the loss, adoption and the curriculum, and says what to watch', async ({

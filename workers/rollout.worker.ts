@@ -32,12 +32,8 @@ import { now, type Lane, type TimelineEvent } from '../src/lib/pipeline/events';
 import { EventBatcher, isVersionAnnounce, PARAMS_CHANNEL } from '../src/lib/pipeline/params-channel';
 import { emptyEngineStats, RolloutEngine, type EngineStats } from '../src/lib/pipeline/rollout-engine';
 import type { PlayedGroup, RolloutJob } from '../src/lib/pipeline/types';
-import {
-  customGroup,
-  playCustomGroup,
-  type AdoptedPolicy,
-  type CustomTrajectory,
-} from '../src/lib/pipeline/custom-workload';
+import { playCustomGroup, type AdoptedPolicy } from '../src/lib/pipeline/custom-rollout';
+import { customGroup, type CustomTrajectory } from '../src/lib/pipeline/custom-workload';
 import type { CacheStats } from '../src/lib/sandbox/cache';
 import { openLabDb, type LabDB } from '../src/lib/storage/db';
 import { withEviction } from '../src/lib/storage/quota';

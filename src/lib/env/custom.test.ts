@@ -2,13 +2,8 @@ import * as tf from '@tensorflow/tfjs';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Pipeline } from '../pipeline/controller';
-import {
-  customGroup,
-  CustomJobSource,
-  playCustomGroup,
-  type AdoptedPolicy,
-  type CustomTrajectory,
-} from '../pipeline/custom-workload';
+import { playCustomGroup, type AdoptedPolicy } from '../pipeline/custom-rollout';
+import { customGroup, CustomJobSource, type CustomTrajectory } from '../pipeline/custom-workload';
 import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
 import { MlpLearner, randomReturn, snapshotReturn, type CustomBatch } from '../rl/custom-trainer';
 import { DEFAULT_REPLAY } from '../rl/replay';

@@ -532,9 +532,21 @@ export class RunState {
     }
   }
 
-  /** A link to this page with the current settings (`base`: the page's URL); also copied when the browser allows. */
-  async makeShareLink(base: string): Promise<string> {
-    const link = shareUrl(base, $state.snapshot(this.settings) as RunSettings);
+  /**
+   * A link to this page with the current settings (`base`: the page's URL); also copied when the
+   * browser allows. Settings a run would refuse make no link: the run panel's error says why.
+   */
+  async makeShareLink(base: string): Promise<string | null> {
+    const settings = $state.snapshot(this.settings) as RunSettings;
+    try {
+      validateSettings(settings);
+    } catch (err) {
+      this.shareLink = null;
+      this.error = `no share link: ${err instanceof Error ? err.message : String(err)}`;
+      return null;
+    }
+    this.error = null;
+    const link = shareUrl(base, settings);
     this.shareLink = link;
     await navigator.clipboard?.writeText(link).catch(() => undefined);
     return link;

@@ -1,0 +1,72 @@
+import * as tf from '@tensorflow/tfjs';
+import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CustomEnv } from '../env/custom';
+import { initMlp, snapshotMlp } from '../policy/mlp';
+import { Rng } from '../rl/random';
+import { nodeQuickJSModule } from '../sandbox/quickjs-node';
+import { QuickJSSession } from '../sandbox/session';
+import { playCustomGroup, type AdoptedPolicy } from './custom-rollout';
+import { customGroup } from './custom-workload';
+
+let module: QuickJSWASMModule;
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+  module = await nodeQuickJSModule();
+});
+
+/** Ten steps of reward 1 whatever the action; the observation counts the steps. */
+const TEN_STEPS = `const spec = { observations: 1, actions: 2, maxSteps: 50 };
+let n = 0;
+function reset() { n = 0; return [n]; }
+function step(a) { n += 1; return { observation: [n], reward: 1, done: n >= 10 }; }`;
+
+describe('custom rollouts', () => {
+  it('adopts a version pushed mid-episode at its next yield, stamps each step, and counts the interrupt', async () => {
+    const env = new CustomEnv(new QuickJSSession(module, TEN_STEPS));
+    const snap = await snapshotMlp(initMlp({ inputs: 1, hidden: 4, actions: 2 }, 1), {
+      inputs: 1,
+      hidden: 4,
+      actions: 2,
+    });
+    let policy: AdoptedPolicy = { snapshot: snap, version: 3 };
+    let pauses = 0;
+    const played = await playCustomGroup(env, 2, () => policy, new Rng(1), {
+      yieldEvery: 4,
+      aborted: () => false,
+      pause: async () => {
+        pauses += 1;
+        if (pauses === 1) policy = { snapshot: snap, version: 4 }; // arrives during the first episode
+      },
+    });
+    expect(played).not.toBeNull();
+    const [first, second] = played?.trajectories ?? [];
+    expect(Array.from(first?.versions ?? [])).toEqual([3, 3, 3, 4, 4, 4, 4, 4, 4, 4]);
+    expect(first?.adoptions.map((a) => a.version)).toEqual([4]);
+    expect(Array.from(second?.versions ?? [])).toEqual(Array.from({ length: 10 }, () => 4));
+    expect(played?.interrupted).toBe(1);
+    expect(first?.return).toBe(10);
+    // log π_behav of a sampled action of a 2-way softmax: a log-probability, not 0.
+    expect(first?.logProbs.every((l) => l < 0 && l > Math.log(1e-6))).toBe(true);
+    const group = customGroup(7, played ?? { trajectories: [], interrupted: 0 }, 0);
+    expect([group.oldestVersion, group.newestVersion, group.status, group.jobId]).toEqual([3, 4, 'done', 7]);
+  });
+
+  it('stops at the next yield when aborted', async () => {
+    const env = new CustomEnv(new QuickJSSession(module, TEN_STEPS));
+    const snap = await snapshotMlp(initMlp({ inputs: 1, hidden: 4, actions: 2 }, 1), {
+      inputs: 1,
+      hidden: 4,
+      actions: 2,
+    });
+    let stop = false;
+    const played = await playCustomGroup(env, 3, () => ({ snapshot: snap, version: 0 }), new Rng(1), {
+      yieldEvery: 5,
+      aborted: () => stop,
+      pause: async () => {
+        stop = true;
+      },
+    });
+    expect(played).toBeNull();
+  });
+});
