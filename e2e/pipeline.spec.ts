@@ -22,6 +22,7 @@ interface Lab {
     steps: { version: number; meanReturn: number; metrics: { wMean: number; entropy: number } }[];
     evals: { iteration: number; successTrain: number; suite: string | null }[];
     viewing: string | null;
+    episodeTotals: { played: number; trained: number } | null;
     settings: { startFrom: { runId: string; version: number } | null };
     events: TimelineEvent[];
     runs: { id: string; status: string; unconsumed: number; trajectories: number }[];
@@ -709,6 +710,7 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
     events: l.run.events.length,
     lastEvent: l.run.events.at(-1),
     pool: l.run.dashboard?.hindsight.distinct ?? 0,
+    totals: l.run.episodeTotals,
   }));
   expect(shown.pool).toBeGreaterThan(0);
   expect(shown.steps.length).toBeGreaterThanOrEqual(6);
@@ -726,6 +728,14 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
     lastEvent: l.run.events.at(-1),
   }));
   expect(viewed).toEqual({ steps: shown.steps, evals: shown.evals, lastEvent: shown.lastEvent });
+  // Its episode counts as stored with its newest version (not the empty live dashboard's zeros).
+  const viewedTotals = await lab(page, (l) => l.run.episodeTotals);
+  expect(viewedTotals?.trained).toBeGreaterThan(0);
+  expect(viewedTotals?.played).toBeGreaterThanOrEqual(viewedTotals?.trained ?? Infinity);
+  expect(viewedTotals?.played).toBeLessThanOrEqual(shown.totals?.played ?? 0);
+  await expect(page.getByTestId('run-episodes')).toHaveText(
+    `${viewedTotals?.played} episodes played, ${viewedTotals?.trained} trained`,
+  );
   await expect(page.getByTestId('run-chart-return')).not.toContainText('no data yet');
   await expect(page.getByTestId('pipe-chart-entropy')).not.toContainText('no data yet');
   await page.getByTestId('timeline-fit').click();
@@ -740,7 +750,11 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
   // The hindsight pool came back with it: below its capacity it only grows, where a pool refilled
   // from two versions of programs would hold fewer tasks than seven versions had gathered.
   const pool = await lab(page, (l) => l.run.dashboard?.hindsight.distinct ?? 0);
+  // The episode counts go on from the stored ones, not from 0.
+  const resumedTotals = await lab(page, (l) => l.run.episodeTotals);
   await lab(page, (l) => l.run.stop());
+  expect(resumedTotals?.played).toBeGreaterThan(viewedTotals?.played ?? Infinity);
+  expect(resumedTotals?.trained).toBeGreaterThan(viewedTotals?.trained ?? Infinity);
   expect(pool).toBeGreaterThanOrEqual(shown.pool);
   expect(resumed.slice(0, shown.steps.length)).toEqual(shown.steps);
   expect(Number(resumed[shown.steps.length]?.[0])).toBeGreaterThan(stoppedAt);

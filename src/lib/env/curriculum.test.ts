@@ -63,6 +63,17 @@ describe('curriculum', () => {
     expect(all.view()).toMatchObject({ level: 'medium', seen: 1 });
   });
 
+  it('a resumed curriculum keeps the promotions made before', () => {
+    const c = new Curriculum({ enabled: true, window: 2, promoteAt: 0.5 });
+    c.record('easy', true);
+    c.record('easy', true);
+    const saved = JSON.parse(JSON.stringify(c.snapshot())) as ReturnType<Curriculum['snapshot']>;
+    const resumed = new Curriculum({ enabled: true, window: 2, promoteAt: 0.5 });
+    resumed.restore(saved);
+    expect(resumed.view().promotions).toEqual([{ from: 'easy', to: 'medium', episode: 2 }]);
+    expect(resumed.level).toBe('medium');
+  });
+
   it('can be turned off: every level, no promotion', () => {
     const c = new Curriculum({ enabled: false, window: 1, promoteAt: 0.1 });
     expect(c.tasksFor(tasks)).toHaveLength(3);

@@ -24,6 +24,15 @@ export interface CurriculumView {
   promotions: { from: Level; to: Level; episode: number }[];
 }
 
+/** What a resumed run needs of the curriculum (saved with every version). */
+export interface CurriculumSnapshot {
+  levelIndex: number;
+  recent: boolean[];
+  episodes: number;
+  /** Promotions so far (absent in runs stored before they were kept). */
+  promotions?: CurriculumView['promotions'];
+}
+
 /**
  * easy → medium → hard: promote when the last `window` episodes of a level succeed ≥ `promoteAt`.
  * Levels no training task has are skipped (a suite of the user's may hold medium tasks only).
@@ -87,18 +96,24 @@ export class Curriculum {
   }
 
   /** What a resumed run needs to continue where it stopped. */
-  snapshot(): { levelIndex: number; recent: boolean[]; episodes: number } {
-    return { levelIndex: this.levelIndex, recent: [...this.recent], episodes: this.episodes };
+  snapshot(): CurriculumSnapshot {
+    return {
+      levelIndex: this.levelIndex,
+      recent: [...this.recent],
+      episodes: this.episodes,
+      promotions: this.promotions.map((p) => ({ ...p })),
+    };
   }
 
-  /** Continues from a snapshot (a resumed run). */
-  restore(s: { levelIndex: number; recent: boolean[]; episodes: number }): void {
+  /** Continues from a snapshot (a resumed run); one stored before promotions were kept has none. */
+  restore(s: CurriculumSnapshot): void {
     const index = Math.max(0, Math.min(LEVELS.length - 1, Math.floor(s.levelIndex)));
     // A level without tasks is not one to stay on: the first of the walk's levels at or past it.
     const at = this.levels.find((l) => LEVELS.indexOf(l) >= index) ?? this.levels[this.levels.length - 1];
     this.levelIndex = LEVELS.indexOf(at ?? 'hard');
     this.recent = s.recent.slice(-this.config.window);
     this.episodes = s.episodes;
+    this.promotions.splice(0, this.promotions.length, ...(s.promotions ?? []).map((p) => ({ ...p })));
   }
 
   /** Index of the current level in easy → medium → hard. */

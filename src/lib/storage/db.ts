@@ -1,4 +1,5 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import type { CurriculumSnapshot } from '../env/curriculum';
 import type { TaskSuite } from '../env/suite';
 import type { Checkpoint } from '../policy/weights';
 import type { HindsightSnapshot } from '../rl/hindsight';
@@ -28,10 +29,10 @@ export interface RunRecord {
 /** What a resumed run needs besides its weights and unconsumed trajectories. */
 export interface RunProgress {
   /** Curriculum level index and the recent results of that level. */
-  curriculum?: { levelIndex: number; recent: boolean[]; episodes: number };
+  curriculum?: CurriculumSnapshot;
   /** Per-task record of the scheduler's learning value: [attempts, successes], recency-weighted. */
   taskRecords?: Record<string, [number, number]>;
-  /** Counters of the pipeline's last session (episodes generated and trained, drops, …), for the record. */
+  /** The pipeline's counters over all the run's sessions (episodes generated and trained, drops, …). */
   counters?: Record<string, number>;
   /** Wall seconds the run has trained, over all its sessions. */
   seconds?: number;

@@ -89,6 +89,7 @@ export class PipelineSession {
   private trainerPing: number | null = null;
   private restartingTrainer = false;
   private readonly secondsBefore: number;
+  private readonly countersBefore: Record<string, number>;
   private readonly t0 = now();
 
   constructor(
@@ -103,6 +104,7 @@ export class PipelineSession {
     this.source.restore(restored?.progress);
     if (restored?.hindsight) this.source.hindsight.restore(restored.hindsight);
     this.secondsBefore = restored?.progress?.seconds ?? 0;
+    this.countersBefore = { ...restored?.progress?.counters };
     this.lanes = Array.from({ length: settings.workers }, (_, i) => `rollout-${i}` as const);
     this.pipeline = new Pipeline(
       {
@@ -141,11 +143,20 @@ export class PipelineSession {
     return this.secondsBefore + (now() - this.t0) / 1000;
   }
 
+  /**
+   * The run's counters over all its sessions: the earlier sessions' (a resumed run's, as stored)
+   * plus this session's pipeline's. The dashboard's own figures are this session's.
+   */
+  runCounters(): Record<string, number> {
+    const out: Record<string, number> = { ...this.countersBefore };
+    for (const [k, v] of Object.entries(this.pipeline.counters))
+      if (typeof v === 'number') out[k] = (out[k] ?? 0) + v;
+    return out;
+  }
+
   /** What is saved with every version for a resume. */
   progress(): RunProgress {
-    const counters: Record<string, number> = {};
-    for (const [k, v] of Object.entries(this.pipeline.counters)) if (typeof v === 'number') counters[k] = v;
-    return { ...this.source.progress(), counters, seconds: this.seconds };
+    return { ...this.source.progress(), counters: this.runCounters(), seconds: this.seconds };
   }
 
   private push(events: readonly TimelineEvent[]): void {

@@ -150,6 +150,12 @@ function lastPolicyBytes(events: readonly TimelineEvent[]): number | null {
   return null;
 }
 
+/** Episodes played and trained, from a run's counters. */
+const totalsOf = (c: Record<string, number>) => ({
+  played: c.generatedEpisodes ?? 0,
+  trained: c.trainedEpisodes ?? 0,
+});
+
 /**
  * UI state of a training run of the code-writing policy: the asynchronous pipeline (η = 0 is the
  * synchronous case) with its rollout worker pool, timeline, run list and resume.
@@ -178,6 +184,8 @@ export class RunState {
   rolloutBackend = $state<string | null>(null);
   /** The stored run whose history the panels show while nothing runs (`view`), or null. */
   viewing = $state<string | null>(null);
+  /** Episodes the run shown played and trained over all its sessions (a resumed one's included), or null. */
+  episodeTotals = $state<{ played: number; trained: number } | null>(null);
 
   /** The live session (null between runs). */
   session: PipelineSession | null = null;
@@ -319,6 +327,7 @@ export class RunState {
     this.evals = [];
     this.events = [];
     this.metrics = null;
+    this.episodeTotals = null;
     this.opts = opts;
     this.trainer.status = 'busy';
     this.t0 = performance.now();
@@ -418,6 +427,7 @@ export class RunState {
     this.metrics = past.steps.at(-1)?.metrics ?? null;
     this.curriculum = null;
     this.dashboard = null;
+    this.episodeTotals = record.progress?.counters ? totalsOf(record.progress.counters) : null;
     return past;
   }
 
@@ -578,6 +588,7 @@ export class RunState {
     }
     this.events = [...s.log.events];
     this.history?.flushEvents(s.log);
+    this.episodeTotals = totalsOf(s.runCounters());
     const lat = adoptionLatencies(s.log.events, s.lanes);
     this.dashboard = {
       version: p.version,
