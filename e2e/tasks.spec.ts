@@ -67,6 +67,32 @@ test('import a suite file, evaluate it against the baselines, see the table', as
   await expect(page.getByTestId('suite-select').locator('option', { hasText: 'e2e suite' })).toHaveCount(1);
 });
 
+test('an evaluation refuses a bad sample count, can be stopped, and the next one runs', async ({ page }) => {
+  await open(page);
+  for (const bad of ['0', '2.5', '1000']) {
+    await page.getByTestId('eval-samples').fill(bad);
+    await page.getByTestId('evaluate').click();
+    await expect(page.getByTestId('eval-error')).toHaveText(
+      'samples per task must be a whole number from 1 to 16',
+    );
+    await expect(page.getByTestId('eval-table')).toHaveCount(0);
+  }
+  // The built-in suite (258 tasks) at 16 samples takes minutes: stop it once it has begun.
+  await page.getByTestId('eval-samples').fill('16');
+  await page.getByTestId('evaluate').click();
+  await expect(page.getByTestId('eval-progress')).toContainText(/episodes/, { timeout: 120_000 });
+  await page.getByTestId('eval-stop').click();
+  await expect(page.getByTestId('eval-error')).toHaveText('evaluation stopped; nothing from it is shown');
+  await expect(page.getByTestId('evaluate')).toBeEnabled();
+  await expect(page.getByTestId('eval-stop')).toBeDisabled();
+  // A fresh worker takes the next evaluation.
+  await importText(page, 'suite.json', JSON.stringify(SUITE));
+  await page.getByTestId('eval-samples').fill('1');
+  await page.getByTestId('evaluate').click();
+  await expect(page.getByTestId('eval-table')).toBeVisible({ timeout: 120_000 });
+  await expect(page.getByTestId('eval-error')).toHaveCount(0);
+});
+
 test('a bad suite file is rejected whole with its first problem and path; nothing changes', async ({
   page,
 }) => {

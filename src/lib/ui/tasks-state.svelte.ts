@@ -22,6 +22,8 @@ export const BUILT_IN_SEED = 1;
 export const BUILT_IN_NAME = `built-in (seed ${BUILT_IN_SEED})`;
 /** The suite that "Add to my tasks" writes to. */
 export const MY_TASKS = 'my tasks';
+/** Most sampled episodes per task an evaluation plays (a table of the built-in suite is 258 tasks). */
+export const MAX_SAMPLES = 16;
 
 const EXAMPLE_TASK: Task = {
   id: 'triple-minus-two',
@@ -64,7 +66,7 @@ export class TasksState {
   progress = $state.raw<EvalProgress | null>(null);
   rows = $state.raw<EvalRow[]>([]);
   evalError = $state<string | null>(null);
-  /** Sampled episodes per task for the token agents. */
+  /** Sampled episodes per task for the token agents (1 to `MAX_SAMPLES`). */
   samples = $state(2);
   agents = $state<AgentName[]>(['random', 'untrained', 'bruteforce']);
   taskText = $state(JSON.stringify(EXAMPLE_TASK, null, 2));
@@ -85,6 +87,8 @@ export class TasksState {
   });
   private ready: Promise<unknown> | null = null;
   private db: Promise<LabDB> | null = null;
+  /** Ends the evaluation in progress (set while one runs). */
+  private cancelEvaluation: (() => void) | null = null;
 
   get current(): SuiteEntry | undefined {
     return this.suites.find((s) => s.name === this.selected);
@@ -155,16 +159,40 @@ export class TasksState {
   async evaluate(): Promise<void> {
     const entry = this.current;
     if (!entry || this.evaluating) return;
+    if (!Number.isInteger(this.samples) || this.samples < 1 || this.samples > MAX_SAMPLES) {
+      this.evalError = `samples per task must be a whole number from 1 to ${MAX_SAMPLES}`;
+      return;
+    }
     this.evaluating = true;
     this.evalError = null;
+    const cancelled = new Promise<never>((_, reject) => {
+      this.cancelEvaluation = () => reject(new Error('evaluation stopped; nothing from it is shown'));
+    });
     try {
-      if (this.agents.includes('policy')) await this.loadRunPolicy(this.policyRun);
-      this.rows = await this.evaluateTasks(entry.tasks, [...this.agents], this.samples);
+      if (this.agents.includes('policy')) await Promise.race([this.loadRunPolicy(this.policyRun), cancelled]);
+      this.rows = await Promise.race([
+        this.evaluateTasks(entry.tasks, [...this.agents], this.samples),
+        cancelled,
+      ]);
     } catch (err) {
       this.evalError = err instanceof Error ? err.message : String(err);
     } finally {
+      this.cancelEvaluation = null;
       this.evaluating = false;
     }
+  }
+
+  /**
+   * Stops the evaluation in progress: its rollout worker is ended (the next use starts a fresh
+   * one, which loads the chosen policy again).
+   */
+  stopEvaluation(): void {
+    if (!this.cancelEvaluation) return;
+    this.rollout.terminate();
+    this.ready = null;
+    this.loadedPolicy = null;
+    this.progress = null;
+    this.cancelEvaluation();
   }
 
   /** Loads trained weights into the rollout worker as the `policy` agent (the bench uses this). */
