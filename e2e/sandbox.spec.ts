@@ -66,14 +66,27 @@ test('the sandbox panel runs a program, reports a broken one, and runs the next'
   await expect(page.getByTestId('sandbox-outputs')).toHaveText('[4,9]');
   await expect(page.getByTestId('sandbox-stdout')).toHaveText('in 2\nin 3');
   await expect(page.getByTestId('sandbox-ran-on')).toHaveText('quickjs');
+  await expect(page.getByTestId('sandbox-time')).toHaveText(/^\d+\.\d\d ms$/);
+  // The same program and inputs again: the result cache answers, and the panel says so.
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-time')).toHaveText('from the result cache');
 
   await page.getByTestId('sandbox-code').fill('const f = (x) => { while (true) {} }');
   await page.getByTestId('sandbox-run').click();
   await expect(page.getByTestId('sandbox-kind')).toHaveText('timeout');
 
+  // What a failing program printed comes back with its error.
+  await page.getByTestId('sandbox-code').fill('function f(x) { console.log("hi", x); }');
+  await page.getByTestId('sandbox-inputs').fill('[0]');
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-kind')).toHaveText('output');
+  await expect(page.getByTestId('sandbox-stdout')).toHaveText('hi 0');
+
+  // Bad inputs: the error, and nothing left of the last result beside it.
   await page.getByTestId('sandbox-inputs').fill('[1,');
   await page.getByTestId('sandbox-run').click();
   await expect(page.getByTestId('sandbox-error')).toContainText('inputs are not valid JSON');
+  await expect(page.getByTestId('sandbox-kind')).toHaveCount(0);
 
   await page.getByTestId('sandbox-code').fill('const f = (x) => x - 1');
   await page.getByTestId('sandbox-inputs').fill('[10]');

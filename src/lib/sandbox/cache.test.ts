@@ -41,6 +41,7 @@ describe('CachedSandbox', () => {
     await s.run({ code: 'const f = x => x', inputs: [2] }); // other tests: a miss
     expect(inner.calls).toBe(2);
     expect(again.outputs).toEqual([1]);
+    expect(again.cached).toBe(true);
     expect(s.cache.stats.hits).toBe(1);
   });
 

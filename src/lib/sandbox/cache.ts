@@ -89,7 +89,7 @@ export class CachedSandbox implements Sandbox {
   async run(request: SandboxRequest): Promise<SandboxResult> {
     const key = `${testsHash(request)}:${request.code}`;
     const hit = this.cache.get(key);
-    if (hit) return { ...hit, ms: 0 };
+    if (hit) return { ...hit, ms: 0, cached: true };
     const result = await this.inner.run(request);
     const kind = result.error?.kind;
     if (kind !== 'timeout' && kind !== 'internal') this.cache.set(key, result);

@@ -27,6 +27,22 @@ describe('QuickJS sandbox contract (node)', () => {
     expect(r.ms).toBeLessThan(30 + 100);
   });
 
+  it('returns what a failing program printed before it failed', async () => {
+    const r = await sandbox.run({
+      code: 'function f(x) { console.log("hi", x); if (x > 1) throw new Error("too big"); }',
+      inputs: [1, 2],
+    });
+    expect(r.ok).toBe(false);
+    expect(r.error?.kind).toBe('output'); // f(1) is undefined: not a JSON value
+    expect(r.stdout).toBe('hi 1');
+    const thrown = await sandbox.run({
+      code: 'function f(x) { console.log("at", x); if (x > 1) throw new Error("too big"); return x; }',
+      inputs: [1, 2],
+    });
+    expect(thrown.error).toEqual({ kind: 'runtime', message: 'Error: too big' });
+    expect(thrown.stdout).toBe('at 1\nat 2');
+  });
+
   it('rejects a bad request without running it', async () => {
     const r = await sandbox.run({ code: 'const f = (x) => x', inputs: [0], limits: { deadlineMs: -1 } });
     expect(r.error).toEqual({

@@ -50,6 +50,9 @@ export function interruptReason(
 }
 
 class GuestError extends Error {
+  /** What the program printed before it failed (most useful when a program is broken). */
+  stdout = '';
+
   constructor(
     readonly kind: SandboxErrorKind,
     message: string,
@@ -76,7 +79,11 @@ export function classifyThrown(
   if (/interrupted/i.test(message) && (name === 'InternalError' || interrupted === 'deadline')) {
     return new GuestError('timeout', 'the program ran past its deadline and was stopped');
   }
-  if (/out of memory/i.test(message)) return new GuestError('memory', `out of memory: ${message}`);
+  if (/out of memory/i.test(message))
+    return new GuestError(
+      'memory',
+      /^out of memory$/i.test(message.trim()) ? 'out of memory' : `out of memory: ${message}`,
+    );
   if (/stack overflow|call stack/i.test(message))
     return new GuestError('memory', `stack limit exceeded: ${message}`);
   // A parse error's stack has no call frames; a SyntaxError thrown by running code (JSON.parse,
@@ -169,7 +176,7 @@ export class QuickJSSandbox implements Sandbox {
       const result = this.execute(vm, request, limits, interrupt);
       return { ...result, ms: performance.now() - t0 };
     } catch (err) {
-      if (err instanceof GuestError) return fail(err.kind, err.message, t0);
+      if (err instanceof GuestError) return fail(err.kind, err.message, t0, err.stdout);
       this.rebuild();
       if (err instanceof RangeError && /call stack/i.test(err.message)) {
         // The guest's recursion overflowed the host thread's stack before QuickJS's own limit.
@@ -208,49 +215,55 @@ export class QuickJSSandbox implements Sandbox {
     };
     const io = installHostIo(vm, req.files ?? {}, limits.outputChars);
 
-    // Parsed once (a 100 KB program takes tens of ms to parse); see classifyThrown for how a
-    // parse error is told apart from a SyntaxError thrown by running code.
-    throwIfError(vm.evalCode(req.code, 'program.js', { type: 'global' }), 'compile').dispose();
-
-    // `typeof f` never throws, even where no f was declared.
-    const fn = throwIfError(vm.evalCode('typeof f === "undefined" ? undefined : f', 'runner.js'), 'run');
-    const fType = vm.typeof(fn);
-    if (fType !== 'function') {
-      fn.dispose();
-      throw new GuestError(
-        'runtime',
-        fType === 'undefined' ? 'the program defines no function f' : `f is ${fType}, not a function`,
-      );
-    }
-    const outputs: JsonValue[] = [];
-    let checker: QuickJSHandle | undefined;
     try {
-      req.inputs.forEach((input, i) => {
-        const arg = toHandle(vm, input);
-        const result = vm.callFunction(fn, vm.undefined, arg);
-        arg.dispose();
-        const out = throwIfError(result, 'run');
-        try {
-          const check = () => (checker ??= throwIfError(vm.evalCode(CHECK_JSON, 'check.js'), 'run'));
-          outputs.push(readJson(vm, out, `f(input ${i})`, check, limits.outputChars));
-        } finally {
-          out.dispose();
-        }
-      });
-    } finally {
-      fn.dispose();
-      checker?.dispose();
+      // Parsed once (a 100 KB program takes tens of ms to parse); see classifyThrown for how a
+      // parse error is told apart from a SyntaxError thrown by running code.
+      throwIfError(vm.evalCode(req.code, 'program.js', { type: 'global' }), 'compile').dispose();
+
+      // `typeof f` never throws, even where no f was declared.
+      const fn = throwIfError(vm.evalCode('typeof f === "undefined" ? undefined : f', 'runner.js'), 'run');
+      const fType = vm.typeof(fn);
+      if (fType !== 'function') {
+        fn.dispose();
+        throw new GuestError(
+          'runtime',
+          fType === 'undefined' ? 'the program defines no function f' : `f is ${fType}, not a function`,
+        );
+      }
+      const outputs: JsonValue[] = [];
+      let checker: QuickJSHandle | undefined;
+      try {
+        req.inputs.forEach((input, i) => {
+          const arg = toHandle(vm, input);
+          const result = vm.callFunction(fn, vm.undefined, arg);
+          arg.dispose();
+          const out = throwIfError(result, 'run');
+          try {
+            const check = () => (checker ??= throwIfError(vm.evalCode(CHECK_JSON, 'check.js'), 'run'));
+            outputs.push(readJson(vm, out, `f(input ${i})`, check, limits.outputChars));
+          } finally {
+            out.dispose();
+          }
+        });
+      } finally {
+        fn.dispose();
+        checker?.dispose();
+      }
+      const pending = this.runtime.executePendingJobs();
+      if (pending.error) pending.error.dispose();
+      const size = JSON.stringify(outputs).length + io.chars();
+      if (size > limits.outputChars || io.overflow()) {
+        throw new GuestError(
+          'output',
+          `outputs, stdout and files are over the ${limits.outputChars}-character limit`,
+        );
+      }
+      return { ok: true, outputs, stdout: io.stdout.join('\n'), files: Object.fromEntries(io.files) };
+    } catch (err) {
+      // What the program printed before it failed goes back with the error (within the limit).
+      if (err instanceof GuestError && !io.overflow()) err.stdout = io.stdout.join('\n');
+      throw err;
     }
-    const pending = this.runtime.executePendingJobs();
-    if (pending.error) pending.error.dispose();
-    const size = JSON.stringify(outputs).length + io.chars();
-    if (size > limits.outputChars || io.overflow()) {
-      throw new GuestError(
-        'output',
-        `outputs, stdout and files are over the ${limits.outputChars}-character limit`,
-      );
-    }
-    return { ok: true, outputs, stdout: io.stdout.join('\n'), files: Object.fromEntries(io.files) };
   }
 
   private rebuild(): void {
@@ -268,8 +281,8 @@ export class QuickJSSandbox implements Sandbox {
   }
 }
 
-function fail(kind: SandboxErrorKind, message: string, t0: number): SandboxResult {
-  return { ok: false, stdout: '', error: { kind, message }, ms: performance.now() - t0 };
+function fail(kind: SandboxErrorKind, message: string, t0: number, stdout = ''): SandboxResult {
+  return { ok: false, stdout, error: { kind, message }, ms: performance.now() - t0 };
 }
 
 /** A guest value for a JSON input: primitives directly, anything else through the JSON parser. */

@@ -50,8 +50,10 @@ export interface SandboxResult {
   /** The virtual file system after the run. */
   files?: Record<string, string>;
   error?: { kind: SandboxErrorKind; message: string };
-  /** Wall milliseconds of the run, host side. */
+  /** Wall milliseconds of the run, host side (0 when it came from the result cache). */
   ms: number;
+  /** True when the result cache answered: the program was not run again. */
+  cached?: boolean;
 }
 
 /** Which sandbox implementation runs programs. */

@@ -67,7 +67,10 @@ export class SandboxState {
     try {
       inputs = parseInputs(this.inputs);
     } catch (err) {
+      // The last run's result and notice are of other inputs: they go with the new error.
       this.error = (err as Error).message;
+      this.result = null;
+      this.notice = null;
       return;
     }
     const { kind, notice } = this.pick();
