@@ -555,9 +555,9 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
   // Write two tasks in the editor and add them to "my tasks" (the editor starts with 3x − 2).
   await page.getByTestId('task-add').click();
   await expect(page.getByTestId('tasks-notice')).toContainText('Added triple-minus-two');
-  await page.getByTestId('run-tasks').selectOption({ label: 'my tasks (1 tasks)' });
+  await page.getByTestId('run-tasks').selectOption({ label: 'my tasks (1 task)' });
   await expect(page.getByTestId('run-tasks-hint')).toContainText(
-    'the 1 tasks of "my tasks" (triple-minus-two)',
+    'the 1 task of "my tasks" (triple-minus-two)',
   );
   const editor = page.getByTestId('task-editor').locator('.cm-content');
   await editor.click();

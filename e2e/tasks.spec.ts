@@ -67,6 +67,36 @@ test('import a suite file, evaluate it against the baselines, see the table', as
   await expect(page.getByTestId('suite-select').locator('option', { hasText: 'e2e suite' })).toHaveCount(1);
 });
 
+test('importing a suite over a saved one of the same name asks first; declining keeps the saved one', async ({
+  page,
+}) => {
+  await open(page);
+  await importText(page, 'suite.json', JSON.stringify(SUITE));
+  await expect(page.getByTestId('suite-counts')).toHaveText('4 tasks, 4 held out');
+  const smaller = JSON.stringify({ ...SUITE, tasks: SUITE.tasks.slice(0, 1) });
+  const asked: string[] = [];
+  page.once('dialog', (d) => {
+    asked.push(d.message());
+    void d.dismiss();
+  });
+  await importText(page, 'smaller.json', smaller);
+  await expect(page.getByTestId('tasks-notice')).toHaveText(
+    'smaller.json was not imported: kept the saved "e2e suite"',
+  );
+  expect(asked).toEqual([
+    'Replace the saved suite "e2e suite" (4 tasks) with the one in smaller.json (1 task)? The saved one cannot be brought back.',
+  ]);
+  await expect(page.getByTestId('suite-counts')).toHaveText('4 tasks, 4 held out');
+  page.once('dialog', (d) => void d.accept());
+  await importText(page, 'smaller.json', smaller);
+  await expect(page.getByTestId('tasks-notice')).toContainText('Replaced "e2e suite": 1 task');
+  await expect(page.getByTestId('suite-counts')).toHaveText('1 task, 1 held out');
+  // A bad file's error does not sit beside the last import's notice.
+  await importText(page, 'bad.json', '{');
+  await expect(page.getByTestId('import-error')).toBeVisible();
+  await expect(page.getByTestId('tasks-notice')).toHaveCount(0);
+});
+
 test('an evaluation refuses a bad sample count, can be stopped, and the next one runs', async ({ page }) => {
   await open(page);
   for (const bad of ['0', '2.5', '1000']) {
@@ -168,7 +198,7 @@ test('write a task in the editor, try a program on it, add it to my tasks', asyn
   await page.getByTestId('task-add').click();
   await expect(page.getByTestId('tasks-notice')).toContainText('Added sq to "my tasks"');
   await expect(page.getByTestId('suite-select')).toHaveValue('my tasks');
-  await expect(page.getByTestId('suite-counts')).toHaveText('1 tasks, 1 held out');
+  await expect(page.getByTestId('suite-counts')).toHaveText('1 task, 1 held out');
 });
 
 test('an MLP policy trains on the CartPole custom JS environment to a clearly better return than random', async ({

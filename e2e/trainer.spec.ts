@@ -50,6 +50,14 @@ test('by default the trainer takes WebGPU on a GPU, and wasm (saying why) on a s
 
 test('weights saved to IndexedDB survive a reload and load back exactly', async ({ page }) => {
   await openReady(page);
+  // A bad step count says what is wrong (and Train waits for a good one).
+  await page.getByTestId('train-steps').fill('2.5');
+  await expect(page.getByTestId('train-steps-error')).toHaveText(
+    'steps must be a whole number from 1 to 10 000',
+  );
+  await expect(page.getByTestId('train-n')).toBeDisabled();
+  await page.getByTestId('train-steps').fill('20');
+  await expect(page.getByTestId('train-steps-error')).toHaveCount(0);
   await trainSteps(page, 1);
   await page.getByTestId('save').click();
   await expect(page.getByTestId('saved-version')).not.toHaveText('—');

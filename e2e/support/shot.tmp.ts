@@ -2,9 +2,14 @@ import { chromium } from 'playwright-core';
 import { preview } from 'vite';
 import { BASE_ARGS, WEBGPU_ARGS, ensureChromium } from './chromium.ts';
 
-type W = { __lab: { run: { running: boolean; start(o: { maxIterations: number; evalEvery: number }): Promise<void> } } };
+type W = {
+  __lab: { run: { running: boolean; start(o: { maxIterations: number; evalEvery: number }): Promise<void> } };
+};
 const server = await preview({ logLevel: 'silent', preview: { host: '127.0.0.1', port: 4192 } });
-const browser = await chromium.launch({ executablePath: ensureChromium(), args: [...BASE_ARGS, ...WEBGPU_ARGS] });
+const browser = await chromium.launch({
+  executablePath: ensureChromium(),
+  args: [...BASE_ARGS, ...WEBGPU_ARGS],
+});
 try {
   const width = Number(process.argv[2] ?? 1400);
   const page = await browser.newPage({ viewport: { width, height: 900 } });
@@ -21,7 +26,12 @@ try {
   for (const b of await page.getByTestId('run-view').all()) {
     const box = await b.boundingBox();
     if (!box) continue;
-    const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.getAttribute('data-testid') ?? document.elementFromPoint(x, y)?.tagName, [box.x + box.width / 2, box.y + box.height / 2]);
+    const hit = await page.evaluate(
+      ([x, y]) =>
+        document.elementFromPoint(x, y)?.getAttribute('data-testid') ??
+        document.elementFromPoint(x, y)?.tagName,
+      [box.x + box.width / 2, box.y + box.height / 2],
+    );
     console.log('Show button hit:', hit);
   }
 } finally {

@@ -28,6 +28,7 @@ import { deleteRun, getVersion, latestVersion, listRuns, loraBaseOf } from '../s
 import { groupsFromRecords } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
+import { count } from './plural';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
@@ -138,7 +139,7 @@ export function loraLabel(lora: RunSettings['lora']): string {
 /** What a stored run trains, and on which tasks when they are a suite of the user's. */
 export function trainsLabel(s: Pick<RunSettings, 'lora' | 'tasks'>): string {
   const what = loraLabel(s.lora);
-  return s.tasks ? `${what}, on "${s.tasks.name}" (${s.tasks.tasks.length} tasks)` : what;
+  return s.tasks ? `${what}, on "${s.tasks.name}" (${count(s.tasks.tasks.length, 'task')})` : what;
 }
 
 /** `policyBytes` of the newest publish among `events`, or null. */

@@ -9,6 +9,7 @@ import type { Checkpoint } from '../policy/weights';
 import { openLabDb, type LabDB } from '../storage/db';
 import { listSuites, putSuite } from '../storage/suites-store';
 import { latestVersion, loraBaseOf } from '../storage/weights-store';
+import { count } from './plural';
 
 /** A suite the page can evaluate: the built-in one (with its split) or a saved one (all held-out). */
 export interface SuiteEntry {
@@ -119,10 +120,16 @@ export class TasksState {
 
   /**
    * Imports a suite file: validated whole, then saved and selected. A bad file changes nothing
-   * and says what is wrong and where.
+   * and says what is wrong and where. A saved suite of the same name is replaced only once
+   * `confirmReplace` (asked with its name and task counts) agrees; without one it is replaced.
    */
-  async importFile(fileName: string, text: string): Promise<boolean> {
+  async importFile(
+    fileName: string,
+    text: string,
+    confirmReplace?: (name: string, savedTasks: number, fileTasks: number) => boolean,
+  ): Promise<boolean> {
     const parsed = parseSuite(text);
+    this.notice = null;
     if (!parsed.ok) {
       this.importError = `${fileName} was not imported: ${parsed.path}: ${parsed.message}`;
       return false;
@@ -131,12 +138,22 @@ export class TasksState {
       this.importError = `${fileName} was not imported: $.name: "${BUILT_IN_NAME}" is the built-in suite's name`;
       return false;
     }
-    const replaced = this.suites.some((s) => s.name === parsed.suite.name);
+    const existing = this.suites.find((s) => s.name === parsed.suite.name);
+    if (
+      existing &&
+      confirmReplace &&
+      !confirmReplace(existing.name, existing.tasks.length, parsed.suite.tasks.length)
+    ) {
+      this.importError = null;
+      this.notice = `${fileName} was not imported: kept the saved "${existing.name}"`;
+      return false;
+    }
+    const replaced = existing !== undefined;
     await putSuite(await this.database(), parsed.suite);
     await this.load();
     this.selected = parsed.suite.name;
     this.importError = null;
-    this.notice = `${replaced ? 'Replaced' : 'Imported'} "${parsed.suite.name}": ${parsed.suite.tasks.length} tasks (all held out)`;
+    this.notice = `${replaced ? 'Replaced' : 'Imported'} "${parsed.suite.name}": ${count(parsed.suite.tasks.length, 'task')} (all held out)`;
     return true;
   }
 
@@ -144,7 +161,8 @@ export class TasksState {
   exportFile(): { fileName: string; text: string } | null {
     const entry = this.current;
     if (!entry) return null;
-    const fileName = `${entry.name.replace(/[^\w.-]+/g, '-')}.json`;
+    const base = entry.name.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '');
+    const fileName = `${base || 'suite'}.json`;
     return { fileName, text: JSON.stringify(suiteFile(entry), null, 2) };
   }
 
@@ -254,7 +272,7 @@ export class TasksState {
       await putSuite(await this.database(), { name: MY_TASKS, tasks });
       await this.load();
       this.selected = MY_TASKS;
-      this.notice = `Added ${task.id} to "${MY_TASKS}" (${tasks.length} tasks)`;
+      this.notice = `Added ${task.id} to "${MY_TASKS}" (${count(tasks.length, 'task')})`;
     } catch (err) {
       this.tryError = err instanceof Error ? err.message : String(err);
     }
