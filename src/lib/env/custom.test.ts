@@ -65,6 +65,7 @@ describe('custom JS environments', () => {
     } catch (err) {
       expect(err).toBeInstanceOf(SessionError);
       expect((err as SessionError).kind).toBe('timeout');
+      expect((err as SessionError).message).toMatch(/^step\(1\): /); // which call ran away
     }
   });
 

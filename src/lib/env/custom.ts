@@ -55,13 +55,24 @@ export class CustomEnv {
   }
 
   reset(): number[] {
-    return this.observation(this.host.call('reset()'), 'reset()');
+    return this.observation(this.call('reset()'), 'reset()');
+  }
+
+  /** Calls into the environment; an error in its code says which call it came from. */
+  private call(expression: string): JsonValue {
+    try {
+      return this.host.call(expression);
+    } catch (err) {
+      // The same error (its class and kind are what the worker reports), its message prefixed.
+      if (err instanceof Error) err.message = `${expression}: ${err.message}`;
+      throw err;
+    }
   }
 
   step(action: number): CustomStep {
     if (!Number.isInteger(action) || action < 0 || action >= this.spec.actions)
       throw new Error(`action ${action} is outside [0, ${this.spec.actions})`);
-    const r = this.host.call(`step(${action})`);
+    const r = this.call(`step(${action})`);
     const where = `step(${action})`;
     if (!isRecord(r))
       throw new Error(
