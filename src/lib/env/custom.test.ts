@@ -3,14 +3,17 @@ import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Pipeline } from '../pipeline/controller';
 import { playCustomGroup, type AdoptedPolicy } from '../pipeline/custom-rollout';
-import { customGroup, CustomJobSource, type CustomTrajectory } from '../pipeline/custom-workload';
+import {
+  customGroup,
+  CustomJobSource,
+  customPipelineConfig,
+  type CustomTrajectory,
+} from '../pipeline/custom-workload';
 import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
 import { MlpLearner, randomReturn, snapshotReturn, type CustomBatch } from '../rl/custom-trainer';
-import { DEFAULT_REPLAY } from '../rl/replay';
 import { Rng } from '../rl/random';
 import { nodeQuickJSModule } from '../sandbox/quickjs-node';
 import { QuickJSSession, SessionError } from '../sandbox/session';
-import { DEFAULT_ENV_CONFIG } from './config';
 import { CARTPOLE_JS, CustomEnv } from './custom';
 
 let module: QuickJSWASMModule;
@@ -113,18 +116,7 @@ async function trainCustom(env: CustomEnv, eta: number, versions: number) {
   let resolve: () => void = () => undefined;
   const done = new Promise<void>((r) => (resolve = r));
   const pipeline: Pipeline<CustomBatch, CustomTrajectory> = new Pipeline(
-    {
-      eta,
-      batchGroups: config.groupsPerBatch,
-      groupSize: config.episodesPerGroup,
-      slotsPerWorker: 1,
-      preemptAfterMs: Infinity,
-      replay: DEFAULT_REPLAY,
-      env: DEFAULT_ENV_CONFIG,
-      relabelMaxAbs: 0,
-      seed: 1,
-      maxJobFailures: 0,
-    },
+    customPipelineConfig({ ...config, eta }),
     new CustomJobSource(4, config.gamma),
     {
       trainAndPublish: async (batch, info) => {

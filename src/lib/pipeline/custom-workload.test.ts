@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { customBatch, type CustomTrajectory } from './custom-workload';
-
-/** One episode with these rewards and behaviour log-probs; each observation is `inputs` copies of the step. */
-const traj = (rewards: number[], logProbs: number[], inputs = 1): CustomTrajectory => ({
-  obs: Float32Array.from(rewards.flatMap((_, i) => Array.from({ length: inputs }, () => i))),
-  actions: Int32Array.from(rewards.map((_, i) => i % 2)),
-  rewards: Float32Array.from(rewards),
-  logProbs: Float32Array.from(logProbs),
-  versions: Int32Array.from(rewards.map(() => 0)),
-  adoptions: [],
-  return: rewards.reduce((a, b) => a + b, 0),
-  solved: false,
-});
+import { customBatch } from './custom-workload';
+import { fakeTrajectory as traj } from './custom-fixture';
 
 describe('custom environments in the pipeline', () => {
   it('batches episodes with discounted returns-to-go and their behaviour log-probs', () => {

@@ -1,6 +1,9 @@
+import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { Task } from '../env/suite';
+import type { CustomTrainConfig } from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
-import type { JobSource } from './controller';
+import { DEFAULT_REPLAY } from '../rl/replay';
+import type { JobSource, PipelineConfig } from './controller';
 import { now } from './events';
 import type { EpisodeOutcome, PlayedGroup } from './types';
 
@@ -89,6 +92,26 @@ export function customBatch(
     k += t.actions.length;
   }
   return batch;
+}
+
+/**
+ * The pipeline's settings for a custom environment: one slot per worker (a worker's environment
+ * holds one episode at a time), FIFO replay, no preemption or relabelling, and a rollout error
+ * (the environment's code failing) ends training with its message.
+ */
+export function customPipelineConfig(c: CustomTrainConfig): PipelineConfig {
+  return {
+    eta: c.eta,
+    batchGroups: c.groupsPerBatch,
+    groupSize: c.episodesPerGroup,
+    slotsPerWorker: 1,
+    preemptAfterMs: Infinity,
+    replay: DEFAULT_REPLAY,
+    env: DEFAULT_ENV_CONFIG,
+    relabelMaxAbs: 0,
+    seed: c.seed,
+    maxJobFailures: 0,
+  };
 }
 
 /** The one "task" of a custom environment: play it. Jobs name it on the timeline. */

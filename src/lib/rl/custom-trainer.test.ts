@@ -1,23 +1,12 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { customBatch, type CustomTrajectory } from '../pipeline/custom-workload';
+import { customBatch } from '../pipeline/custom-workload';
 import { DEFAULT_CUSTOM_TRAIN } from './custom-config';
 import { MlpLearner } from './custom-trainer';
+import { fakeTrajectory as traj } from '../pipeline/custom-fixture';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
-});
-
-/** One episode of `rewards.length` steps with these behaviour log-probs (observation: the step). */
-const traj = (rewards: number[], logProbs: number[]): CustomTrajectory => ({
-  obs: Float32Array.from(rewards.map((_, i) => i)),
-  actions: Int32Array.from(rewards.map((_, i) => i % 2)),
-  rewards: Float32Array.from(rewards),
-  logProbs: Float32Array.from(logProbs),
-  versions: Int32Array.from(rewards.map(() => 0)),
-  adoptions: [],
-  return: rewards.reduce((a, b) => a + b, 0),
-  solved: false,
 });
 
 describe('the MLP learner of custom environments', () => {

@@ -1,14 +1,12 @@
 import * as Comlink from 'comlink';
 import { RolloutBridge } from '../bridge/rollout-bridge';
-import { DEFAULT_ENV_CONFIG } from '../env/config';
 import { CARTPOLE_JS, type CustomEnvSpec } from '../env/custom';
 import { Pipeline, type PipelineCounters } from '../pipeline/controller';
-import { CustomJobSource, type CustomTrajectory } from '../pipeline/custom-workload';
+import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
 import { EventLog, now, type TimelineEvent } from '../pipeline/events';
 import type { RolloutPort, StepReport, TrainOutcome } from '../pipeline/types';
 import { DEFAULT_CUSTOM_TRAIN, validateCustomTrain, type CustomTrainConfig } from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
-import { DEFAULT_REPLAY } from '../rl/replay';
 import type { TrainerState } from './trainer-state.svelte';
 
 /** Returns of the random, untrained and trained policies on a custom environment. */
@@ -118,18 +116,7 @@ export class CustomEnvState {
         };
       });
       const p = new Pipeline<CustomBatch, CustomTrajectory>(
-        {
-          eta: config.eta,
-          batchGroups: config.groupsPerBatch,
-          groupSize: config.episodesPerGroup,
-          slotsPerWorker: 1,
-          preemptAfterMs: Infinity,
-          replay: DEFAULT_REPLAY,
-          env: DEFAULT_ENV_CONFIG,
-          relabelMaxAbs: 0,
-          seed: config.seed,
-          maxJobFailures: 0,
-        },
+        customPipelineConfig(config),
         new CustomJobSource(spec.observations, config.gamma),
         { trainAndPublish: (batch, info) => this.trainAndPublish(batch, info.fromVersion, bridges, emit) },
         'custom-env',
