@@ -60,6 +60,9 @@ test('import a suite file, evaluate it against the baselines, see the table', as
   }
   // Brute force finds every one of these short programs; its runs per task are counted.
   await expect(row('bruteforce', 'sampled').getByTestId('success')).toHaveText('100%');
+  // It searches rather than samples, and its turns are its runs, counted in their own column.
+  await expect(row('bruteforce', 'sampled').locator('td').nth(1)).toHaveText('search');
+  await expect(row('bruteforce', 'sampled').locator('td').nth(6)).toHaveText('—');
   const runs = Number(await row('bruteforce', 'sampled').locator('td').last().textContent());
   expect(runs).toBeGreaterThan(1);
   // The imported suite survives a reload (IndexedDB `tasks` store).
