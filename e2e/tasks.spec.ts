@@ -215,11 +215,10 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
   expect(random).toBeGreaterThan(5);
   expect(trained).toBeGreaterThan(2 * random);
   await expect(page.getByTestId('env-iterations')).toHaveText('after 40 iterations');
-  // Its pipeline on the timeline: one version per iteration. Training ended within the window, so
-  // the timeline shows all of it, versions 0–40, without "Fit all" (the instant publish of
-  // version 0 at the window's very edge may or may not count as in view).
+  // Its pipeline on the timeline: one version per iteration, versions 0–40 drawn once fitted (the
+  // instant publish of version 0 at the window's very edge may or may not count as in view).
   const timeline = page.getByTestId('env-timeline');
-  await expect(timeline.getByTestId('timeline-follow')).toHaveAttribute('aria-pressed', 'false');
+  await timeline.getByTestId('timeline-fit').click();
   await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^4[01]$/);
   // The default η = 1 bounds how far the rollouts ran ahead of the trainer.
   expect(Number(await page.getByTestId('env-staleness-max').textContent())).toBeLessThanOrEqual(1);
@@ -255,6 +254,10 @@ test('the custom environment trains through the async pipeline: η = 0 takes tur
   await openWithTrainer(page, '&debug');
   const sync = await trainCustomEnv(page, 0, 1, 12);
   expect(sync.events.filter(isTraining)).toHaveLength(12);
+  // A short training ends within the timeline's 20 s window: it is then shown whole, fitted.
+  const timeline = page.getByTestId('env-timeline');
+  await expect(timeline.getByTestId('timeline-follow')).toHaveAttribute('aria-pressed', 'false');
+  await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^1[23]$/);
   expect(overlapMs(sync.events, isRollout, isTraining)).toBeLessThan(1);
   expect(maxVersionsInFlight(sync.events)).toBe(1);
   await expect(page.getByTestId('env-staleness-max')).toHaveText('0');
@@ -304,4 +307,19 @@ test('a broken custom environment gets a clear message', async ({ page }) => {
   );
   await page.getByTestId('env-train').click();
   await expect(page.getByTestId('env-error')).toContainText('reset() must be an array of 2 finite numbers');
+
+  // One that fails mid-training (the setup's baselines take at most 600 calls): training stops with
+  // its message, which names the call; the panel is ready for the next.
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.insertText(
+    'const spec = { observations: 1, actions: 2, maxSteps: 20 };\nlet n = 0, calls = 0;\nfunction reset() { n = 0; return [n]; }\nfunction step(a) { if (++calls === 1000) throw new Error("boom"); n += 1; return { observation: [n], reward: a, done: n >= 20 }; }',
+  );
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-error')).toHaveText(
+    /^training stopped: the environment's code failed \(runtime\): step\([01]\): .*boom/,
+    { timeout: 60_000 },
+  );
+  await expect(page.getByTestId('env-report')).toHaveCount(0);
+  await expect(page.getByTestId('env-train')).toBeEnabled();
 });

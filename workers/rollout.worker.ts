@@ -454,9 +454,13 @@ const api = {
         };
         for (let waited = 0; !c.policy || c.policy.version < job.minVersion; waited += 5) {
           if (c.aborted.has(job.jobId)) return aborted();
-          if (waited > 10_000) throw new Error(`version ${job.minVersion} did not arrive within 10 s`);
+          if (waited > 10_000)
+            throw new Error(
+              `the rollout worker did not receive policy version ${job.minVersion} within 10 s`,
+            );
           await new Promise((r) => setTimeout(r, 5));
         }
+        if (c.aborted.has(job.jobId)) return aborted(); // aborted while queued
         const played = await playCustomGroup(
           c.env,
           job.samples,

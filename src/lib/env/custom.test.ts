@@ -101,6 +101,17 @@ describe('custom JS environments', () => {
       ).toBeGreaterThan(2 * Math.max(random, r.before));
     }
   }, 240_000);
+
+  it("stops training with the environment's own message when its code fails mid-training", async () => {
+    // CartPole whose step() throws on its 300th call (a few episodes into training).
+    const env = envOf(
+      CARTPOLE_JS.replace(
+        'function step(action) {',
+        'let calls = 0;\nfunction step(action) {\n  if (++calls === 300) throw new Error("boom");',
+      ),
+    );
+    await expect(trainCustom(env, 1, 40)).rejects.toThrow(/^training stopped: step\([01]\): Error: boom$/);
+  });
 });
 
 /**
@@ -114,7 +125,11 @@ async function trainCustom(env: CustomEnv, eta: number, versions: number) {
   const before = snapshotReturn(env, adopted.snapshot, 10, false, new Rng(2));
   const staleness: number[] = [];
   let resolve: () => void = () => undefined;
-  const done = new Promise<void>((r) => (resolve = r));
+  let reject: (err: Error) => void = () => undefined;
+  const done = new Promise<void>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
   const pipeline: Pipeline<CustomBatch, CustomTrajectory> = new Pipeline(
     customPipelineConfig({ ...config, eta }),
     new CustomJobSource(4, config.gamma),
@@ -134,7 +149,7 @@ async function trainCustom(env: CustomEnv, eta: number, versions: number) {
           resolve();
         }
       },
-      onError: (m) => expect.unreachable(m),
+      onError: (m) => reject(new Error(m)),
     },
   );
   pipeline.addWorker(

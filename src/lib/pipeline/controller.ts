@@ -48,6 +48,8 @@ export interface JobSource<B = TokenBatch, T extends EpisodeOutcome = Trajectory
   nextTask(): { task: Task; cls: JobClass; value: number };
   /** A finished group (curriculum, per-task records). */
   record(group: PlayedGroup<T>): void;
+  /** The message a rollout that kept failing stops the run with (default: its task and tries). */
+  describeFailure?(task: Task, tries: number, message: string): string;
   /**
    * The training batch of `groups` (importance `weights` scale their advantages) and each
    * group's new replay priority.
@@ -431,7 +433,8 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     const tries = r.failures + 1;
     if (tries > this.config.maxJobFailures) {
       this.fail(
-        `rollout of task ${job.task.id} failed ${tries === 1 ? 'once' : `${tries} times`}: ${message}`,
+        this.source.describeFailure?.(job.task, tries, message) ??
+          `rollout of task ${job.task.id} failed ${tries === 1 ? 'once' : `${tries} times`}: ${message}`,
       );
       return;
     }

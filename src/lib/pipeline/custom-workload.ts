@@ -138,6 +138,11 @@ export class CustomJobSource implements JobSource<CustomBatch, CustomTrajectory>
     // No curriculum or per-task record: one environment.
   }
 
+  /** A rollout fails when the environment's code does: its own message says what and where. */
+  describeFailure(_task: Task, _tries: number, message: string): string {
+    return `training stopped: ${message}`;
+  }
+
   batch(groups: readonly PlayedGroup<CustomTrajectory>[]): { batch: CustomBatch; priorities: number[] } {
     return {
       batch: customBatch(

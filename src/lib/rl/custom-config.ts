@@ -22,6 +22,11 @@ export interface CustomTrainConfig {
   valueCoef: number;
   /** Weight of the entropy bonus. */
   entropyCoef: number;
+  /**
+   * Adam steps per batch (PPO epochs). With one, π_θ = π_prox at the step, so the ratio is 1 and
+   * the clip never binds; from two on it bounds how far the later steps move the policy.
+   */
+  updatesPerBatch: number;
   /** PPO clip range ε of the ratio π_θ/π_prox. */
   clipEps: number;
   /** Steps with w = π_prox/π_behav above this are masked (decoupled PPO). */
@@ -44,6 +49,7 @@ export const DEFAULT_CUSTOM_TRAIN: CustomTrainConfig = {
   gamma: 0.99,
   valueCoef: 0.5,
   entropyCoef: 0.01,
+  updatesPerBatch: 1,
   clipEps: 0.2,
   wCap: 5,
   maxGradNorm: 0.5,
@@ -58,4 +64,6 @@ export function validateCustomTrain(c: CustomTrainConfig): void {
     throw new Error('η must be a whole number from 0 to 8');
   if (!Number.isInteger(c.workers) || c.workers < 1 || c.workers > 4)
     throw new Error('rollout workers must be a whole number from 1 to 4');
+  if (!Number.isInteger(c.updatesPerBatch) || c.updatesPerBatch < 1)
+    throw new Error('updates per batch must be a whole number of at least 1');
 }

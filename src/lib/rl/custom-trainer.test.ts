@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { customBatch } from '../pipeline/custom-workload';
+import { mlpLogits, type MlpSnapshot } from '../policy/mlp';
 import { DEFAULT_CUSTOM_TRAIN } from './custom-config';
 import { MlpLearner } from './custom-trainer';
 import { fakeTrajectory as traj } from '../pipeline/custom-fixture';
@@ -9,21 +10,21 @@ beforeAll(async () => {
   await tf.setBackend('cpu');
 });
 
+/** log π(a | [obs]) of a snapshot, as the rollout worker computes it. */
+function logpOf(snap: MlpSnapshot, obs: number, a: number): number {
+  const z = mlpLogits(snap, [obs]);
+  const m = Math.max(...z);
+  return (z[a] ?? 0) - m - Math.log(z.reduce((s, x) => s + Math.exp(x - m), 0));
+}
+
 describe('the MLP learner of custom environments', () => {
   it('masks steps whose behaviour policy is too far from π_prox (w above the cap), as the decoupled loss does', async () => {
     const learner = new MlpLearner({ inputs: 1, hidden: 4, actions: 2 }, DEFAULT_CUSTOM_TRAIN);
     const snap = await learner.snapshot();
-    const logp = (obs: number, a: number) => {
-      const w = (i: number, j: number) => snap.w1[i * 4 + j] ?? 0;
-      const h = [0, 1, 2, 3].map((j) => Math.tanh(obs * w(0, j) + (snap.b1[j] ?? 0)));
-      const z = [0, 1].map((k) => h.reduce((s, x, j) => s + x * (snap.wp[j * 2 + k] ?? 0), snap.bp[k] ?? 0));
-      const m = Math.max(...z);
-      return (z[a] ?? 0) - m - Math.log(z.reduce((s, x) => s + Math.exp(x - m), 0));
-    };
     // Behaviour = the current policy: w = 1 everywhere, nothing masked.
     const fresh = traj(
       [1, 1, 1, 1],
-      [0, 1, 2, 3].map((i) => logp(i, i % 2)),
+      [0, 1, 2, 3].map((i) => logpOf(snap, i, i % 2)),
     );
     const on = await learner.update(customBatch([fresh], 1, 0.9));
     expect(on.wMean).toBeCloseTo(1, 4);
@@ -34,12 +35,45 @@ describe('the MLP learner of custom environments', () => {
     Object.assign(snap, snap2);
     const stale = traj(
       [1, 1, 1, 1],
-      [0, 1, 2, 3].map((i) => logp(i, i % 2) - 3),
+      [0, 1, 2, 3].map((i) => logpOf(snap, i, i % 2) - 3),
     );
     const off = await learner.update(customBatch([stale], 1, 0.9));
     expect(off.wMean).toBeCloseTo(Math.exp(3), 2);
     expect(off.maskedFrac).toBe(1);
     expect(off.pgLoss).toBe(0);
     learner.dispose();
+  });
+
+  it("weighs each step's policy-gradient term by w = π_prox/π_behav", async () => {
+    // The same fresh learner, the same episode; only the behaviour log-prob of step 0 differs.
+    const pgLossWith = async (w0: number) => {
+      const learner = new MlpLearner({ inputs: 1, hidden: 4, actions: 2 }, DEFAULT_CUSTOM_TRAIN);
+      const snap = await learner.snapshot();
+      const prox = [0, 1, 2, 3].map((i) => logpOf(snap, i, i % 2));
+      const behav = prox.map((l, i) => (i === 0 ? l - Math.log(w0) : l));
+      const m = await learner.update(customBatch([traj([1, 0, 0, 1], behav)], 1, 0.9));
+      learner.dispose();
+      return m;
+    };
+    const [one, two, three] = await Promise.all([1, 2, 3].map(pgLossWith));
+    expect(two?.wMean).toBeCloseTo((2 + 1 + 1 + 1) / 4, 4);
+    // pgLoss = −mean(w·A): raising w of one step shifts it by −ΔW·A₀/4, linearly in ΔW.
+    const d2 = (two?.pgLoss ?? NaN) - (one?.pgLoss ?? NaN);
+    const d3 = (three?.pgLoss ?? NaN) - (one?.pgLoss ?? NaN);
+    expect(Math.abs(d2)).toBeGreaterThan(1e-3);
+    expect(d3).toBeCloseTo(2 * d2, 4);
+  });
+
+  it('takes several steps per batch when asked, and the ratio then moves off 1', async () => {
+    const learner = new MlpLearner(
+      { inputs: 1, hidden: 4, actions: 2 },
+      { ...DEFAULT_CUSTOM_TRAIN, updatesPerBatch: 4 },
+    );
+    const snap = await learner.snapshot();
+    const behav = [0, 1, 2, 3].map((i) => logpOf(snap, i, i % 2));
+    const m = await learner.update(customBatch([traj([1, 0, 0, 1], behav)], 1, 0.9));
+    learner.dispose();
+    expect(m.step).toBe(1); // one update, of four Adam steps
+    expect(m.approxKl).toBeGreaterThan(0); // the last step's π_θ is no longer π_prox
   });
 });

@@ -100,7 +100,7 @@ export class MlpLearner {
     return snapshotMlp(this.params, this.args);
   }
 
-  /** One update; returns its metrics. */
+  /** One update: `updatesPerBatch` Adam steps on the batch; returns the last one's metrics. */
   async update(b: CustomBatch): Promise<StepMetrics> {
     if (b.inputs !== this.args.inputs)
       throw new Error(`batch has ${b.inputs} inputs, the policy ${this.args.inputs}`);
@@ -125,32 +125,38 @@ export class MlpLearner {
       const normed = adv.sub(mean).div(variance.sqrt().add(1e-8)).reshape([1, N]) as tf.Tensor2D; // [1, N]
       return { prox, adv: normed };
     });
-    const parts: Record<string, tf.Scalar> = tf.tidy(() => {
-      let kept: Record<string, tf.Scalar> = {};
-      const { value, grads } = tf.variableGrads(() => {
-        const { logits, values } = mlpForward(this.params, inputs.obs); // [N, A], [N]
-        const logpAll = tf.logSoftmax(logits); // [N, A]
-        const logp = logpAll.mul(inputs.onehot).sum(1).reshape([1, N]) as tf.Tensor2D; // [1, N]
-        const policy = decoupledPpoLoss(
-          logp,
-          before.prox,
-          inputs.behav,
-          before.adv,
-          inputs.mask,
-          clipEps,
-          wCap,
-        );
-        const valueLoss = values.sub(inputs.returns).square().mean().mul(0.5) as tf.Scalar;
-        const entropy = logpAll.exp().mul(logpAll).sum(1).mean().neg() as tf.Scalar;
-        kept = Object.fromEntries(
-          Object.entries({ ...policy, valueLoss, entropy }).map(([k, v]) => [k, tf.keep(v)]),
-        );
-        return policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
-      }, [...this.params.values()]);
-      const { clipped, norm } = clipByGlobalNorm(grads, maxGradNorm);
-      this.optimizer.applyGradients(Object.entries(clipped).map(([name, tensor]) => ({ name, tensor })));
-      return { loss: value, gradNorm: norm, ...kept };
-    });
+    // Several Adam steps on the same batch (PPO epochs): from the second on, r = π_θ/π_prox moves
+    // away from 1 and the clip bounds how far. The metrics are the last step's.
+    let parts: Record<string, tf.Scalar> = {};
+    for (let u = 0; u < this.config.updatesPerBatch; u++) {
+      tf.dispose(Object.values(parts));
+      parts = tf.tidy(() => {
+        let kept: Record<string, tf.Scalar> = {};
+        const { value, grads } = tf.variableGrads(() => {
+          const { logits, values } = mlpForward(this.params, inputs.obs); // [N, A], [N]
+          const logpAll = tf.logSoftmax(logits); // [N, A]
+          const logp = logpAll.mul(inputs.onehot).sum(1).reshape([1, N]) as tf.Tensor2D; // [1, N]
+          const policy = decoupledPpoLoss(
+            logp,
+            before.prox,
+            inputs.behav,
+            before.adv,
+            inputs.mask,
+            clipEps,
+            wCap,
+          );
+          const valueLoss = values.sub(inputs.returns).square().mean().mul(0.5) as tf.Scalar;
+          const entropy = logpAll.exp().mul(logpAll).sum(1).mean().neg() as tf.Scalar;
+          kept = Object.fromEntries(
+            Object.entries({ ...policy, valueLoss, entropy }).map(([k, v]) => [k, tf.keep(v)]),
+          );
+          return policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
+        }, [...this.params.values()]);
+        const { clipped, norm } = clipByGlobalNorm(grads, maxGradNorm);
+        this.optimizer.applyGradients(Object.entries(clipped).map(([name, tensor]) => ({ name, tensor })));
+        return { loss: value, gradNorm: norm, ...kept };
+      });
+    }
     tf.dispose([inputs, before]);
     const names = Object.keys(parts);
     const packed = tf.tidy(() => tf.stack(names.map((n) => parts[n] as tf.Scalar))); // [names]

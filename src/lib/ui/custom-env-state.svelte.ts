@@ -86,35 +86,52 @@ export class CustomEnvState {
     this.stopping = false;
     const log = new EventLog(5_000);
     const emit: Emit = (e) => log.push(e);
+    // A crashed worker never answers the calls waiting on it: every await below races this.
+    let crash: (message: string) => void = () => undefined;
+    const crashed = new Promise<never>((_, reject) => {
+      crash = (message) => reject(new Error(message));
+    });
+    crashed.catch(() => undefined); // rejected here, handled where it is raced
+    const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, crashed]);
+    let pipeline: Pipeline<CustomBatch, CustomTrajectory> | null = null;
+    // Stop (or a crash) ends the training whenever it comes, setting up included.
+    const ended = new Promise<void>((resolve) => {
+      this.end = () => {
+        pipeline?.stop();
+        resolve();
+      };
+    });
     const bridges = Array.from(
       { length: config.workers },
       (_, i) =>
         new RolloutBridge(`rollout-custom-${i}`, (message) => {
-          this.error = `rollout worker ${i} crashed: ${message}; training stopped, the trainer keeps its policy`;
+          crash(`rollout worker ${i} crashed: ${message}; training stopped`);
           this.end?.();
         }),
     );
-    let pipeline: Pipeline<CustomBatch, CustomTrajectory> | null = null;
+    const releaseTrainer = this.trainer.onCrash((message) => {
+      crash(`the trainer worker crashed: ${message}; training stopped, and the trainer restarts`);
+      this.end?.();
+      void this.trainer.restart();
+    });
     try {
-      const opened = await Promise.all(
-        bridges.map((b, i) => b.api.openCustomEnv(this.code, config.seed + i)),
+      const opened = await guard(
+        Promise.all(bridges.map((b, i) => b.api.openCustomEnv(this.code, config.seed + i))),
       );
       const [measure] = bridges;
       const [first] = opened;
       if (!measure || !first) throw new Error('no rollout worker');
       const { spec, randomReturn } = first;
-      await this.trainer.api.initCustom(
-        { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
-        config,
+      if (this.stopping) return;
+      await guard(
+        this.trainer.api.initCustom(
+          { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
+          config,
+        ),
       );
-      await Promise.all(await this.publish(0, bridges, emit));
-      const untrainedReturn = await measure.api.customReturn(10, false);
-      const ended = new Promise<void>((resolve) => {
-        this.end = () => {
-          pipeline?.stop();
-          resolve();
-        };
-      });
+      await guard(Promise.all(await guard(this.publish(0, bridges, emit))));
+      const untrainedReturn = await guard(measure.api.customReturn(10, false));
+      if (this.stopping) return;
       const p = new Pipeline<CustomBatch, CustomTrajectory>(
         customPipelineConfig(config),
         new CustomJobSource(spec.observations, config.gamma),
@@ -138,18 +155,21 @@ export class CustomEnvState {
         p.addWorker(`rollout-${i}`, this.port(b, i, config.yieldEvery, emit), `rollout-${i}`),
       );
       p.start();
-      await ended;
-      await p.trainerIdle();
+      await guard(ended);
+      await guard(p.trainerIdle());
       this.counters = { ...p.counters, stalenessHistogram: { ...p.counters.stalenessHistogram } };
       if (this.error) return;
       // The newest version, on the worker that measures it.
-      await measure.api.loadCustomPolicy(await this.trainer.api.exportCustomPolicy(), p.version);
-      const trainedReturn = await measure.api.customReturn(10, true);
+      await guard(
+        measure.api.loadCustomPolicy(await guard(this.trainer.api.exportCustomPolicy()), p.version),
+      );
+      const trainedReturn = await guard(measure.api.customReturn(10, true));
       this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     } finally {
       pipeline?.stop();
+      releaseTrainer();
       for (const b of bridges) b.terminate();
       this.end = null;
       this.events = [...log.events];

@@ -556,7 +556,7 @@ export class RunState {
       this.error = `no share link: ${err instanceof Error ? err.message : String(err)}`;
       return null;
     }
-    this.error = null;
+    if (this.error?.startsWith('no share link:')) this.error = null; // an earlier run's error stays
     const link = shareUrl(base, settings);
     this.shareLink = link;
     await navigator.clipboard?.writeText(link).catch(() => undefined);

@@ -23,6 +23,14 @@ export const BUILT_IN_SEED = 1;
 export const BUILT_IN_NAME = `built-in (seed ${BUILT_IN_SEED})`;
 /** The suite that "Add to my tasks" writes to. */
 export const MY_TASKS = 'my tasks';
+/** A promise that rejects when told to (and counts as handled until something races it). */
+function failureSignal(): { promise: Promise<never>; reject: (err: Error) => void } {
+  let reject: (err: Error) => void = () => undefined;
+  const promise = new Promise<never>((_, fail) => (reject = fail));
+  promise.catch(() => undefined);
+  return { promise, reject };
+}
+
 /** Most sampled episodes per task an evaluation plays (a table of the built-in suite is 258 tasks). */
 export const MAX_SAMPLES = 16;
 
@@ -80,16 +88,16 @@ export class TasksState {
   /** The version the `policy` agent last played: run and version number. */
   loadedPolicy = $state.raw<{ runId: string; version: number } | null>(null);
 
-  readonly rollout = new RolloutBridge('rollout-tasks', (message) => {
-    this.evalError = `rollout worker crashed: ${message}; it restarts on the next evaluation`;
-    this.evaluating = false;
-    this.rollout.terminate();
-    this.ready = null;
-  });
+  readonly rollout = new RolloutBridge('rollout-tasks', (message) =>
+    this.endWorker(`the tasks panel's rollout worker crashed: ${message}; it restarts on the next use`),
+  );
   private ready: Promise<unknown> | null = null;
   private db: Promise<LabDB> | null = null;
-  /** Ends the evaluation in progress (set while one runs). */
-  private cancelEvaluation: (() => void) | null = null;
+  /**
+   * Rejects when the worker is ended (Stop, a crash): a call to an ended worker never settles, so
+   * every call the panel waits on races this.
+   */
+  private gone = failureSignal();
 
   get current(): SuiteEntry | undefined {
     return this.suites.find((s) => s.name === this.selected);
@@ -183,34 +191,37 @@ export class TasksState {
     }
     this.evaluating = true;
     this.evalError = null;
-    const cancelled = new Promise<never>((_, reject) => {
-      this.cancelEvaluation = () => reject(new Error('evaluation stopped; nothing from it is shown'));
-    });
     try {
-      if (this.agents.includes('policy')) await Promise.race([this.loadRunPolicy(this.policyRun), cancelled]);
-      this.rows = await Promise.race([
-        this.evaluateTasks(entry.tasks, [...this.agents], this.samples),
-        cancelled,
-      ]);
+      if (this.agents.includes('policy')) await this.call(this.loadRunPolicy(this.policyRun));
+      this.rows = await this.call(this.evaluateTasks(entry.tasks, [...this.agents], this.samples));
     } catch (err) {
       this.evalError = err instanceof Error ? err.message : String(err);
     } finally {
-      this.cancelEvaluation = null;
       this.evaluating = false;
     }
   }
 
-  /**
-   * Stops the evaluation in progress: its rollout worker is ended (the next use starts a fresh
-   * one, which loads the chosen policy again).
-   */
-  stopEvaluation(): void {
-    if (!this.cancelEvaluation) return;
+  /** `p`, or the reason the worker was ended if that comes first. */
+  private call<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.gone.promise]);
+  }
+
+  /** Ends the worker (the next use starts a fresh one): what waits on it fails with `reason`. */
+  private endWorker(reason: string): void {
     this.rollout.terminate();
     this.ready = null;
     this.loadedPolicy = null;
     this.progress = null;
-    this.cancelEvaluation();
+    this.gone.reject(new Error(reason));
+    this.gone = failureSignal();
+  }
+
+  /**
+   * Stops the evaluation in progress: its rollout worker is ended (the next use starts a fresh
+   * one, which loads the chosen policy again); a try in flight on it ends too, and says so.
+   */
+  stopEvaluation(): void {
+    if (this.evaluating) this.endWorker('evaluation stopped; nothing from it is shown');
   }
 
   /** Loads trained weights into the rollout worker as the `policy` agent (the bench uses this). */
@@ -256,7 +267,7 @@ export class TasksState {
     try {
       const task = parseTaskText(this.taskText);
       if (!this.program.trim()) throw new Error('write a program (an expression in x) to try');
-      this.tryRows = await this.rollout.api.tryProgram(task, this.program);
+      this.tryRows = await this.call(this.rollout.api.tryProgram(task, this.program));
     } catch (err) {
       this.tryError = err instanceof Error ? err.message : String(err);
     }
