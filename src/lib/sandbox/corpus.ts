@@ -8,7 +8,7 @@ export interface ContractCase {
   expect: 'ok' | SandboxErrorKind;
   /** For 'ok': the exact outputs. */
   outputs?: JsonValue[];
-  /** For 'ok': the exact stdout. */
+  /** The exact stdout (a failing run's too: what it printed before it failed). */
   stdout?: string;
 }
 
@@ -37,6 +37,15 @@ export const CONTRACT: ContractCase[] = [
     expect: 'ok',
     outputs: [4],
     stdout: 'x is 4 {"y":[4]}',
+  },
+  {
+    name: 'console output before a throw is returned',
+    request: {
+      code: 'function f(x) { console.log("at", x); if (x > 1) throw new Error("no"); return x; }',
+      inputs: [1, 2],
+    },
+    expect: 'runtime',
+    stdout: 'at 1\nat 2',
   },
   {
     name: 'virtual file system',

@@ -23,7 +23,7 @@ export function parseJsonResult(text: string, inputCount: number): Omit<SandboxR
   if (typeof parsed.problem === 'string') {
     return {
       ok: false,
-      stdout: '',
+      stdout: typeof parsed.stdout === 'string' ? parsed.stdout : '',
       error: { kind: parsed.kind === 'output' ? 'output' : 'runtime', message: parsed.problem },
     };
   }

@@ -21,7 +21,7 @@ globalThis.fs = {
   writeFile: (n, d) => __srl_fs.writeFileSync(${dir} + String(n).replace(/[\\\\/]/g, '_'), String(d)),
   list: () => __srl_fs.readdirSync(${dir}).sort(),
 };
-const __srl_report = (value) => { __srl_log(${JSON.stringify(RESULT_MARKER)} + JSON.stringify(value)); };
+const __srl_report = (value) => { __srl_log(${JSON.stringify(RESULT_MARKER)} + JSON.stringify({ ...value, stdout: __srl_out.join('\\n').slice(0, ${limits.outputChars}) })); };
 process.on('uncaughtException', (e) => { __srl_report({ thrown: e instanceof Error ? e.name + ': ' + e.message : 'threw a non-Error value: ' + String(e) }); process.exit(0); });
 ${req.code}
 ;(() => {
@@ -64,8 +64,13 @@ export function readNodeOutput(
   }
   const payload = line.slice(RESULT_MARKER.length);
   if (payload.startsWith('{"thrown":')) {
-    const { thrown } = JSON.parse(payload) as { thrown: string };
-    return { ok: false, stdout: '', error: { kind: 'runtime', message: thrown } };
+    // What it printed before it threw comes back with the error, as from QuickJS.
+    const { thrown, stdout } = JSON.parse(payload) as { thrown: string; stdout?: unknown };
+    return {
+      ok: false,
+      stdout: typeof stdout === 'string' ? stdout : '',
+      error: { kind: 'runtime', message: thrown },
+    };
   }
   return parseJsonResult(payload, inputCount);
 }
