@@ -56,6 +56,11 @@ describe('custom JS environments', () => {
     const badReward = envOf(COUNTER.replace('reward: a', 'reward: "a"'));
     badReward.reset();
     expect(() => badReward.step(1)).toThrow(/reward must be a finite number/);
+    const nanReward = envOf(COUNTER.replace('reward: a', 'reward: 0 / 0'));
+    nanReward.reset();
+    expect(() => nanReward.step(1)).toThrow(
+      'step(1).reward must be a finite number, got null (NaN and ±Infinity arrive as null)',
+    );
     expect(() => badReward.step(2)).toThrow(/outside \[0, 2\)/);
   });
 

@@ -29,6 +29,15 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  * `step(action)`, running in a sandboxed QuickJS context. Every value coming back is checked,
  * with a message that says what was wrong.
  */
+/**
+ * A value from the environment as a message shows it. Values cross the sandbox as JSON, where
+ * NaN and ±Infinity become null: a null says so.
+ */
+function shown(v: JsonValue | undefined): string {
+  const text = JSON.stringify(v)?.slice(0, 80) ?? 'undefined';
+  return /\bnull\b/.test(text) ? `${text} (NaN and ±Infinity arrive as null)` : text;
+}
+
 export class CustomEnv {
   readonly spec: CustomEnvSpec;
 
@@ -79,7 +88,7 @@ export class CustomEnv {
         `${where} must return { observation, reward, done }, got ${JSON.stringify(r)?.slice(0, 80)}`,
       );
     if (typeof r.reward !== 'number' || !Number.isFinite(r.reward))
-      throw new Error(`${where}.reward must be a finite number, got ${JSON.stringify(r.reward)}`);
+      throw new Error(`${where}.reward must be a finite number, got ${shown(r.reward)}`);
     if (typeof r.done !== 'boolean')
       throw new Error(`${where}.done must be true or false, got ${JSON.stringify(r.done)}`);
     return {
@@ -92,9 +101,7 @@ export class CustomEnv {
   private observation(v: JsonValue, where: string): number[] {
     const n = this.spec.observations;
     if (!Array.isArray(v) || v.length !== n || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-      throw new Error(
-        `${where} must be an array of ${n} finite numbers, got ${JSON.stringify(v)?.slice(0, 80)}`,
-      );
+      throw new Error(`${where} must be an array of ${n} finite numbers, got ${shown(v)}`);
     }
     return v as number[];
   }
