@@ -77,6 +77,24 @@ describe('custom JS environments', () => {
     }
   });
 
+  it('stops an environment that keeps more memory than the limit over its calls', () => {
+    // Each step keeps a filled array: QuickJS's own accounting misses it, the heap check does not.
+    const env = envOf(
+      COUNTER.replace('n += a;', 'n += a; keep.push(new Array(20000).fill(n));') + '\nconst keep = [];',
+    );
+    env.reset();
+    let stopped: unknown = null;
+    let calls = 0;
+    try {
+      for (; calls < 3000; calls++) env.step(0);
+    } catch (err) {
+      stopped = err;
+    }
+    expect(stopped).toBeInstanceOf(SessionError);
+    expect((stopped as SessionError).kind).toBe('memory');
+    expect(calls).toBeLessThan(3000);
+  });
+
   it('has no host capabilities', () => {
     const env = envOf(
       `${COUNTER}\nconst probe = [typeof fetch, typeof require, typeof process, typeof globalThis.document, typeof console].join(',');`,

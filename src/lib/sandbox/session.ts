@@ -26,9 +26,17 @@ export class QuickJSSession {
   private deadline = 0;
   private hardDeadline = 0;
   private polls = 0;
+  /** The wasm heap this session may grow to: its size when the session began plus the memory limit. */
+  private readonly memory: WebAssembly.Memory;
+  private readonly ceiling: number;
 
   constructor(module: QuickJSWASMModule, code: string, limits: Partial<SandboxLimits> = {}) {
     this.limits = resolveLimits(limits);
+    // QuickJS's own accounting misses some allocations (a filled array, a string built piece by
+    // piece): the session also stops once the wasm heap has grown by more than the limit since it
+    // began. The heap never shrinks, so this bounds what the environment keeps over all its calls.
+    this.memory = module.getWasmMemory();
+    this.ceiling = this.memory.buffer.byteLength + this.limits.memoryBytes;
     this.runtime = module.newRuntime();
     this.runtime.setMemoryLimit(this.limits.memoryBytes);
     this.runtime.setMaxStackSize(this.limits.stackBytes);
@@ -39,7 +47,7 @@ export class QuickJSSession {
         performance.now(),
         this.deadline,
         this.hardDeadline,
-        false,
+        this.memory.buffer.byteLength > this.ceiling,
       );
       return this.interrupted !== null;
     });
@@ -79,6 +87,12 @@ export class QuickJSSession {
     }
     const value: unknown = this.vm.dump(r.value);
     r.value.dispose();
+    // A call that grew the heap a little each time is stopped here, between calls.
+    if (this.memory.buffer.byteLength > this.ceiling)
+      throw new SessionError(
+        'memory',
+        `the environment grew the sandbox heap past its ${Math.round(this.limits.memoryBytes / 2 ** 20)} MiB memory limit and was stopped`,
+      );
     return value;
   }
 
