@@ -116,6 +116,7 @@ test('an evaluation refuses a bad sample count, can be stopped, and the next one
   await expect(page.getByTestId('eval-progress')).toContainText(/episodes/, { timeout: 120_000 });
   await page.getByTestId('eval-stop').click();
   await expect(page.getByTestId('eval-error')).toHaveText('evaluation stopped; nothing from it is shown');
+  await expect(page.getByTestId('eval-table')).toHaveCount(0);
   await expect(page.getByTestId('evaluate')).toBeEnabled();
   await expect(page.getByTestId('eval-stop')).toBeDisabled();
   // A fresh worker takes the next evaluation.
@@ -124,6 +125,7 @@ test('an evaluation refuses a bad sample count, can be stopped, and the next one
   await page.getByTestId('evaluate').click();
   await expect(page.getByTestId('eval-table')).toBeVisible({ timeout: 120_000 });
   await expect(page.getByTestId('eval-error')).toHaveCount(0);
+  await expect(page.getByTestId('eval-of')).toHaveText('"e2e suite": 4 tasks, 1 sample per task');
 });
 
 test('a bad suite file is rejected whole with its first problem and path; nothing changes', async ({
@@ -295,6 +297,26 @@ test('Stop ends custom-environment training after the iteration in progress, wit
   expect(done).toBeLessThan(500);
   await expect(page.getByTestId('env-train')).toBeEnabled();
   await expect(page.getByTestId('env-stop')).toBeDisabled();
+
+  // Stop while it sets up: an environment whose reset() takes 40 ms needs ≥ 1.2 s for its
+  // baselines (30 episodes). It ends without waiting for them, and says that nothing was trained.
+  const editor = page.getByTestId('env-editor').locator('.cm-content');
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.insertText(
+    'const spec = { observations: 1, actions: 2, maxSteps: 5 };\nfunction reset() { const t = Date.now(); while (Date.now() - t < 40) {} return [0]; }\nfunction step(a) { return { observation: [0], reward: a, done: false }; }',
+  );
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-progress')).toContainText('setting up');
+  await page.getByTestId('env-stop').click();
+  await expect(page.getByTestId('env-notice')).toHaveText(
+    'Stopped before the first update: nothing was trained.',
+    {
+      timeout: 10_000,
+    },
+  );
+  await expect(page.getByTestId('env-report')).toHaveCount(0);
+  await expect(page.getByTestId('env-train')).toBeEnabled();
 });
 
 test('a broken custom environment gets a clear message', async ({ page }) => {

@@ -83,7 +83,12 @@ export class QuickJSSession {
       const dumped: unknown = this.vm.dump(r.error);
       r.error.dispose();
       const e = classifyThrown(dumped, stage, this.interrupted);
-      throw new SessionError(e.kind, e.message);
+      // A call's deadline is the session's own: the message says what it is.
+      const message =
+        e.kind === 'timeout'
+          ? `ran past its ${this.limits.deadlineMs} ms deadline and was stopped`
+          : e.message;
+      throw new SessionError(e.kind, message);
     }
     const value: unknown = this.vm.dump(r.value);
     r.value.dispose();

@@ -21,6 +21,15 @@ export interface CustomEnvReport {
 
 type Emit = (e: TimelineEvent) => void;
 
+/** What a setup step gives when Stop came first. */
+const STOPPED = Symbol('stopped');
+
+/** A copy of a pipeline's counters for the panel. */
+const countersOf = (p: Pipeline<CustomBatch, CustomTrajectory>): PipelineCounters => ({
+  ...p.counters,
+  stalenessHistogram: { ...p.counters.stalenessHistogram },
+});
+
 /**
  * UI state of the custom JS environment panel. Training goes through the same asynchronous
  * pipeline as the code-writing policy (`Pipeline`: staleness admission, stale drops, interrupts):
@@ -45,11 +54,20 @@ export class CustomEnvState {
   counters = $state.raw<PipelineCounters | null>(null);
   /** Stop asked: the update in progress publishes, then the trained policy is measured. */
   stopping = $state(false);
+  /** What the training is doing now (null when none runs): the panel shows it. */
+  phase = $state<string | null>(null);
+  /** Something to know that is not an error (a Stop before the first update). */
+  notice = $state<string | null>(null);
 
   /** Ends the training in progress (set while one runs). */
   private end: (() => void) | null = null;
 
   constructor(private readonly trainer: TrainerState) {}
+
+  /** The trainer worker's state: the panel trains only while it is ready (a run may hold it). */
+  get trainerStatus(): string {
+    return this.trainer.status;
+  }
 
   /** Ends training after the update in progress; the report then covers the updates done. */
   stop(): void {
@@ -84,6 +102,8 @@ export class CustomEnvState {
     this.events = [];
     this.counters = null;
     this.stopping = false;
+    this.notice = null;
+    this.phase = 'setting up: opening the environment and measuring random actions (20 episodes)';
     const log = new EventLog(5_000);
     const emit: Emit = (e) => log.push(e);
     // A crashed worker never answers the calls waiting on it: every await below races this.
@@ -95,12 +115,14 @@ export class CustomEnvState {
     const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, crashed]);
     let pipeline: Pipeline<CustomBatch, CustomTrajectory> | null = null;
     // Stop (or a crash) ends the training whenever it comes, setting up included.
-    const ended = new Promise<void>((resolve) => {
+    const ended = new Promise<typeof STOPPED>((resolve) => {
       this.end = () => {
         pipeline?.stop();
-        resolve();
+        resolve(STOPPED);
       };
     });
+    // While setting up, Stop does not wait for the workers' baselines: they are ended with them.
+    const setup = <T>(p: Promise<T>): Promise<T | typeof STOPPED> => guard(Promise.race([p, ended]));
     const bridges = Array.from(
       { length: config.workers },
       (_, i) =>
@@ -114,15 +136,19 @@ export class CustomEnvState {
       this.end?.();
       void this.trainer.restart();
     });
+    const stoppedEarly = () => {
+      this.notice = 'Stopped before the first update: nothing was trained.';
+    };
     try {
-      const opened = await guard(
+      const opened = await setup(
         Promise.all(bridges.map((b, i) => b.api.openCustomEnv(this.code, config.seed + i))),
       );
+      if (opened === STOPPED) return stoppedEarly();
       const [measure] = bridges;
       const [first] = opened;
       if (!measure || !first) throw new Error('no rollout worker');
       const { spec, randomReturn } = first;
-      if (this.stopping) return;
+      this.phase = 'setting up: measuring the untrained policy (10 episodes)';
       await guard(
         this.trainer.api.initCustom(
           { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
@@ -130,8 +156,9 @@ export class CustomEnvState {
         ),
       );
       await guard(Promise.all(await guard(this.publish(0, bridges, emit))));
-      const untrainedReturn = await guard(measure.api.customReturn(10, false));
-      if (this.stopping) return;
+      const untrainedReturn = await setup(measure.api.customReturn(10, false));
+      if (untrainedReturn === STOPPED) return stoppedEarly();
+      this.phase = 'training';
       const p = new Pipeline<CustomBatch, CustomTrajectory>(
         customPipelineConfig(config),
         new CustomJobSource(spec.observations, config.gamma),
@@ -142,6 +169,7 @@ export class CustomEnvState {
           onStep: (r) => {
             this.history = [...this.history, r];
             this.events = [...log.events];
+            this.counters = countersOf(p);
             if (r.version >= config.iterations) this.end?.();
           },
           onError: (m) => {
@@ -156,9 +184,12 @@ export class CustomEnvState {
       );
       p.start();
       await guard(ended);
+      this.phase = 'finishing the update in progress';
       await guard(p.trainerIdle());
-      this.counters = { ...p.counters, stalenessHistogram: { ...p.counters.stalenessHistogram } };
+      this.counters = countersOf(p);
       if (this.error) return;
+      if (p.version === 0) return stoppedEarly();
+      this.phase = `measuring the trained policy (10 greedy episodes, version ${p.version})`;
       // The newest version, on the worker that measures it.
       await guard(
         measure.api.loadCustomPolicy(await guard(this.trainer.api.exportCustomPolicy()), p.version),
@@ -175,6 +206,7 @@ export class CustomEnvState {
       this.events = [...log.events];
       this.training = false;
       this.stopping = false;
+      this.phase = null;
       if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     }
   }

@@ -23,6 +23,9 @@ export const BUILT_IN_SEED = 1;
 export const BUILT_IN_NAME = `built-in (seed ${BUILT_IN_SEED})`;
 /** The suite that "Add to my tasks" writes to. */
 export const MY_TASKS = 'my tasks';
+/** Why the tasks panel's worker was ended (Stop, a crash): what waited on it fails with this. */
+class WorkerEnded extends Error {}
+
 /** A promise that rejects when told to (and counts as handled until something races it). */
 function failureSignal(): { promise: Promise<never>; reject: (err: Error) => void } {
   let reject: (err: Error) => void = () => undefined;
@@ -74,6 +77,8 @@ export class TasksState {
   evaluating = $state(false);
   progress = $state.raw<EvalProgress | null>(null);
   rows = $state.raw<EvalRow[]>([]);
+  /** What the table in `rows` evaluated: suite, its task count, samples per task. */
+  rowsOf = $state.raw<{ suite: string; tasks: number; samples: number } | null>(null);
   evalError = $state<string | null>(null);
   /** Sampled episodes per task for the token agents (1 to `MAX_SAMPLES`). */
   samples = $state(2);
@@ -191,9 +196,13 @@ export class TasksState {
     }
     this.evaluating = true;
     this.evalError = null;
+    // The table goes with the evaluation that starts: a stopped or failed one shows none.
+    this.rows = [];
+    this.rowsOf = null;
     try {
       if (this.agents.includes('policy')) await this.call(this.loadRunPolicy(this.policyRun));
       this.rows = await this.call(this.evaluateTasks(entry.tasks, [...this.agents], this.samples));
+      this.rowsOf = { suite: entry.name, tasks: entry.tasks.length, samples: this.samples };
     } catch (err) {
       this.evalError = err instanceof Error ? err.message : String(err);
     } finally {
@@ -212,7 +221,7 @@ export class TasksState {
     this.ready = null;
     this.loadedPolicy = null;
     this.progress = null;
-    this.gone.reject(new Error(reason));
+    this.gone.reject(new WorkerEnded(reason));
     this.gone = failureSignal();
   }
 
@@ -269,7 +278,12 @@ export class TasksState {
       if (!this.program.trim()) throw new Error('write a program (an expression in x) to try');
       this.tryRows = await this.call(this.rollout.api.tryProgram(task, this.program));
     } catch (err) {
-      this.tryError = err instanceof Error ? err.message : String(err);
+      this.tryError =
+        err instanceof WorkerEnded
+          ? `the try ended with the tasks worker (${err.message}); try again`
+          : err instanceof Error
+            ? err.message
+            : String(err);
     }
   }
 
@@ -285,7 +299,12 @@ export class TasksState {
       this.selected = MY_TASKS;
       this.notice = `Added ${task.id} to "${MY_TASKS}" (${count(tasks.length, 'task')})`;
     } catch (err) {
-      this.tryError = err instanceof Error ? err.message : String(err);
+      this.tryError =
+        err instanceof WorkerEnded
+          ? `the try ended with the tasks worker (${err.message}); try again`
+          : err instanceof Error
+            ? err.message
+            : String(err);
     }
   }
 }
