@@ -226,6 +226,13 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
   expect(Number(await page.getByTestId('env-staleness-max').textContent())).toBeLessThanOrEqual(1);
 });
 
+/** Replaces the custom environment's code in its editor. */
+async function writeEnv(page: Page, code: string): Promise<void> {
+  await page.getByTestId('env-editor').locator('.cm-content').click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.insertText(code);
+}
+
 /** The part of the page's `?debug` hook (src/global.d.ts) the custom-environment test reads. */
 type CustomLab = {
   __lab: {
@@ -300,10 +307,8 @@ test('Stop ends custom-environment training after the iteration in progress, wit
 
   // Stop while it sets up: an environment whose reset() takes 40 ms needs ≥ 1.2 s for its
   // baselines (30 episodes). It ends without waiting for them, and says that nothing was trained.
-  const editor = page.getByTestId('env-editor').locator('.cm-content');
-  await editor.click();
-  await page.keyboard.press('ControlOrMeta+a');
-  await page.keyboard.insertText(
+  await writeEnv(
+    page,
     'const spec = { observations: 1, actions: 2, maxSteps: 5 };\nfunction reset() { const t = Date.now(); while (Date.now() - t < 40) {} return [0]; }\nfunction step(a) { return { observation: [0], reward: a, done: false }; }',
   );
   await page.getByTestId('env-train').click();
@@ -321,10 +326,8 @@ test('Stop ends custom-environment training after the iteration in progress, wit
 
 test('a broken custom environment gets a clear message', async ({ page }) => {
   await openWithTrainer(page);
-  const editor = page.getByTestId('env-editor').locator('.cm-content');
-  await editor.click();
-  await page.keyboard.press('ControlOrMeta+a');
-  await page.keyboard.insertText(
+  await writeEnv(
+    page,
     'const spec = { observations: 2, actions: 2, maxSteps: 10 };\nfunction reset() { return [0]; }\nfunction step(a) { return {}; }',
   );
   await page.getByTestId('env-train').click();
@@ -332,9 +335,8 @@ test('a broken custom environment gets a clear message', async ({ page }) => {
 
   // One that fails mid-training (the setup's baselines take at most 600 calls): training stops with
   // its message, which names the call; the panel is ready for the next.
-  await editor.click();
-  await page.keyboard.press('ControlOrMeta+a');
-  await page.keyboard.insertText(
+  await writeEnv(
+    page,
     'const spec = { observations: 1, actions: 2, maxSteps: 20 };\nlet n = 0, calls = 0;\nfunction reset() { n = 0; return [n]; }\nfunction step(a) { if (++calls === 1000) throw new Error("boom"); n += 1; return { observation: [n], reward: a, done: n >= 20 }; }',
   );
   await page.getByTestId('env-train').click();

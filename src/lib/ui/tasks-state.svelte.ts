@@ -299,12 +299,7 @@ export class TasksState {
       this.selected = MY_TASKS;
       this.notice = `Added ${task.id} to "${MY_TASKS}" (${count(tasks.length, 'task')})`;
     } catch (err) {
-      this.tryError =
-        err instanceof WorkerEnded
-          ? `the try ended with the tasks worker (${err.message}); try again`
-          : err instanceof Error
-            ? err.message
-            : String(err);
+      this.tryError = err instanceof Error ? err.message : String(err);
     }
   }
 }
