@@ -21,14 +21,18 @@ let n = 0;
 function reset() { n = 0; return [n]; }
 function step(a) { n += 1; return { observation: [n], reward: 1, done: n >= 10 }; }`;
 
+/** The ten-step environment and a small untrained policy for it. */
+async function tenSteps() {
+  const args = { inputs: 1, hidden: 4, actions: 2 };
+  return {
+    env: new CustomEnv(new QuickJSSession(module, TEN_STEPS)),
+    snap: await snapshotMlp(initMlp(args, 1), args),
+  };
+}
+
 describe('custom rollouts', () => {
   it('adopts a version pushed mid-episode at its next yield, stamps each step, and counts the interrupt', async () => {
-    const env = new CustomEnv(new QuickJSSession(module, TEN_STEPS));
-    const snap = await snapshotMlp(initMlp({ inputs: 1, hidden: 4, actions: 2 }, 1), {
-      inputs: 1,
-      hidden: 4,
-      actions: 2,
-    });
+    const { env, snap } = await tenSteps();
     let policy: AdoptedPolicy = { snapshot: snap, version: 3 };
     let pauses = 0;
     const played = await playCustomGroup(env, 2, () => policy, new Rng(1), {
@@ -53,12 +57,7 @@ describe('custom rollouts', () => {
   });
 
   it('stops at the next yield when aborted', async () => {
-    const env = new CustomEnv(new QuickJSSession(module, TEN_STEPS));
-    const snap = await snapshotMlp(initMlp({ inputs: 1, hidden: 4, actions: 2 }, 1), {
-      inputs: 1,
-      hidden: 4,
-      actions: 2,
-    });
+    const { env, snap } = await tenSteps();
     let stop = false;
     const played = await playCustomGroup(env, 3, () => ({ snapshot: snap, version: 0 }), new Rng(1), {
       yieldEvery: 5,
