@@ -1,7 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
 import { overlapMs } from '../src/lib/pipeline/metrics.ts';
-import { maxVersionsInFlight } from '../src/lib/pipeline/timeline-view.ts';
+import { MARKS, maxVersionsInFlight, type MarkKind } from '../src/lib/pipeline/timeline-view.ts';
 
 /** A small valid suite: four easy tasks, all reachable by the brute-force search (≤ 3 tokens). */
 const tasks = [
@@ -286,6 +286,12 @@ test('the custom environment trains through the async pipeline: η = 0 takes tur
   const interrupts = async.counters?.interrupts ?? 0;
   expect(interrupts).toBeGreaterThan(0);
   expect(async.events.filter((e) => e.kind === 'interrupt').length).toBeGreaterThanOrEqual(interrupts);
+  // The legend lists every mark this training made, and none it cannot make.
+  const legend = timeline.getByRole('list', { name: 'Legend' });
+  for (const kind of new Set(async.events.map((e) => e.kind)))
+    if (kind in MARKS) await expect(legend).toContainText(MARKS[kind as MarkKind].label);
+  for (const absent of ['preempt', 'evict', 'restart', 'requeue'])
+    await expect(legend).not.toContainText(absent);
 });
 
 test('Stop ends custom-environment training after the iteration in progress, with a report of what it trained', async ({
@@ -332,6 +338,13 @@ test('a broken custom environment gets a clear message', async ({ page }) => {
   );
   await page.getByTestId('env-train').click();
   await expect(page.getByTestId('env-error')).toContainText('reset() must be an array of 2 finite numbers');
+  // A syntax error says where it is.
+  await writeEnv(
+    page,
+    'const spec = { observations: 1, actions: 2, maxSteps: 10 };\nfunction reset() { return [0; }',
+  );
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-error')).toContainText(/SyntaxError: .+ \(line 2, column \d+\)/);
 
   // One that fails mid-training (the setup's baselines take at most 600 calls): training stops with
   // its message, which names the call; the panel is ready for the next.
@@ -341,7 +354,7 @@ test('a broken custom environment gets a clear message', async ({ page }) => {
   );
   await page.getByTestId('env-train').click();
   await expect(page.getByTestId('env-error')).toHaveText(
-    /^training stopped: the environment's code failed \(runtime\): step\([01]\): .*boom/,
+    /^training stopped: the environment's code failed \(runtime\): step\([01]\): .*boom \(line 4, column \d+\)/,
     { timeout: 60_000 },
   );
   await expect(page.getByTestId('env-report')).toHaveCount(0);

@@ -51,6 +51,13 @@ describe('custom JS environments', () => {
       envOf('const spec = { observations: 1, actions: 2, maxSteps: 5 }; function reset(){}'),
     ).toThrow(/function step/);
     expect(() => envOf('const spec = {')).toThrow(SessionError);
+    // Errors in the environment's own code say where they are.
+    expect(() => envOf(COUNTER.replace('return [n]; }', 'return [n; }'))).toThrow(
+      /^SyntaxError: .+ \(line 3, column \d+\)$/,
+    );
+    const thrower = envOf(COUNTER.replace('n += a;', 'n += a;\n  if (a) missing.x = 1;'));
+    thrower.reset();
+    expect(() => thrower.step(1)).toThrow(/missing.+ \(line 5, column \d+\)$/);
     const wrongObs = envOf(COUNTER.replace('return [n]; }', 'return [n, 1]; }'));
     expect(() => wrongObs.reset()).toThrow(/reset\(\) must be an array of 1 finite numbers/);
     const badReward = envOf(COUNTER.replace('reward: a', 'reward: "a"'));
@@ -127,13 +134,14 @@ describe('custom JS environments', () => {
 
   it("stops training with the environment's own message when its code fails mid-training", async () => {
     // CartPole whose step() throws on its 300th call (a few episodes into training).
-    const env = envOf(
-      CARTPOLE_JS.replace(
-        'function step(action) {',
-        'let calls = 0;\nfunction step(action) {\n  if (++calls === 300) throw new Error("boom");',
-      ),
+    const code = CARTPOLE_JS.replace(
+      'function step(action) {',
+      'let calls = 0;\nfunction step(action) {\n  if (++calls === 300) throw new Error("boom");',
     );
-    await expect(trainCustom(env, 1, 40)).rejects.toThrow(/^training stopped: step\([01]\): Error: boom$/);
+    const line = code.split('\n').findIndex((l) => l.includes('"boom"')) + 1;
+    await expect(trainCustom(envOf(code), 1, 40)).rejects.toThrow(
+      new RegExp(`^training stopped: step\\([01]\\): Error: boom \\(line ${line}, column \\d+\\)$`),
+    );
   });
 });
 

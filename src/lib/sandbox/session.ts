@@ -12,6 +12,16 @@ export class SessionError extends Error {
   }
 }
 
+/** The environment's file name in QuickJS stacks. */
+const ENV_FILE = 'env.js';
+
+/** ` (line L, column C)` of the innermost frame in the environment's code, if a stack has one. */
+export function whereInEnv(dumped: unknown): string {
+  const stack = (dumped as { stack?: unknown } | null)?.stack;
+  const at = typeof stack === 'string' ? /env\.js:(\d+):(\d+)/.exec(stack) : null;
+  return at ? ` (line ${at[1]}, column ${at[2]})` : '';
+}
+
 /**
  * A long-lived QuickJS context for code that keeps state between calls (a custom JS
  * environment's `reset()` / `step(a)`, issue 4): the code is evaluated once, then each `call`
@@ -53,7 +63,7 @@ export class QuickJSSession {
     });
     this.vm = this.runtime.newContext({ intrinsics: SANDBOX_INTRINSICS });
     try {
-      this.evaluate(code, 'compile', 'env.js');
+      this.evaluate(code, 'compile', ENV_FILE);
     } catch (err) {
       this.dispose();
       throw err;
@@ -83,11 +93,12 @@ export class QuickJSSession {
       const dumped: unknown = this.vm.dump(r.error);
       r.error.dispose();
       const e = classifyThrown(dumped, stage, this.interrupted);
-      // A call's deadline is the session's own: the message says what it is.
+      // A call's deadline is the session's own: the message says what it is. An error in the
+      // environment's own code says where.
       const message =
         e.kind === 'timeout'
           ? `ran past its ${this.limits.deadlineMs} ms deadline and was stopped`
-          : e.message;
+          : `${e.message}${whereInEnv(dumped)}`;
       throw new SessionError(e.kind, message);
     }
     const value: unknown = this.vm.dump(r.value);
