@@ -14,7 +14,11 @@ export interface MlpArgs {
 /** A two-layer tanh MLP with a policy head and a value head; small normal init, seeded. */
 export function initMlp(args: MlpArgs, seed: number): Params {
   const { inputs: I, hidden: H, actions: A } = args;
-  const v = (name: string, t: tf.Tensor) => [name, tf.variable(t, true)] as const;
+  const v = (name: string, t: tf.Tensor) => {
+    const variable = tf.variable(t, true);
+    t.dispose(); // the variable keeps its own reference to the data
+    return [name, variable] as const;
+  };
   return new Map([
     v('w1', tf.randomNormal([I, H], 0, 1 / Math.sqrt(I), 'float32', seed)), // [I, H]
     v('b1', tf.zeros([H])), // [H]
