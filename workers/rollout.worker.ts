@@ -35,7 +35,7 @@ import type { PlayedGroup, RolloutJob } from '../src/lib/pipeline/types';
 import { playCustomGroup, type AdoptedPolicy } from '../src/lib/pipeline/custom-rollout';
 import { customGroup, type CustomTrajectory } from '../src/lib/pipeline/custom-workload';
 import type { CacheStats } from '../src/lib/sandbox/cache';
-import { openLabDb, type LabDB } from '../src/lib/storage/db';
+import { LabDbConnection, type LabDB } from '../src/lib/storage/db';
 import { withEviction } from '../src/lib/storage/quota';
 import { putTrajectories } from '../src/lib/storage/trajectories-store';
 import { latestFullVersion, latestVersion } from '../src/lib/storage/weights-store';
@@ -113,12 +113,12 @@ export interface RolloutStats extends EngineStats {
 let run:
   | { runId: string; lane: Lane; engine: RolloutEngine; channel: BroadcastChannel; base: Params | null }
   | undefined;
-let db: LabDB | undefined;
+/** This worker's connection (closed for a newer page in another tab; its next use then says so). */
+const db = new LabDbConnection();
 const events = new EventBatcher();
 
-async function database(): Promise<LabDB> {
-  db ??= await openLabDb();
-  return db;
+function database(): Promise<LabDB> {
+  return db.get();
 }
 
 function requireRun(): NonNullable<typeof run> {

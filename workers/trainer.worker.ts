@@ -21,7 +21,7 @@ import type { CustomTrainConfig } from '../src/lib/rl/custom-config';
 import { MlpLearner, type CustomBatch } from '../src/lib/rl/custom-trainer';
 import { imitationBatch } from '../src/lib/rl/synthetic';
 import {
-  openLabDb,
+  LabDbConnection,
   type LabDB,
   type RunProgress,
   type RunRecord,
@@ -83,7 +83,8 @@ let trainer: PolicyTrainer | undefined;
 let pipelineRun: (PipelineRunInit & { channel: BroadcastChannel }) | undefined;
 /** The MLP policy of a custom JS environment, when one is being trained. */
 let mlp: MlpLearner | undefined;
-let db: LabDB | undefined;
+/** This worker's connection (closed for a newer page in another tab; its next use then says so). */
+const db = new LabDbConnection();
 let version = -1;
 let batchSeed = 0;
 let sink: ((events: TimelineEvent[]) => void) | undefined;
@@ -97,9 +98,8 @@ function requireTrainer(): PolicyTrainer {
   return trainer;
 }
 
-async function database(): Promise<LabDB> {
-  db ??= await openLabDb();
-  return db;
+function database(): Promise<LabDB> {
+  return db.get();
 }
 
 /** A trainer continuing from a stored version (a LoRA version on its run's base). */

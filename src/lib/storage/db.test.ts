@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
 import { initParams } from '../policy/model';
 import { packParams, paramsFromCheckpoint } from '../policy/weights';
-import { openLabDb } from './db';
+import { DB_VERSION, LabDbConnection, OLDER_PAGE, openLabDb } from './db';
 import { ensureRun, getVersion, latestVersion, listVersions, putVersion } from './weights-store';
 
 const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 8, dModel: 16, dMlp: 32 };
@@ -73,4 +73,34 @@ describe('IndexedDB storage', () => {
     expect(await db.count('runs')).toBe(1);
     db.close();
   });
+
+  it('closes its connection for a newer page in another tab, and waits, saying so, for an older one', async () => {
+    // A newer page (DB_VERSION + 1) opens while this one is connected: ours closes, theirs opens.
+    let closed = 0;
+    const ours = new LabDbConnection({ closed: () => closed++ }, 'tabs-1');
+    await ours.get();
+    const newer = await rawOpen('tabs-1', DB_VERSION + 1);
+    expect(closed).toBe(1);
+    // Our next use says why it cannot go on.
+    await expect(ours.get()).rejects.toThrow(OLDER_PAGE);
+    newer.close();
+
+    // An older page that does not close (an earlier build): our open waits, and says so.
+    const older = await rawOpen('tabs-2', DB_VERSION - 1);
+    let blocked = 0;
+    const opening = new LabDbConnection({ blocked: () => blocked++ }, 'tabs-2').get();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(blocked).toBe(1);
+    older.close();
+    expect((await opening).objectStoreNames.contains('events')).toBe(true);
+  });
 });
+
+/** A plain connection at `version`, as another tab's page would hold (no versionchange handler). */
+function rawOpen(name: string, version: number): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const req = indexedDB.open(name, version);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error ?? new Error('open failed'));
+  });
+}

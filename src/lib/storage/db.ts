@@ -113,28 +113,82 @@ export const DB_VERSION = 4;
 
 export type LabDB = IDBPDatabase<LabSchema>;
 
-/** Opens (and creates or migrates) the one database of the app. */
-export function openLabDb(name = DB_NAME): Promise<LabDB> {
-  return openDB<LabSchema>(name, DB_VERSION, {
-    upgrade(db, oldVersion) {
-      // Migration ladder: each step upgrades from the version before it, in order.
-      if (oldVersion < 1) {
-        const runs = db.createObjectStore('runs', { keyPath: 'id' });
-        runs.createIndex('by-updated', 'updatedAt');
-        const weights = db.createObjectStore('weights', { keyPath: ['runId', 'version'] });
-        weights.createIndex('by-run', 'runId');
-      }
-      if (oldVersion < 2) {
-        db.createObjectStore('tasks', { keyPath: 'name' });
-      }
-      if (oldVersion < 3) {
-        const trajectories = db.createObjectStore('trajectories', { keyPath: ['runId', 'seq'] });
-        trajectories.createIndex('by-run-consumed', ['runId', 'consumed']);
-      }
-      if (oldVersion < 4) {
-        db.createObjectStore('metrics', { keyPath: ['runId', 'kind', 'version'] });
-        db.createObjectStore('events', { keyPath: ['runId', 'seq'] });
-      }
-    },
+/** What a page or worker hears about its connection to the database. */
+export interface LabDbHooks {
+  /** Another tab holds the database open at an older version: the open waits until that tab closes it. */
+  blocked?: () => void;
+  /** A newer version of the page, in another tab, upgrades the database: this connection was closed for it. */
+  closed?: () => void;
+}
+
+/** Said when this page's code is older than the database another tab of a newer page upgraded. */
+export const OLDER_PAGE =
+  'a newer version of this page, opened in another tab, upgraded its storage: reload this tab to go on';
+
+/**
+ * Opens (and creates or migrates) the one database of the app. The connection closes itself when
+ * a newer version of the page needs to upgrade it (otherwise that tab would wait for ever).
+ */
+export async function openLabDb(name = DB_NAME, hooks: LabDbHooks = {}): Promise<LabDB> {
+  let db: LabDB;
+  try {
+    db = await openDB<LabSchema>(name, DB_VERSION, { upgrade, blocked: () => hooks.blocked?.() });
+  } catch (err) {
+    if (err instanceof DOMException && err.name === 'VersionError')
+      throw new Error(OLDER_PAGE, { cause: err });
+    throw err;
+  }
+  db.addEventListener('versionchange', () => {
+    db.close();
+    hooks.closed?.();
   });
+  return db;
+}
+
+/**
+ * The connection a page or worker keeps: opened on first use, and again on the use after it was
+ * closed for a newer page (which then fails with `OLDER_PAGE`) or after an open failed.
+ */
+export class LabDbConnection {
+  private db: Promise<LabDB> | undefined;
+
+  constructor(
+    private readonly hooks: LabDbHooks = {},
+    private readonly name = DB_NAME,
+  ) {}
+
+  get(): Promise<LabDB> {
+    this.db ??= openLabDb(this.name, {
+      blocked: this.hooks.blocked,
+      closed: () => {
+        this.db = undefined;
+        this.hooks.closed?.();
+      },
+    }).catch((err: unknown) => {
+      this.db = undefined;
+      throw err;
+    });
+    return this.db;
+  }
+}
+
+function upgrade(db: IDBPDatabase<LabSchema>, oldVersion: number): void {
+  // Migration ladder: each step upgrades from the version before it, in order.
+  if (oldVersion < 1) {
+    const runs = db.createObjectStore('runs', { keyPath: 'id' });
+    runs.createIndex('by-updated', 'updatedAt');
+    const weights = db.createObjectStore('weights', { keyPath: ['runId', 'version'] });
+    weights.createIndex('by-run', 'runId');
+  }
+  if (oldVersion < 2) {
+    db.createObjectStore('tasks', { keyPath: 'name' });
+  }
+  if (oldVersion < 3) {
+    const trajectories = db.createObjectStore('trajectories', { keyPath: ['runId', 'seq'] });
+    trajectories.createIndex('by-run-consumed', ['runId', 'consumed']);
+  }
+  if (oldVersion < 4) {
+    db.createObjectStore('metrics', { keyPath: ['runId', 'kind', 'version'] });
+    db.createObjectStore('events', { keyPath: ['runId', 'seq'] });
+  }
 }

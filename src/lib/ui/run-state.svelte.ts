@@ -20,7 +20,7 @@ import {
 } from '../pipeline/run-settings';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { FaultRecord } from '../pipeline/worker-pool';
-import { openLabDb, type LabDB, type RunRecord } from '../storage/db';
+import { LabDbConnection, OLDER_PAGE, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { HistoryWriter, loadHistory, POOL_EVERY, type RunHistory } from '../storage/history-store';
 import { describeEviction } from '../storage/quota';
@@ -190,7 +190,15 @@ export class RunState {
 
   /** The live session (null between runs). */
   session: PipelineSession | null = null;
-  private db: LabDB | undefined;
+  /** The page's connection: a tab of a newer page closes it, and an older tab can hold it up. */
+  private readonly db = new LabDbConnection({
+    blocked: () =>
+      (this.notices = [
+        ...this.notices.slice(-4),
+        'Storage is waiting for another tab of this page, an older version, to close.',
+      ]),
+    closed: () => (this.error = OLDER_PAGE),
+  });
   private evalChain: Promise<void> = Promise.resolve();
   private ending = false;
   /** Ticks since the storage estimate was last read (it is read every 2 s). */
@@ -211,9 +219,8 @@ export class RunState {
 
   constructor(private readonly trainer: TrainerState) {}
 
-  private async database(): Promise<LabDB> {
-    this.db ??= await openLabDb();
-    return this.db;
+  private database(): Promise<LabDB> {
+    return this.db.get();
   }
 
   /** Reads the stored runs for the run list. */

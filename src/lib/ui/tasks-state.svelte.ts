@@ -6,7 +6,7 @@ import { generateTasks } from '../env/families';
 import { parseSuite, type Task, type TaskSuite } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import type { Checkpoint } from '../policy/weights';
-import { openLabDb, type LabDB } from '../storage/db';
+import { LabDbConnection, type LabDB } from '../storage/db';
 import { listSuites, putSuite } from '../storage/suites-store';
 import { latestVersion, loraBaseOf } from '../storage/weights-store';
 import { count } from './plural';
@@ -97,7 +97,7 @@ export class TasksState {
     this.endWorker(`the tasks panel's rollout worker crashed: ${message}; it restarts on the next use`),
   );
   private ready: Promise<unknown> | null = null;
-  private db: Promise<LabDB> | null = null;
+  private readonly db = new LabDbConnection();
   /**
    * Rejects when the worker is ended (Stop, a crash): a call to an ended worker never settles, so
    * every call the panel waits on races this.
@@ -109,8 +109,7 @@ export class TasksState {
   }
 
   private database(): Promise<LabDB> {
-    this.db ??= openLabDb();
-    return this.db;
+    return this.db.get();
   }
 
   /** Lists the built-in suite and every saved suite. */
