@@ -220,6 +220,11 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     while (this.training && now() < until) await new Promise((r) => setTimeout(r, 20));
   }
 
+  /** The next job id and seq this pipeline gives (saved with each version, for a resume). */
+  get keys(): { nextJobId: number; nextSeq: number } {
+    return { nextJobId: this.nextJobId, nextSeq: this.nextSeq };
+  }
+
   get isStopped(): boolean {
     return this.stopped;
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Trajectory } from '../rl/trajectory';
 import type { TrajectoryRecord } from '../storage/db';
-import { groupsFromRecords } from './resume';
+import { groupsFromRecords, resumeKeys } from './resume';
 
 /** A stored trajectory of `jobId` whose policy tokens were written by `versions` (−1: observation). */
 const record = (seq: number, jobId: number, versions: number[]): TrajectoryRecord => {
@@ -42,5 +42,26 @@ describe('groupsFromRecords', () => {
 
   it('has no groups without records', () => {
     expect(groupsFromRecords([])).toEqual([]);
+  });
+});
+
+describe('resumeKeys', () => {
+  it('goes on past every stored job id and seq, and past the saved progress', () => {
+    // Job 0 was requeued after job 1 ran: it holds the largest seq, job 1 the largest id.
+    const unconsumed = [
+      record(2, 1, [-1, 3]),
+      record(3, 1, [-1, 3]),
+      record(4, 0, [-1, 3]),
+      record(5, 0, [-1, 3]),
+    ];
+    const last = { seq: 5, jobId: 0 };
+    expect(resumeKeys(undefined, unconsumed, last)).toEqual({ nextSeq: 6, nextJobId: 2 });
+    // The saved progress knows of jobs whose episodes were all trained and trimmed away.
+    expect(resumeKeys({ nextJobId: 9, nextSeq: 40 }, unconsumed, last)).toEqual({
+      nextSeq: 40,
+      nextJobId: 9,
+    });
+    // Nothing stored, nothing saved: from the start.
+    expect(resumeKeys(undefined, [], { seq: -1, jobId: -1 })).toEqual({ nextSeq: 0, nextJobId: 0 });
   });
 });

@@ -1,4 +1,4 @@
-import type { TrajectoryRecord } from '../storage/db';
+import type { RunProgress, TrajectoryRecord } from '../storage/db';
 import { oldestVersion } from './staleness';
 import type { PlayedGroup } from './types';
 
@@ -26,4 +26,24 @@ export function groupsFromRecords(records: readonly TrajectoryRecord[]): PlayedG
     };
   });
   return groups.sort((a, b) => a.oldestVersion - b.oldestVersion || a.jobId - b.jobId);
+}
+
+/**
+ * Where a resumed run's job ids and seqs go on: past every id and seq it used. The saved progress
+ * holds the pipeline's counters at the last publish; jobs launched after it are among the stored
+ * records. The record with the largest seq alone does not do: a requeued job keeps its id and takes
+ * new seqs, after jobs with larger ids (which then came back as one group of two tasks).
+ */
+export function resumeKeys(
+  progress: RunProgress | undefined,
+  unconsumed: readonly TrajectoryRecord[],
+  last: { seq: number; jobId: number },
+): { nextSeq: number; nextJobId: number } {
+  let nextSeq = Math.max(progress?.nextSeq ?? 0, last.seq + 1);
+  let nextJobId = Math.max(progress?.nextJobId ?? 0, last.jobId + 1);
+  for (const r of unconsumed) {
+    nextSeq = Math.max(nextSeq, r.seq + 1);
+    nextJobId = Math.max(nextJobId, r.jobId + 1);
+  }
+  return { nextSeq, nextJobId };
 }

@@ -36,6 +36,10 @@ export interface RunProgress {
   counters?: Record<string, number>;
   /** Wall seconds the run has trained, over all its sessions. */
   seconds?: number;
+  /** The next job id the pipeline gives: a resumed run's new jobs never reuse one. */
+  nextJobId?: number;
+  /** The next seq (trajectory key) the pipeline gives; a resumed run's new episodes go on from it. */
+  nextSeq?: number;
 }
 
 /** One finished episode in the replay buffer (DESIGN §7 `trajectories`, key [runId, seq]). */

@@ -156,7 +156,12 @@ export class PipelineSession {
 
   /** What is saved with every version for a resume. */
   progress(): RunProgress {
-    return { ...this.source.progress(), counters: this.runCounters(), seconds: this.seconds };
+    return {
+      ...this.source.progress(),
+      counters: this.runCounters(),
+      seconds: this.seconds,
+      ...this.pipeline.keys,
+    };
   }
 
   private push(events: readonly TimelineEvent[]): void {

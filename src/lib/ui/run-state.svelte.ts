@@ -25,7 +25,7 @@ import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storag
 import { HistoryWriter, loadHistory, POOL_EVERY, type RunHistory } from '../storage/history-store';
 import { describeEviction } from '../storage/quota';
 import { deleteRun, getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
-import { groupsFromRecords } from '../pipeline/resume';
+import { groupsFromRecords, resumeKeys } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { count } from './plural';
@@ -357,8 +357,7 @@ export class RunState {
         const past = await loadHistory(db, resumeId);
         session = this.createSession(resumeId, settings, {
           version: point.version,
-          nextSeq: last.seq + 1,
-          nextJobId: last.jobId + 1,
+          ...resumeKeys(point.run.progress, unconsumed, last),
           groups: groupsFromRecords(unconsumed),
           progress: point.run.progress,
           hindsight: past.hindsight,
