@@ -463,13 +463,16 @@ const api = {
     return { version: published.version, metrics, startedAt, publishedAt: published.publishedAt };
   },
 
-  /** Leaves the pipeline run, recording how it ended. */
-  async stopRun(status: RunRecord['status']): Promise<void> {
+  /**
+   * Leaves the pipeline run, recording how it ended and where it stands (`progress` also counts
+   * the episodes played since the last version, whose groups a resume brings back).
+   */
+  async stopRun(status: RunRecord['status'], progress?: RunProgress): Promise<void> {
     if (!pipelineRun) return;
     const runId = pipelineRun.runId;
     pipelineRun.channel.close();
     pipelineRun = undefined;
-    await setRunStatus(await database(), runId, status);
+    await setRunStatus(await database(), runId, status, progress);
   },
 
   /** The heartbeat: answers as soon as the thread is free. */

@@ -172,8 +172,13 @@ describe('Pipeline', () => {
     expect(trainer.calls).toHaveLength(1);
     expect(running()).toBe(0); // nothing admitted while training
     expect(trainer.calls[0]?.fromVersion).toBe(0);
+    // The step in flight (what its version's saved progress counts as trained): 2 groups of 2.
+    expect(p.inFlight).toEqual({ episodes: 4 });
+    expect(p.counters.trainedEpisodes).toBe(0);
     trainer.finish();
     await flush();
+    expect(p.inFlight).toBeNull();
+    expect(p.counters.trainedEpisodes).toBe(4);
     expect(steps).toEqual([1]);
     expect(p.version).toBe(1);
     expect(running()).toBe(2);

@@ -220,6 +220,12 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     while (this.training && now() < until) await new Promise((r) => setTimeout(r, 20));
   }
 
+  /** The step the trainer is computing, if any: how many episodes it trains on. */
+  get inFlight(): { episodes: number } | null {
+    if (!this.training) return null;
+    return { episodes: this.training.drawn.reduce((n, d) => n + d.item.trajectories.length, 0) };
+  }
+
   /** The next job id and seq this pipeline gives (saved with each version, for a resume). */
   get keys(): { nextJobId: number; nextSeq: number } {
     return { nextJobId: this.nextJobId, nextSeq: this.nextSeq };

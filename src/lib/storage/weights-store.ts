@@ -54,11 +54,16 @@ export async function putVersion(
   await tx.done;
 }
 
-/** Sets a run's status (running, paused, …). */
-export async function setRunStatus(db: LabDB, runId: string, status: RunRecord['status']): Promise<void> {
+/** Sets a run's status (running, paused, …), and its progress where given (a run that stopped). */
+export async function setRunStatus(
+  db: LabDB,
+  runId: string,
+  status: RunRecord['status'],
+  progress?: RunProgress,
+): Promise<void> {
   const tx = db.transaction('runs', 'readwrite');
   const run = await tx.store.get(runId);
-  if (run) await tx.store.put({ ...run, status, updatedAt: Date.now() });
+  if (run) await tx.store.put({ ...run, status, updatedAt: Date.now(), ...(progress ? { progress } : {}) });
   await tx.done;
 }
 

@@ -154,11 +154,20 @@ export class PipelineSession {
     return out;
   }
 
-  /** What is saved with every version for a resume. */
+  /**
+   * What is saved with every version for a resume. It is taken as the trainer starts the step
+   * that makes the version: the counters count that step and its episodes as trained.
+   */
   progress(): RunProgress {
+    const counters = this.runCounters();
+    const batch = this.pipeline.inFlight;
+    if (batch) {
+      counters.trainSteps = (counters.trainSteps ?? 0) + 1;
+      counters.trainedEpisodes = (counters.trainedEpisodes ?? 0) + batch.episodes;
+    }
     return {
       ...this.source.progress(),
-      counters: this.runCounters(),
+      counters,
       seconds: this.seconds,
       ...this.pipeline.keys,
     };
@@ -328,7 +337,7 @@ export class PipelineSession {
     if (!this.restartingTrainer) await this.pipeline.trainerIdle();
     for (const u of this.unsubscribe) u();
     try {
-      await this.trainer.api.stopRun(status);
+      await this.trainer.api.stopRun(status, this.progress());
     } catch {
       // The trainer is gone: the run keeps the status it had; its data is in the store either way.
     }
