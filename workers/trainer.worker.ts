@@ -102,13 +102,14 @@ function database(): Promise<LabDB> {
   return db.get();
 }
 
-/** A trainer continuing from a stored version (a LoRA version on its run's base). */
+/** A trainer continuing from a stored version (a LoRA version on its run's base) of a run set to `lora`. */
 async function restoreTrainer(
   d: LabDB,
   record: WeightsRecord,
   config: TrainerConfig,
+  lora?: LoraConfig,
 ): Promise<PolicyTrainer> {
-  return trainerFromCheckpoint(record.checkpoint, await loraBaseOf(d, record), config);
+  return trainerFromCheckpoint(record.checkpoint, await loraBaseOf(d, record), config, lora);
 }
 
 /** Newest version the run's retention has examined (each later call reads only newer ones). */
@@ -358,7 +359,7 @@ const api = {
     const d = await database();
     const record = v === undefined ? await latestVersion(d, runId) : await getVersion(d, runId, v);
     if (!record) throw new Error(`run ${runId} has no stored version${v === undefined ? '' : ` ${v}`}`);
-    const restored = await restoreTrainer(d, record, t.config);
+    const restored = await restoreTrainer(d, record, t.config, t.lora);
     t.dispose();
     trainer = restored;
     version = record.version;
@@ -382,9 +383,13 @@ const api = {
 
   /**
    * Resumes a stored run: the trainer continues from its newest version, with its optimiser
-   * state and step count. The rollout workers adopt the same version from the store.
+   * state and step count, and the run's policy settings (`policy`: its loss, learning rate and
+   * LoRA setting). The rollout workers adopt the same version from the store.
    */
-  async resumeRun(init: PipelineRunInit): Promise<ResumePoint> {
+  async resumeRun(
+    init: PipelineRunInit,
+    policy: { seed: number; loss: TrainerConfig['loss']; learningRate: number; lora: LoraConfig | null },
+  ): Promise<ResumePoint> {
     const t = requireTrainer();
     const t0 = now();
     const d = await database();
@@ -393,11 +398,13 @@ const api = {
     const record = await latestVersion(d, init.runId);
     if (!record) throw new Error(`run ${init.runId} has no stored version to resume from`);
     if (!record.checkpoint.optimizer) throw new Error(`version ${record.version} has no optimiser state`);
-    // The run's learning rate (resetPolicy set it), with the stored Adam moments.
-    const restored = await restoreTrainer(d, record, {
-      ...t.config,
-      learningRate: t.learningRate,
-    });
+    // The run's loss and learning rate, with the stored Adam moments.
+    const restored = await restoreTrainer(
+      d,
+      record,
+      { ...t.config, seed: policy.seed, loss: policy.loss, learningRate: policy.learningRate },
+      policy.lora ?? undefined,
+    );
     t.dispose();
     trainer = restored;
     version = record.version;

@@ -62,6 +62,20 @@ describe('a trainer restored from a stored version', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 
+  it('continues a LoRA run from its version 0 (the full base) with adapters, as the run was set', async () => {
+    const original = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    const v0 = await stored(original, true); // a LoRA run's version 0 is the full base
+    expect(v0.lora).toBeUndefined();
+    const restored = await trainerFromCheckpoint(v0, undefined, config, DEFAULT_LORA);
+    expect(restored.lora).toEqual(DEFAULT_LORA);
+    expect(restored.adapters).not.toBeNull();
+    expect(restored.parameterCount).toBe(original.parameterCount);
+    // The base itself is what was stored.
+    expect(values(restored.params)).toEqual(values(original.params));
+    original.dispose();
+    restored.dispose();
+  });
+
   it('refuses a LoRA version without a full base, or with a LoRA one, saying why', async () => {
     const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
     const adapters = await stored(t);

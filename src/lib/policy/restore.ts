@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { TrainerConfig } from './config';
-import { mergedWeights } from './lora';
+import { mergedWeights, type LoraConfig } from './lora';
 import type { Params } from './model';
 import { PolicyTrainer } from './trainer';
 import { adaptersFromCheckpoint, paramsFromCheckpoint, unpackTensors, type Checkpoint } from './weights';
@@ -35,11 +35,14 @@ export function policyFromCheckpoint(checkpoint: Checkpoint, base: Checkpoint | 
  * A trainer that continues from a stored checkpoint: its weights, its Adam state (when stored)
  * and its step count. A LoRA checkpoint holds only adapters: `base` is then the run's full
  * version they were trained on (its version 0), and the trainer trains the same adapters on it.
+ * `lora` is the run's own setting: a LoRA run's version 0 is that full base, and the trainer
+ * continuing from it trains fresh adapters on it (not every parameter).
  */
 export async function trainerFromCheckpoint(
   checkpoint: Checkpoint,
   base: Checkpoint | undefined,
   config: TrainerConfig,
+  lora?: LoraConfig,
 ): Promise<PolicyTrainer> {
   let trainer: PolicyTrainer;
   if (checkpoint.lora) {
@@ -55,7 +58,7 @@ export async function trainerFromCheckpoint(
       tf.dispose([...adapters.values()]);
     }
   } else {
-    trainer = new PolicyTrainer(checkpoint.model, config, paramsFromCheckpoint(checkpoint));
+    trainer = new PolicyTrainer(checkpoint.model, config, paramsFromCheckpoint(checkpoint), lora);
   }
   trainer.step = checkpoint.step;
   if (checkpoint.optimizer) {

@@ -304,8 +304,7 @@ export class PipelineSession {
       await this.trainer.restart();
       if (this.trainer.status === 'error') throw new Error(this.trainer.error ?? 'trainer did not start');
       this.trainer.status = 'busy';
-      await this.trainer.api.resetPolicy(policyReset(this.settings));
-      const point = await this.trainer.api.resumeRun(this.runInit);
+      const point = await this.trainer.api.resumeRun(this.runInit, policyReset(this.settings));
       this.trainerPing = null;
       this.pipeline.trainerRestored(this.trainerPort(), point.version);
       const t1 = now();

@@ -351,8 +351,7 @@ export class RunState {
         validateSettings(settings);
         this.settings = settings;
         this.tasksFollowSaved = false;
-        await this.trainer.api.resetPolicy(policyReset(settings));
-        const point = await this.trainer.api.resumeRun(runInit(resumeId, settings));
+        const point = await this.trainer.api.resumeRun(runInit(resumeId, settings), policyReset(settings));
         const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
         const past = await loadHistory(db, resumeId);
         session = this.createSession(resumeId, settings, {
