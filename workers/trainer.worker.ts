@@ -32,6 +32,7 @@ import { trimConsumed } from '../src/lib/storage/trajectories-store';
 import {
   ensureRun,
   getVersion,
+  isMilestoneVersion,
   latestVersion,
   loraBaseOf,
   pruneVersions,
@@ -187,7 +188,7 @@ async function publishVersion(
 
 /** Version 0 and every `milestoneEvery`-th version of a run are kept for good (publish marks them). */
 function isMilestone(r: PipelineRunInit, v: number): boolean {
-  return v === 0 || (r.milestoneEvery > 0 && v % r.milestoneEvery === 0);
+  return isMilestoneVersion(v, r.milestoneEvery);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { LabDB } from './db';
 import { trimEvents } from './events-store';
 import { trimConsumed } from './trajectories-store';
-import { listRuns, pruneVersions } from './weights-store';
+import { listRuns, milestoneRuleOf, pruneVersions } from './weights-store';
 
 /** What an eviction deleted to make room. */
 export interface Eviction {
@@ -45,7 +45,8 @@ export async function evictForSpace(db: LabDB): Promise<Eviction> {
   let events = 0;
   for (const run of await listRuns(db)) {
     trajectories += await trimConsumed(db, run.id, 0);
-    versions += (await pruneVersions(db, run.id, 2)).deleted.length;
+    // The run's rule says which versions are milestones without reading ~1 MB records to learn it.
+    versions += (await pruneVersions(db, run.id, 2, -Infinity, milestoneRuleOf(run))).deleted.length;
     events += await trimEvents(db, run.id, EVENTS_AFTER_EVICTION);
   }
   return { trajectories, versions, events };

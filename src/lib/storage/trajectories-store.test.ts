@@ -1,5 +1,5 @@
 import 'fake-indexeddb/auto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Trajectory } from '../rl/trajectory';
 import { openLabDb, type LabDB, type TrajectoryRecord, type WeightsRecord } from './db';
 import { evictForSpace, isQuotaError, withEviction } from './quota';
@@ -164,6 +164,20 @@ describe('retention and a full quota', () => {
     // The unconsumed trajectory, the new one, the milestone and the newest two versions remain.
     expect(await listSeqs(db, 'r')).toEqual([1, 2]);
     expect(await listVersions(db, 'r')).toEqual([0, 2, 3]);
+  });
+
+  it("an eviction knows a pipeline run's milestones from its settings, reading no weights", async () => {
+    const db = await freshDb();
+    await ensureRun(db, { id: 'r', name: 'r', config: { milestoneEvery: 10 } });
+    for (const v of [0, 10, 20, 21, 22, 23, 24]) await putVersion(db, version('r', v, v % 10 === 0));
+    const get = vi.spyOn(IDBObjectStore.prototype, 'get');
+    try {
+      expect((await evictForSpace(db)).versions).toBe(2); // 21 and 22
+      expect(get.mock.contexts.filter((store) => (store as IDBObjectStore).name === 'weights')).toEqual([]);
+    } finally {
+      get.mockRestore();
+    }
+    expect(await listVersions(db, 'r')).toEqual([0, 10, 20, 23, 24]);
   });
 
   it('a write that still does not fit says the storage is full', async () => {

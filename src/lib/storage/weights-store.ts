@@ -72,6 +72,17 @@ export async function listRuns(db: LabDB): Promise<RunRecord[]> {
   return (await db.getAllFromIndex('runs', 'by-updated')).reverse();
 }
 
+/** The retention rule of a pipeline run: version 0 and every `every`-th version are milestones (kept). */
+export function isMilestoneVersion(version: number, every: number): boolean {
+  return version === 0 || (every > 0 && version % every === 0);
+}
+
+/** A stored run's milestone rule, from its settings (undefined: unknown, the records say). */
+export function milestoneRuleOf(run: RunRecord): ((version: number) => boolean) | undefined {
+  const every = run.config.milestoneEvery;
+  return typeof every === 'number' ? (v) => isMilestoneVersion(v, every) : undefined;
+}
+
 /**
  * Deletes a run's versions older than its newest `keepLast`, milestones excepted, and returns
  * the deleted version numbers and the newest version it examined. Only versions above `after`
