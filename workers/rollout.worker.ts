@@ -111,7 +111,15 @@ export interface RolloutStats extends EngineStats {
 
 /** The pipeline run this worker plays for: its engine, announce channel and the base of LoRA versions. */
 let run:
-  | { runId: string; lane: Lane; engine: RolloutEngine; channel: BroadcastChannel; base: Params | null }
+  | {
+      runId: string;
+      lane: Lane;
+      engine: RolloutEngine;
+      channel: BroadcastChannel;
+      base: Params | null;
+      /** The base being read from the store: versions arriving meanwhile wait for the same one. */
+      baseLoading: Promise<Params> | null;
+    }
   | undefined;
 /** This worker's connection (closed for a newer page in another tab; its next use then says so). */
 const db = new LabDbConnection();
@@ -126,17 +134,24 @@ function requireRun(): NonNullable<typeof run> {
   return run;
 }
 
+/** The full version a run's LoRA version `v` was trained on, as parameters. */
+async function loadBase(runId: string, v: number): Promise<Params> {
+  const full = await latestFullVersion(await database(), runId, v);
+  if (!full) throw new Error(`run ${runId} has no full version to merge LoRA version ${v} into`);
+  return paramsFromCheckpoint(full.checkpoint);
+}
+
 /** Offers a published version to the engine: full weights, or LoRA adapters merged into the run's base. */
 async function offerCheckpoint(checkpoint: Checkpoint, v: number, publishedAt: number): Promise<void> {
   const r = requireRun();
   if (v <= r.engine.latest) return;
   let weights: Weights;
   if (checkpoint.lora) {
-    if (!r.base) {
-      const full = await latestFullVersion(await database(), r.runId, v);
-      if (!full) throw new Error(`run ${r.runId} has no full version to merge LoRA version ${v} into`);
-      r.base = paramsFromCheckpoint(full.checkpoint);
-    }
+    // A store read and an announce can both get here first: they share one read (one base).
+    r.base ??= await (r.baseLoading ??= loadBase(r.runId, v).catch((err: unknown) => {
+      r.baseLoading = null; // the next version tries again
+      throw err;
+    }));
     const adapters = adaptersFromCheckpoint(checkpoint);
     weights = mergedWeights(r.base, adapters, checkpoint.lora);
     tf.dispose([...adapters.values()]);
@@ -316,7 +331,7 @@ const api = {
       },
     });
     const channel = new BroadcastChannel(PARAMS_CHANNEL);
-    run = { runId: init.runId, lane, engine, channel, base: null };
+    run = { runId: init.runId, lane, engine, channel, base: null, baseLoading: null };
     channel.onmessage = (ev: MessageEvent<unknown>) => {
       const d = ev.data;
       if (!isVersionAnnounce(d) || d.runId !== run?.runId) return;
