@@ -276,6 +276,11 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   await openReady(page, QUERY);
   const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
   await expect(row).toContainText('interrupted');
+  // Show brings back its history and where its curriculum stood; nothing runs, so it stays interrupted.
+  await page.getByRole('button', { name: `Show ${runId}` }).click();
+  await expect(page.getByTestId('run-viewing')).toBeVisible();
+  await expect(page.getByTestId('curriculum-level')).toHaveText('easy');
+  await expect(row).toContainText('interrupted');
   const stored = await page.evaluate(
     (id) => (window as unknown as LabWindow).__lab.run.storedSeqs(id ?? undefined),
     runId,

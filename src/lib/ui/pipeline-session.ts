@@ -71,6 +71,13 @@ export function runInit(runId: string, s: RunSettings): PipelineRunInit {
 /** Heartbeat of the trainer: it may compute for a long time (shader compilation), so the bound is generous. */
 const TRAINER_HANG_MS = 60_000;
 
+/** The job source of a run with `settings`, where its saved `progress` left it (a resume, a Show). */
+export function jobSourceOf(settings: RunSettings, progress: RunProgress | undefined): CodeJobSource {
+  const source = new CodeJobSource(runTrainingTasks(settings, generateTasks(BUILT_IN_SEED)), settings.code);
+  source.restore(progress);
+  return source;
+}
+
 /**
  * One training run in the page: the controller (`Pipeline`), its rollout worker pool with fault
  * detection, and the trainer worker (owned by `TrainerState`), wired together. Not reactive; the
@@ -100,8 +107,7 @@ export class PipelineSession {
     restored: Restored | null,
   ) {
     const code = settings.code;
-    this.source = new CodeJobSource(runTrainingTasks(settings, generateTasks(BUILT_IN_SEED)), code);
-    this.source.restore(restored?.progress);
+    this.source = jobSourceOf(settings, restored?.progress);
     if (restored?.hindsight) this.source.hindsight.restore(restored.hindsight);
     this.secondsBefore = restored?.progress?.seconds ?? 0;
     this.countersBefore = { ...restored?.progress?.counters };

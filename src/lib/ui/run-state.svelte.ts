@@ -27,7 +27,7 @@ import { describeEviction } from '../storage/quota';
 import { deleteRun, getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
 import { groupsFromRecords, resumeKeys } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
-import { newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
+import { jobSourceOf, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { count } from './plural';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
@@ -426,12 +426,18 @@ export class RunState {
     this.notices = [];
     this.runId = runId;
     this.viewing = runId;
-    this.runSettings = settingsFromJson(record.config);
+    const settings = settingsFromJson(record.config);
+    this.runSettings = settings;
     this.steps = past.steps;
     this.evals = past.evals;
     this.events = past.events;
     this.metrics = past.steps.at(-1)?.metrics ?? null;
-    this.curriculum = null;
+    // Where its curriculum stood (level, promotions) when the run last saved its progress.
+    try {
+      this.curriculum = jobSourceOf(settings, record.progress).curriculum.view();
+    } catch {
+      this.curriculum = null; // settings this page can no longer build a run from
+    }
     this.dashboard = null;
     this.episodeTotals = record.progress?.counters ? totalsOf(record.progress.counters) : null;
     return past;
