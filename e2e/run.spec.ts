@@ -39,6 +39,18 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
 
+test('by keyboard, Start and Stop hand the focus to each other instead of dropping it', async ({ page }) => {
+  await openReady(page, '?backend=wasm&wcTimeout=3000');
+  await page.getByTestId('run-start').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('run-stop')).toBeFocused();
+  await expect(page.getByTestId('run-progress')).toContainText('version 1', { timeout: 120_000 });
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('run-start')).toBeEnabled({ timeout: 120_000 });
+  await expect(page.getByTestId('run-start')).toBeFocused();
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
 test('the learning-rate schedule chosen in the run panel reaches the trainer', async ({ page }) => {
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
   await expect(page.getByTestId('run-lr-schedule')).toHaveValue('600'); // the default

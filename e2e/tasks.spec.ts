@@ -299,12 +299,16 @@ test('Stop ends custom-environment training after the iteration in progress, wit
 }) => {
   await openWithTrainer(page);
   await page.getByTestId('env-iterations-input').fill('500');
-  await page.getByTestId('env-train').click();
+  // By keyboard: Train and Stop disable themselves, and focus goes on to the other, not to the page.
+  await page.getByTestId('env-train').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('env-stop')).toBeFocused();
   await expect(page.getByTestId('env-progress')).toContainText(/iteration [3-9]\/500|iteration \d\d+\/500/, {
     timeout: 60_000,
   });
-  await page.getByTestId('env-stop').click();
+  await page.keyboard.press('Enter');
   await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId('env-train')).toBeFocused();
   const done = Number((await page.getByTestId('env-iterations').textContent())?.match(/\d+/)?.[0]);
   expect(done).toBeGreaterThanOrEqual(3);
   expect(done).toBeLessThan(500);

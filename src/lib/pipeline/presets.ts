@@ -25,14 +25,14 @@ export const PRESETS: readonly Preset[] = [
     id: 'async',
     label: 'asynchronous, as AReaL (η = 4, decoupled PPO)',
     watch:
-      'Several policy versions are in flight at once on the timeline; workers adopt each new version at the next token (interrupts); the trainer waits for data less than in the synchronous preset. Compare trained / s and trainer busy with it.',
+      'Several policy versions are in flight at once on the timeline; workers adopt each new version at the next token (interrupts); the trainer waits for data less than in the synchronous preset. Compare episodes trained / s and trainer busy with it.',
     knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
   },
   {
     id: 'sync',
     label: 'synchronous baseline (η = 0)',
     watch:
-      'Rollout and training spans never overlap on the timeline: the trainer waits for every batch (trainer busy well under 100 %) and the bottleneck advisor says why. Compare trained / s with the asynchronous preset.',
+      'Rollout and training spans never overlap on the timeline: the trainer waits for every batch (trainer busy well under 100 %) and the bottleneck advisor says why. Compare episodes trained / s with the asynchronous preset.',
     knobs: { eta: 0, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
   },
   {
