@@ -260,6 +260,24 @@ test('a trainer that dies restarts from the newest version in IndexedDB and trai
   await expect(page.getByTestId('pipe-trainer-restarts')).toHaveText('1');
   await lab(page, (l) => l.run.stop());
   await expect(page.getByTestId('run-error')).toHaveCount(0);
+
+  // A crash while Stop waits for the step in progress: Stop does not wait out the lost step
+  // (it waited 120 s), and the page is left with a working trainer that a next run uses.
+  await startRun(page, { eta: 2, workers: 1 });
+  await untilVersion(page, 1);
+  const stopMs = await page.evaluate(async () => {
+    const run = (window as unknown as LabWindow).__lab.run;
+    const t0 = performance.now();
+    run.session?.faultTrainer();
+    await run.stop();
+    return performance.now() - t0;
+  });
+  expect(stopMs).toBeLessThan(60_000);
+  await expect(page.getByTestId('trainer-status')).toHaveText('ready', { timeout: 60_000 });
+  await startRun(page, { eta: 2, workers: 1 });
+  await untilVersion(page, 1);
+  await lab(page, (l) => l.run.stop());
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
 
 test('a reload mid-run, then Resume: every stored trajectory is still there and the unconsumed ones are trained', async ({

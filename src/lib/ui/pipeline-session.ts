@@ -70,6 +70,8 @@ export function runInit(runId: string, s: RunSettings): PipelineRunInit {
 
 /** Heartbeat of the trainer: it may compute for a long time (shader compilation), so the bound is generous. */
 const TRAINER_HANG_MS = 60_000;
+/** How long Stop waits for the trainer to record how the run ended. */
+const STOP_ANSWER_MS = 10_000;
 
 /** The job source of a run with `settings`, where its saved `progress` left it (a resume, a Show). */
 export function jobSourceOf(settings: RunSettings, progress: RunProgress | undefined): CodeJobSource {
@@ -94,7 +96,8 @@ export class PipelineSession {
   private readonly unsubscribe: (() => void)[] = [];
   private trainerTimer: ReturnType<typeof setInterval> | undefined;
   private trainerPing: number | null = null;
-  private restartingTrainer = false;
+  /** The trainer's restart in progress (Stop waits for it before it closes the run). */
+  private restarting: Promise<void> | null = null;
   private readonly secondsBefore: number;
   private readonly countersBefore: Record<string, number>;
   private readonly t0 = now();
@@ -280,7 +283,7 @@ export class PipelineSession {
   }
 
   private beatTrainer(): void {
-    if (this.restartingTrainer) return;
+    if (this.restarting) return;
     const t = now();
     if (this.trainerPing !== null) {
       if (t - this.trainerPing > TRAINER_HANG_MS) void this.restartTrainer('hung: no heartbeat for 60 s');
@@ -297,9 +300,22 @@ export class PipelineSession {
    * The trainer died or hangs: its batch goes back to the buffer, the worker restarts on the same
    * backends from the run's newest stored version (weights, Adam state, step), and training goes on.
    */
-  private async restartTrainer(reason: string): Promise<void> {
-    if (this.restartingTrainer || this.pipeline.isStopped) return;
-    this.restartingTrainer = true;
+  private restartTrainer(reason: string): void {
+    if (this.restarting) return;
+    if (this.pipeline.isStopped) {
+      // Stopping: a Stop waiting for the lost step must not wait for it, and the page gets a
+      // working trainer again (not resuming this run).
+      this.pipeline.trainerLost();
+      this.restarting = this.trainer
+        .restart()
+        .catch(() => undefined)
+        .finally(() => (this.restarting = null));
+      return;
+    }
+    this.restarting = this.restartFromStore(reason).finally(() => (this.restarting = null));
+  }
+
+  private async restartFromStore(reason: string): Promise<void> {
     const t0 = now();
     this.pipeline.trainerLost();
     this.push([
@@ -309,9 +325,11 @@ export class PipelineSession {
     try {
       await this.trainer.restart();
       if (this.trainer.status === 'error') throw new Error(this.trainer.error ?? 'trainer did not start');
+      if (this.pipeline.isStopped) return; // stopped meanwhile: the fresh trainer stays ready
       this.trainer.status = 'busy';
       const point = await this.trainer.api.resumeRun(this.runInit, policyReset(this.settings));
       this.trainerPing = null;
+      if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
       this.pipeline.trainerRestored(this.trainerPort(), point.version);
       const t1 = now();
       this.push([
@@ -328,8 +346,6 @@ export class PipelineSession {
       this.hooks.onError(
         `the trainer could not be restarted: ${err instanceof Error ? err.message : String(err)}`,
       );
-    } finally {
-      this.restartingTrainer = false;
     }
   }
 
@@ -338,13 +354,17 @@ export class PipelineSession {
     this.pipeline.stop();
     clearInterval(this.trainerTimer);
     this.pool?.close();
-    // The step in progress publishes its version before the run closes (unless the trainer is gone).
-    if (!this.restartingTrainer) await this.pipeline.trainerIdle();
+    // A restart in progress finishes first, so the run it reopens is the one closed below.
+    if (this.restarting) await this.restarting;
+    // The step in progress publishes its version before the run closes. A trainer that crashes
+    // meanwhile releases the wait; one that hangs is waited for as long as the heartbeat would.
+    await this.pipeline.trainerIdle(TRAINER_HANG_MS);
+    if (this.restarting) await this.restarting; // it crashed while Stop waited
     for (const u of this.unsubscribe) u();
-    try {
-      await this.trainer.api.stopRun(status, this.progress());
-    } catch {
-      // The trainer is gone: the run keeps the status it had; its data is in the store either way.
-    }
+    // A hung trainer never answers: the run keeps the status it had (its data is stored either way).
+    await Promise.race([
+      this.trainer.api.stopRun(status, this.progress()).catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, STOP_ANSWER_MS)),
+    ]);
   }
 }

@@ -15,6 +15,8 @@ export class TrainerState {
   status = $state<TrainerStatus>('idle');
   info = $state.raw<TrainerInfo | null>(null);
   error = $state<string | null>(null);
+  /** What happened to the worker that the page should know (a crash it was restarted after). */
+  notice = $state<string | null>(null);
   history = $state.raw<StepMetrics[]>([]);
   /** L1 distance of the per-parameter |w| sums from their value at start or load. */
   weightsMoved = $state(0);
@@ -41,8 +43,15 @@ export class TrainerState {
       for (const l of this.crashListeners) l(message);
       return;
     }
-    this.status = 'error';
-    this.error = `trainer worker crashed: ${message}`;
+    // A worker that had started is started again (fresh weights); one that crashed while
+    // starting is not, so that a start that always fails does not loop.
+    if (this.status === 'starting' || this.status === 'idle') {
+      this.status = 'error';
+      this.error = `trainer worker crashed: ${message}`;
+      return;
+    }
+    this.notice = `The trainer worker crashed (${message}) and was started again, with fresh weights.`;
+    void this.restart();
   });
 
   /** Subscribes to the trainer's timeline events; returns the unsubscribe function. */
