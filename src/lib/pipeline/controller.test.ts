@@ -285,6 +285,10 @@ describe('Pipeline', () => {
     expect(p.version).toBe(1);
     expect(p.buffer.size).toBe(0);
     expect(again.calls).toHaveLength(0);
+    // It is counted as trained: one step, its 2 groups of 2 episodes, both 0 versions stale.
+    expect(p.counters.trainSteps).toBe(1);
+    expect(p.counters.trainedEpisodes).toBe(4);
+    expect(p.counters.stalenessHistogram[0]).toBe(2);
   });
 
   it('prioritized replay trains once per B new groups and weights by importance', async () => {
@@ -325,6 +329,55 @@ describe('Pipeline', () => {
     // 4 groups pushed out and the 2 of the batch, 2 samples each: every sample played so far.
     const seqs = [...(trainer.calls[0]?.seqs ?? [])].sort((a, b) => a - b);
     expect(seqs).toEqual(Array.from({ length: 6 * 2 }, (_, i) => i));
+  });
+
+  it('a resumed run with more unconsumed groups than the buffer holds pushes out the stalest, counted', async () => {
+    const played = (jobId: number): PlayedGroup => ({
+      jobId,
+      status: 'done',
+      trajectories: [trajectory(0, true), trajectory(0, false)],
+      relabelled: [],
+      seqs: [2 * jobId, 2 * jobId + 1],
+      oldestVersion: 0,
+      newestVersion: 0,
+      interrupted: 0,
+      startedAt: 0,
+      endedAt: 0,
+    });
+    const trainer = new FakeTrainer();
+    const config: PipelineConfig = {
+      eta: Infinity,
+      batchGroups: 2,
+      groupSize: 2,
+      slotsPerWorker: 1,
+      preemptAfterMs: 0,
+      replay: { ...DEFAULT_REPLAY, capacity: 2 },
+      env: DEFAULT_ENV_CONFIG,
+      relabelMaxAbs: 0,
+      seed: 1,
+      maxJobFailures: 1,
+    };
+    const p = new Pipeline(
+      config,
+      new FakeSource(),
+      trainer,
+      'run',
+      {},
+      {
+        version: 3,
+        nextSeq: 8,
+        nextJobId: 4,
+        groups: [0, 1, 2, 3].map(played),
+      },
+    );
+    expect(p.buffer.size).toBe(2);
+    expect(p.counters.replayOverflow).toBe(2);
+    expect(p.accepted).toBe(3 * 2 + 2);
+    p.start(0);
+    await flush();
+    // The first version trains the two kept groups and marks the two pushed out consumed.
+    const seqs = [...(trainer.calls[0]?.seqs ?? [])].sort((a, b) => a - b);
+    expect(seqs).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
   it('a job that keeps failing stops the run with its message', async () => {

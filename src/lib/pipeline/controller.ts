@@ -190,10 +190,20 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.version = restored.version;
     this.nextSeq = restored.nextSeq;
     this.nextJobId = restored.nextJobId;
-    for (const g of restored.groups) this.buffer.add(g.jobId, g);
-    this.fresh = restored.groups.length;
+    // More unconsumed groups than the buffer holds (unbounded η): the stalest are pushed out, as
+    // they would have been in the run, counted, and marked consumed with the next version.
+    let kept = restored.groups.length;
+    for (const g of restored.groups) {
+      const pushed = this.buffer.add(g.jobId, g);
+      for (const out of pushed) this.settled.push(...out.seqs);
+      if (config.replay.mode === 'fifo') {
+        kept -= pushed.length;
+        this.counters.replayOverflow += pushed.length;
+      }
+    }
+    this.fresh = kept;
     // The unconsumed groups were accepted under the versions before this one.
-    this.accepted = restored.version * config.batchGroups + restored.groups.length;
+    this.accepted = restored.version * config.batchGroups + kept;
     this.lastTrainEnd = this.startedAt;
   }
 
@@ -318,7 +328,17 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.counters.trainerRestarts += 1;
     if (version > this.version) {
       const lost = new Set(this.lostBatch);
-      if (this.config.replay.mode === 'fifo') this.buffer.removeWhere((g) => lost.has(g.jobId));
+      if (this.config.replay.mode === 'fifo') {
+        // That step trained its batch: counted as the step would have been (its metrics died with
+        // the worker, so the charts have no point for it).
+        const trained = this.buffer.removeWhere((g) => lost.has(g.jobId));
+        this.counters.trainSteps += 1;
+        this.counters.trainedEpisodes += trained.reduce((n, g) => n + g.trajectories.length, 0);
+        for (const g of trained) {
+          const s = staleness(this.version, g.oldestVersion);
+          this.counters.stalenessHistogram[s] = (this.counters.stalenessHistogram[s] ?? 0) + 1;
+        }
+      }
       this.version = version;
     }
     this.lostBatch = [];
