@@ -26,6 +26,9 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   for (const id of ['run-chart-return', 'run-chart-success', 'run-chart-eval']) {
     const chart = page.getByTestId(id);
     await expect(chart).not.toContainText('no data yet');
+    // Away from the pointer its legend shows the newest point (it said "--"), in words for a screen reader too.
+    await expect(chart.locator('.u-series').nth(1).locator('.u-value')).toHaveText(/^-?\d/);
+    await expect(chart.getByRole('img')).toHaveAttribute('aria-label', /newest: version 2, /);
     await chart.locator('.u-over').hover();
     await expect(chart.locator('.u-series').nth(1).locator('.u-value')).toHaveText(/^-?\d/);
   }
