@@ -267,6 +267,20 @@ test('the custom environment trains through the async pipeline: η = 0 takes tur
   const timeline = page.getByTestId('env-timeline');
   await expect(timeline.getByTestId('timeline-follow')).toHaveAttribute('aria-pressed', 'false');
   await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^1[23]$/);
+  // The timeline works from the keyboard too: F follows now, an arrow pans (and stops following),
+  // + zooms in, A fits all again.
+  const follow = timeline.getByTestId('timeline-follow');
+  const status = timeline.locator('.status');
+  await timeline.getByTestId('timeline-canvas').focus();
+  await page.keyboard.press('f');
+  await expect(follow).toHaveAttribute('aria-pressed', 'true');
+  await page.keyboard.press('ArrowLeft');
+  await expect(follow).toHaveAttribute('aria-pressed', 'false');
+  const window0 = await status.textContent();
+  await page.keyboard.press('+');
+  await expect(status).not.toHaveText(window0 ?? '');
+  await page.keyboard.press('a');
+  await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^1[23]$/);
   expect(overlapMs(sync.events, isRollout, isTraining)).toBeLessThan(1);
   expect(maxVersionsInFlight(sync.events)).toBe(1);
   await expect(page.getByTestId('env-staleness-max')).toHaveText('0');
@@ -292,6 +306,12 @@ test('the custom environment trains through the async pipeline: η = 0 takes tur
     if (kind in MARKS) await expect(legend).toContainText(MARKS[kind as MarkKind].label);
   for (const absent of ['preempt', 'evict', 'restart', 'requeue'])
     await expect(legend).not.toContainText(absent);
+  // Both trainings stay in the page's comparison table, in order.
+  const rows = page.getByTestId('env-trainings').locator('tbody tr');
+  await expect(rows).toHaveCount(2);
+  await expect(rows.nth(0).locator('td').nth(1)).toHaveText('0');
+  await expect(rows.nth(1).locator('td').nth(1)).toHaveText('2');
+  await expect(rows.nth(1).locator('td').nth(3)).toHaveText('24');
 });
 
 test('Stop ends custom-environment training after the iteration in progress, with a report of what it trained', async ({

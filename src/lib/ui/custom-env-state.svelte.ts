@@ -30,6 +30,16 @@ const countersOf = (p: Pipeline<CustomBatch, CustomTrajectory>): PipelineCounter
   stalenessHistogram: { ...p.counters.stalenessHistogram },
 });
 
+/** A finished training of the panel, for the comparison table. */
+export interface CustomTraining {
+  eta: number;
+  workers: number;
+  /** Versions it published (fewer than asked after a Stop). */
+  iterations: number;
+  randomReturn: number;
+  trainedReturn: number;
+}
+
 /**
  * UI state of the custom JS environment panel. Training goes through the same asynchronous
  * pipeline as the code-writing policy (`Pipeline`: staleness admission, stale drops, interrupts):
@@ -58,6 +68,8 @@ export class CustomEnvState {
   phase = $state<string | null>(null);
   /** Something to know that is not an error (a Stop before the first update). */
   notice = $state<string | null>(null);
+  /** Every training this page finished, oldest first: each starts from a fresh policy, so they compare. */
+  trainings = $state.raw<CustomTraining[]>([]);
 
   /** Ends the training in progress (set while one runs). */
   private end: (() => void) | null = null;
@@ -103,7 +115,8 @@ export class CustomEnvState {
     this.counters = null;
     this.stopping = false;
     this.notice = null;
-    this.phase = 'setting up: opening the environment and measuring random actions (20 episodes)';
+    this.phase =
+      'setting up: opening the environment and measuring random actions (20 episodes of up to spec.maxSteps steps each: a long maxSteps takes a while)';
     const log = new EventLog(5_000);
     const emit: Emit = (e) => log.push(e);
     // A crashed worker never answers the calls waiting on it: every await below races this.
@@ -148,7 +161,7 @@ export class CustomEnvState {
       const [first] = opened;
       if (!measure || !first) throw new Error('no rollout worker');
       const { spec, randomReturn } = first;
-      this.phase = 'setting up: measuring the untrained policy (10 episodes)';
+      this.phase = `setting up: measuring the untrained policy (10 episodes of up to ${spec.maxSteps} steps)`;
       await guard(
         this.trainer.api.initCustom(
           { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
@@ -189,13 +202,17 @@ export class CustomEnvState {
       this.counters = countersOf(p);
       if (this.error) return;
       if (p.version === 0) return stoppedEarly();
-      this.phase = `measuring the trained policy (10 greedy episodes, version ${p.version})`;
+      this.phase = `measuring the trained policy (10 greedy episodes of up to ${spec.maxSteps} steps, version ${p.version})`;
       // The newest version, on the worker that measures it.
       await guard(
         measure.api.loadCustomPolicy(await guard(this.trainer.api.exportCustomPolicy()), p.version),
       );
       const trainedReturn = await guard(measure.api.customReturn(10, true));
       this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
+      this.trainings = [
+        ...this.trainings,
+        { eta: config.eta, workers: config.workers, iterations: p.version, randomReturn, trainedReturn },
+      ];
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     } finally {
