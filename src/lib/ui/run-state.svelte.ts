@@ -456,7 +456,7 @@ export class RunState {
       const gone = await deleteRun(await this.database(), runId);
       this.notices = [
         ...this.notices.slice(-4),
-        `Deleted ${runId}: ${gone.versions} versions and ${gone.trajectories} trajectories.`,
+        `Deleted ${runId}: ${count(gone.versions, 'stored version')} (retention keeps the newest and every milestone) and ${count(gone.trajectories, 'trajectory', 'trajectories')}.`,
       ];
       if (this.viewing === runId) {
         this.viewing = null;
