@@ -211,7 +211,10 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
 }) => {
   await openWithTrainer(page);
   await page.getByTestId('env-train').click();
+  // Meanwhile the run panel says why its buttons are disabled.
+  await expect(page.getByTestId('run-waiting')).toContainText('the custom environment holds it');
   await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 150_000 });
+  await expect(page.getByTestId('run-waiting')).toHaveCount(0);
   const random = Number(await page.getByTestId('env-random').textContent());
   const trained = Number(await page.getByTestId('env-trained').textContent());
   expect(random).toBeGreaterThan(5);
