@@ -360,7 +360,7 @@ const api = {
     const d = await database();
     const record = v === undefined ? await latestVersion(d, runId) : await getVersion(d, runId, v);
     if (!record) throw new Error(`run ${runId} has no stored version${v === undefined ? '' : ` ${v}`}`);
-    const restored = await restoreTrainer(d, record, t.config, t.lora);
+    const restored = await restoreTrainer(d, record, t.config);
     t.dispose();
     trainer = restored;
     version = record.version;

@@ -76,6 +76,17 @@ describe('a trainer restored from a stored version', () => {
     restored.dispose();
   });
 
+  it('continues a trained full version as it was trained, every parameter, whatever the LoRA setting', async () => {
+    const full = new PolicyTrainer(args, config);
+    await full.trainStep(imitationBatch(4, args.contextLength, 1));
+    const v1 = await stored(full);
+    const restored = await trainerFromCheckpoint(v1, undefined, config, DEFAULT_LORA);
+    expect(restored.adapters).toBeNull();
+    await restored.trainStep(imitationBatch(4, args.contextLength, 2)); // its Adam state fits
+    full.dispose();
+    restored.dispose();
+  });
+
   it('refuses a LoRA version without a full base, or with a LoRA one, saying why', async () => {
     const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
     const adapters = await stored(t);

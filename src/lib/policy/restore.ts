@@ -36,7 +36,8 @@ export function policyFromCheckpoint(checkpoint: Checkpoint, base: Checkpoint | 
  * and its step count. A LoRA checkpoint holds only adapters: `base` is then the run's full
  * version they were trained on (its version 0), and the trainer trains the same adapters on it.
  * `lora` is the run's own setting: a LoRA run's version 0 is that full base, and the trainer
- * continuing from it trains fresh adapters on it (not every parameter).
+ * continuing from it trains fresh adapters on it (not every parameter); a trained full version
+ * (step > 0) goes on as it was trained, every parameter.
  */
 export async function trainerFromCheckpoint(
   checkpoint: Checkpoint,
@@ -45,6 +46,9 @@ export async function trainerFromCheckpoint(
   lora?: LoraConfig,
 ): Promise<PolicyTrainer> {
   let trainer: PolicyTrainer;
+  // Fresh adapters go only on an untrained full version (a LoRA run's version 0): a trained full
+  // version's Adam state is for every parameter, and it goes on training every parameter.
+  const freshAdapters = !checkpoint.lora && checkpoint.step === 0 ? lora : undefined;
   if (checkpoint.lora) {
     const baseParams = paramsFromCheckpoint(checkBase(checkpoint, base));
     const adapters = adaptersFromCheckpoint(checkpoint);
@@ -58,7 +62,7 @@ export async function trainerFromCheckpoint(
       tf.dispose([...adapters.values()]);
     }
   } else {
-    trainer = new PolicyTrainer(checkpoint.model, config, paramsFromCheckpoint(checkpoint), lora);
+    trainer = new PolicyTrainer(checkpoint.model, config, paramsFromCheckpoint(checkpoint), freshAdapters);
   }
   trainer.step = checkpoint.step;
   if (checkpoint.optimizer) {
