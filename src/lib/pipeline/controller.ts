@@ -158,7 +158,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
    */
   private settled: number[] = [];
   /** Keys of the batch the trainer was computing when it died. */
-  private lostBatch: number[] = [];
+  private lostBatch: PlayedGroup<T>[] = [];
   /** Groups accepted since the last batch was drawn (prioritized mode trains once per B new groups). */
   private fresh = 0;
   private lastTrainEnd: number;
@@ -313,7 +313,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (this.training) {
       this.buffer.unshift(this.training.drawn.map((d) => ({ key: d.key, item: d.item })));
       this.settled.unshift(...this.training.settled); // marking twice is harmless
-      this.lostBatch = this.training.drawn.map((d) => d.key);
+      this.lostBatch = this.training.drawn.map((d) => d.item);
       this.training = null;
     }
   }
@@ -327,17 +327,16 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.trainer = port;
     this.counters.trainerRestarts += 1;
     if (version > this.version) {
-      const lost = new Set(this.lostBatch);
-      if (this.config.replay.mode === 'fifo') {
-        // That step trained its batch: counted as the step would have been (its metrics died with
-        // the worker, so the charts have no point for it).
-        const trained = this.buffer.removeWhere((g) => lost.has(g.jobId));
-        this.counters.trainSteps += 1;
-        this.counters.trainedEpisodes += trained.reduce((n, g) => n + g.trajectories.length, 0);
-        for (const g of trained) {
-          const s = staleness(this.version, g.oldestVersion);
-          this.counters.stalenessHistogram[s] = (this.counters.stalenessHistogram[s] ?? 0) + 1;
-        }
+      const trained = this.lostBatch;
+      const lost = new Set(trained.map((g) => g.jobId));
+      if (this.config.replay.mode === 'fifo') this.buffer.removeWhere((g) => lost.has(g.jobId));
+      // That step trained its batch: counted as the step would have been (its metrics died with
+      // the worker, so the charts have no point for it).
+      this.counters.trainSteps += 1;
+      this.counters.trainedEpisodes += trained.reduce((n, g) => n + g.trajectories.length, 0);
+      for (const g of trained) {
+        const s = staleness(this.version, g.oldestVersion);
+        this.counters.stalenessHistogram[s] = (this.counters.stalenessHistogram[s] ?? 0) + 1;
       }
       this.version = version;
     }
