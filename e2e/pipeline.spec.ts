@@ -39,7 +39,11 @@ interface Lab {
           hindsight: { distinct: number };
         })
       | null;
-    session: { fault(index: number, kind: string): number; faultTrainer(): number } | null;
+    session: {
+      fault(index: number, kind: string): number;
+      faultTrainer(): number;
+      pipeline: { inFlight: { episodes: number } | null };
+    } | null;
     start(opts: {
       settings?: Record<string, unknown>;
       evalEvery?: number;
@@ -267,13 +271,22 @@ test('a trainer that dies restarts from the newest version in IndexedDB and trai
   await untilVersion(page, 1);
   const stopMs = await page.evaluate(async () => {
     const run = (window as unknown as LabWindow).__lab.run;
+    // While the trainer computes a step: Stop waits for that step, and the crash must release it.
+    while (!run.session?.pipeline.inFlight) await new Promise((r) => setTimeout(r, 5));
     const t0 = performance.now();
-    run.session?.faultTrainer();
+    run.session.faultTrainer();
     await run.stop();
     return performance.now() - t0;
   });
   expect(stopMs).toBeLessThan(60_000);
   await expect(page.getByTestId('trainer-status')).toHaveText('ready', { timeout: 60_000 });
+  // The run restarted the trainer itself (no crash notice from the page's own restart), and it
+  // recorded how the run ended although the fresh trainer never held it.
+  await expect(page.getByTestId('trainer-notice')).toHaveCount(0);
+  const stoppedId = await lab(page, (l) => l.run.runId);
+  await expect(page.getByTestId('run-list').locator('tr', { hasText: stoppedId ?? '' })).toContainText(
+    'paused',
+  );
   await startRun(page, { eta: 2, workers: 1 });
   await untilVersion(page, 1);
   await lab(page, (l) => l.run.stop());

@@ -472,15 +472,21 @@ const api = {
   },
 
   /**
-   * Leaves the pipeline run, recording how it ended and where it stands (`progress` also counts
-   * the episodes played since the last version, whose groups a resume brings back).
+   * Leaves the pipeline run `runId`, recording how it ended and where it stands: `progress` also
+   * counts the episodes played since the last version (whose groups a resume brings back), and
+   * `consumed` are the samples dropped untrained since then. A trainer restarted while the run
+   * stopped does not hold it, and records it all the same.
    */
-  async stopRun(status: RunRecord['status'], progress?: RunProgress): Promise<void> {
-    if (!pipelineRun) return;
-    const runId = pipelineRun.runId;
-    pipelineRun.channel.close();
-    pipelineRun = undefined;
-    await setRunStatus(await database(), runId, status, progress);
+  async stopRun(
+    runId: string,
+    status: RunRecord['status'],
+    stopped: { progress?: RunProgress; consumed?: readonly number[] } = {},
+  ): Promise<void> {
+    if (pipelineRun?.runId === runId) {
+      pipelineRun.channel.close();
+      pipelineRun = undefined;
+    }
+    await setRunStatus(await database(), runId, status, stopped);
   },
 
   /** The heartbeat: answers as soon as the thread is free. */

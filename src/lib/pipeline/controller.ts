@@ -230,6 +230,16 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     while (this.training && now() < until) await new Promise((r) => setTimeout(r, 20));
   }
 
+  /**
+   * Seqs of groups dropped untrained since the last batch (a stopped run marks them consumed, so
+   * that a resume does not bring them back to drop and count them again); clears them.
+   */
+  takeSettled(): number[] {
+    const out = this.settled;
+    this.settled = [];
+    return out;
+  }
+
   /** The step the trainer is computing, if any: how many episodes it trains on. */
   get inFlight(): { episodes: number } | null {
     if (!this.training) return null;

@@ -54,16 +54,30 @@ export async function putVersion(
   await tx.done;
 }
 
-/** Sets a run's status (running, paused, …), and its progress where given (a run that stopped). */
+/**
+ * Sets a run's status (running, paused, …); for a run that stopped, also its progress and the
+ * trajectories it dropped untrained since its last version (marked consumed), in one transaction.
+ */
 export async function setRunStatus(
   db: LabDB,
   runId: string,
   status: RunRecord['status'],
-  progress?: RunProgress,
+  stopped: { progress?: RunProgress; consumed?: readonly number[] } = {},
 ): Promise<void> {
-  const tx = db.transaction('runs', 'readwrite');
-  const run = await tx.store.get(runId);
-  if (run) await tx.store.put({ ...run, status, updatedAt: Date.now(), ...(progress ? { progress } : {}) });
+  const tx = db.transaction(['runs', 'trajectories'], 'readwrite');
+  const runs = tx.objectStore('runs');
+  const trajectories = tx.objectStore('trajectories');
+  const [run, ...rows] = await Promise.all([
+    runs.get(runId),
+    ...(stopped.consumed ?? []).map((seq) => trajectories.get([runId, seq])),
+  ]);
+  if (run) {
+    const { progress } = stopped;
+    await Promise.all([
+      runs.put({ ...run, status, updatedAt: Date.now(), ...(progress ? { progress } : {}) }),
+      ...rows.flatMap((t) => (t && !t.consumed ? [trajectories.put({ ...t, consumed: 1 as const })] : [])),
+    ]);
+  }
   await tx.done;
 }
 

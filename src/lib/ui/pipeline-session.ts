@@ -72,6 +72,8 @@ export function runInit(runId: string, s: RunSettings): PipelineRunInit {
 const TRAINER_HANG_MS = 60_000;
 /** How long Stop waits for the trainer to record how the run ended. */
 const STOP_ANSWER_MS = 10_000;
+/** Restarts of the trainer without a new version in between before the run stops. */
+const MAX_RESTARTS_PER_VERSION = 3;
 
 /** The job source of a run with `settings`, where its saved `progress` left it (a resume, a Show). */
 export function jobSourceOf(settings: RunSettings, progress: RunProgress | undefined): CodeJobSource {
@@ -98,6 +100,10 @@ export class PipelineSession {
   private trainerPing: number | null = null;
   /** The trainer's restart in progress (Stop waits for it before it closes the run). */
   private restarting: Promise<void> | null = null;
+  /** Ends the restart in progress: its worker crashed too. */
+  private restartCrash: ((message: string) => void) | null = null;
+  /** Restarts at the same version: a trainer that keeps crashing there stops the run. */
+  private crashesAt = { version: -1, count: 0 };
   private readonly secondsBefore: number;
   private readonly countersBefore: Record<string, number>;
   private readonly t0 = now();
@@ -299,72 +305,128 @@ export class PipelineSession {
   /**
    * The trainer died or hangs: its batch goes back to the buffer, the worker restarts on the same
    * backends from the run's newest stored version (weights, Adam state, step), and training goes on.
+   * A crash during a restart ends that attempt; a trainer that keeps crashing without publishing a
+   * version stops the run.
    */
   private restartTrainer(reason: string): void {
-    if (this.restarting) return;
-    if (this.pipeline.isStopped) {
-      // Stopping: a Stop waiting for the lost step must not wait for it, and the page gets a
-      // working trainer again (not resuming this run).
-      this.pipeline.trainerLost();
-      this.restarting = this.trainer
-        .restart()
-        .catch(() => undefined)
-        .finally(() => (this.restarting = null));
+    if (this.restarting) {
+      this.restartCrash?.(reason);
       return;
     }
-    this.restarting = this.restartFromStore(reason).finally(() => (this.restarting = null));
+    this.pipeline.trainerLost();
+    if (this.pipeline.isStopped) {
+      // Stopping: a Stop waiting for the lost step does not wait for it, and the page gets a
+      // working trainer again (not resuming this run).
+      this.beginRestart(() => this.trainer.restart());
+      return;
+    }
+    const v = this.pipeline.version;
+    this.crashesAt =
+      this.crashesAt.version === v
+        ? { version: v, count: this.crashesAt.count + 1 }
+        : { version: v, count: 1 };
+    if (this.crashesAt.count > MAX_RESTARTS_PER_VERSION) {
+      this.beginRestart(() => this.trainer.restart()); // a bare trainer for the page
+      this.hooks.onError(
+        `the trainer ${reason}, the ${this.crashesAt.count}th time without publishing a version; the run stopped`,
+      );
+      return;
+    }
+    this.beginRestart((crashed) => this.restartFromStore(reason, crashed));
   }
 
-  private async restartFromStore(reason: string): Promise<void> {
+  /** Runs `attempt` as the restart in progress; a crash meanwhile rejects `crashed` (a dead worker never answers). */
+  private beginRestart(attempt: (crashed: Promise<never>) => Promise<void>): void {
+    const crashed = new Promise<never>((_, reject) => {
+      this.restartCrash = (m) => reject(new Error(`it crashed again while restarting: ${m}`));
+    });
+    crashed.catch(() => undefined); // handled where it is raced
+    this.restarting = Promise.race([attempt(crashed), crashed])
+      .catch((err: unknown) => {
+        if (!this.pipeline.isStopped)
+          this.hooks.onError(
+            `the trainer could not be restarted: ${err instanceof Error ? err.message : String(err)}`,
+          );
+      })
+      .finally(() => {
+        this.restarting = null;
+        this.restartCrash = null;
+      });
+  }
+
+  private async restartFromStore(reason: string, crashed: Promise<never>): Promise<void> {
     const t0 = now();
-    this.pipeline.trainerLost();
     this.push([
       { lane: 'trainer', kind: 'error', t0, t1: t0, version: this.pipeline.version, meta: { reason } },
     ]);
     this.hooks.onNotice(`The trainer ${reason}; restarting it from the newest stored version.`);
-    try {
-      await this.trainer.restart();
-      if (this.trainer.status === 'error') throw new Error(this.trainer.error ?? 'trainer did not start');
-      if (this.pipeline.isStopped) return; // stopped meanwhile: the fresh trainer stays ready
-      this.trainer.status = 'busy';
-      const point = await this.trainer.api.resumeRun(this.runInit, policyReset(this.settings));
-      this.trainerPing = null;
-      if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
-      this.pipeline.trainerRestored(this.trainerPort(), point.version);
-      const t1 = now();
-      this.push([
-        {
-          lane: 'trainer',
-          kind: 'restart',
-          t0,
-          t1,
-          version: point.version,
-          meta: { reason, fromVersion: point.version },
-        },
-      ]);
-    } catch (err) {
-      this.hooks.onError(
-        `the trainer could not be restarted: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
+    await Promise.race([this.trainer.restart(), crashed]);
+    if (this.trainer.status === 'error') throw new Error(this.trainer.error ?? 'trainer did not start');
+    if (this.pipeline.isStopped) return; // stopped meanwhile: the fresh trainer stays ready
+    this.trainer.status = 'busy';
+    const point = await Promise.race([
+      this.trainer.api.resumeRun(this.runInit, policyReset(this.settings)),
+      crashed,
+    ]);
+    this.trainerPing = null;
+    if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
+    this.pipeline.trainerRestored(this.trainerPort(), point.version);
+    this.push([
+      {
+        lane: 'trainer',
+        kind: 'restart',
+        t0,
+        t1: now(),
+        version: point.version,
+        meta: { reason, fromVersion: point.version },
+      },
+    ]);
   }
 
-  /** Stops scheduling and the workers; the trainer records how the run ended. */
+  /** Waits for `p` at most `ms`; true if it settled in time. */
+  private static async within(p: Promise<unknown>, ms: number): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    const settled = await Promise.race([
+      p.then(
+        () => true as const,
+        () => true as const,
+      ),
+      late,
+    ]);
+    clearTimeout(timer);
+    return settled;
+  }
+
+  /**
+   * Stops scheduling and the workers; the trainer records how the run ended. The step in progress
+   * publishes its version first. A trainer that crashes meanwhile releases the wait; one that
+   * hangs is waited for as long as the heartbeat would (60 s), then restarted bare, so that the
+   * page is not left with a trainer marked ready that never answers.
+   */
   async stop(status: 'paused' | 'finished' | 'failed'): Promise<void> {
     this.pipeline.stop();
     clearInterval(this.trainerTimer);
     this.pool?.close();
+    let hung = false;
     // A restart in progress finishes first, so the run it reopens is the one closed below.
-    if (this.restarting) await this.restarting;
-    // The step in progress publishes its version before the run closes. A trainer that crashes
-    // meanwhile releases the wait; one that hangs is waited for as long as the heartbeat would.
-    await this.pipeline.trainerIdle(TRAINER_HANG_MS);
-    if (this.restarting) await this.restarting; // it crashed while Stop waited
+    if (this.restarting) hung = !(await PipelineSession.within(this.restarting, TRAINER_HANG_MS));
+    if (!hung) {
+      await this.pipeline.trainerIdle(TRAINER_HANG_MS);
+      hung = this.pipeline.inFlight !== null;
+    }
+    if (this.restarting) await PipelineSession.within(this.restarting, TRAINER_HANG_MS); // it crashed meanwhile
     for (const u of this.unsubscribe) u();
-    // A hung trainer never answers: the run keeps the status it had (its data is stored either way).
-    await Promise.race([
-      this.trainer.api.stopRun(status, this.progress()).catch(() => undefined),
-      new Promise((resolve) => setTimeout(resolve, STOP_ANSWER_MS)),
-    ]);
+    const stopped = { progress: this.progress(), consumed: this.pipeline.takeSettled() };
+    if (!hung)
+      hung = !(await PipelineSession.within(
+        this.trainer.api.stopRun(this.runId, status, stopped),
+        STOP_ANSWER_MS,
+      ));
+    if (hung) {
+      // Its data is stored either way; the run keeps the status it had (shown as interrupted).
+      this.hooks.onNotice('The trainer did not answer while the run stopped: it was started again.');
+      await this.trainer.restart();
+    }
   }
 }
