@@ -38,20 +38,31 @@ export class TrainerState {
   private crashListeners: ((message: string) => void)[] = [];
   private baseline: number[] = [];
   private stopRequested = false;
+  /** When the worker crashed outside a run lately (performance.now() ms): more than 3 a minute is not restarted. */
+  private crashTimes: number[] = [];
   private readonly bridge = new TrainerBridge((message) => {
     if (this.crashListeners.length > 0) {
       for (const l of this.crashListeners) l(message);
       return;
     }
     // A worker that had started is started again (fresh weights); one that crashed while
-    // starting is not, so that a start that always fails does not loop.
-    if (this.status === 'starting' || this.status === 'idle') {
+    // starting, or that keeps crashing, is not, so that a start that always fails does not loop.
+    const t = performance.now();
+    this.crashTimes = [...this.crashTimes.filter((c) => t - c < 60_000), t];
+    if (
+      this.status === 'starting' ||
+      this.status === 'idle' ||
+      this.status === 'error' ||
+      this.crashTimes.length > 3
+    ) {
       this.status = 'error';
       this.error = `trainer worker crashed: ${message}`;
       return;
     }
-    this.notice = `The trainer worker crashed (${message}) and was started again, with fresh weights.`;
-    void this.restart();
+    void this.restart().then(() => {
+      if (this.status === 'ready')
+        this.notice = `The trainer worker crashed (${message}) and was started again, with fresh weights.`;
+    });
   });
 
   /** Subscribes to the trainer's timeline events; returns the unsubscribe function. */
@@ -80,6 +91,7 @@ export class TrainerState {
     this.backends = backends;
     this.status = 'starting';
     this.error = null;
+    this.notice = null;
     try {
       this.info = await this.bridge.boot(
         { backends, model: DEFAULT_MODEL_ARGS, config: DEFAULT_TRAINER_CONFIG },
