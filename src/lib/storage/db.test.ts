@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
 import { initParams } from '../policy/model';
 import { packParams, paramsFromCheckpoint } from '../policy/weights';
-import { DB_VERSION, LabDbConnection, OLDER_PAGE, openLabDb } from './db';
+import { DB_VERSION, LabDbConnection, OLDER_PAGE, STORAGE_DELETED, openLabDb } from './db';
 import { ensureRun, getVersion, latestVersion, listVersions, putVersion } from './weights-store';
 
 const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 8, dModel: 16, dMlp: 32 };
@@ -76,14 +76,26 @@ describe('IndexedDB storage', () => {
 
   it('closes its connection for a newer page in another tab, and waits, saying so, for an older one', async () => {
     // A newer page (DB_VERSION + 1) opens while this one is connected: ours closes, theirs opens.
-    let closed = 0;
-    const ours = new LabDbConnection({ closed: () => closed++ }, 'tabs-1');
+    const closed: string[] = [];
+    const ours = new LabDbConnection({ closed: (m) => closed.push(m) }, 'tabs-1');
     await ours.get();
     const newer = await rawOpen('tabs-1', DB_VERSION + 1);
-    expect(closed).toBe(1);
+    expect(closed).toEqual([OLDER_PAGE]);
     // Our next use says why it cannot go on.
     await expect(ours.get()).rejects.toThrow(OLDER_PAGE);
     newer.close();
+
+    // Another tab deletes the database: said as such; the next use opens a fresh one.
+    const gone: string[] = [];
+    const deleted = new LabDbConnection({ closed: (m) => gone.push(m) }, 'tabs-3');
+    await deleted.get();
+    await new Promise<void>((resolve, reject) => {
+      const req = indexedDB.deleteDatabase('tabs-3');
+      req.onsuccess = () => resolve();
+      req.onerror = () => reject(req.error ?? new Error('delete failed'));
+    });
+    expect(gone).toEqual([STORAGE_DELETED]);
+    expect((await deleted.get()).objectStoreNames.contains('runs')).toBe(true);
 
     // An older page that does not close (an earlier build): our open waits, and says so.
     const older = await rawOpen('tabs-2', DB_VERSION - 1);

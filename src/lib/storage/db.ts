@@ -121,13 +121,18 @@ export type LabDB = IDBPDatabase<LabSchema>;
 export interface LabDbHooks {
   /** Another tab holds the database open at an older version: the open waits until that tab closes it. */
   blocked?: () => void;
-  /** A newer version of the page, in another tab, upgrades the database: this connection was closed for it. */
-  closed?: () => void;
+  /**
+   * Another tab upgrades the database (a newer version of the page) or deletes it: this
+   * connection was closed for it. `message` says which, for the page.
+   */
+  closed?: (message: string) => void;
 }
 
 /** Said when this page's code is older than the database another tab of a newer page upgraded. */
 export const OLDER_PAGE =
   'a newer version of this page, opened in another tab, upgraded its storage: reload this tab to go on';
+/** Said when another tab deleted the database under this one. */
+export const STORAGE_DELETED = "another tab deleted this page's storage: reload this tab to go on";
 
 /**
  * Opens (and creates or migrates) the one database of the app. The connection closes itself when
@@ -142,9 +147,9 @@ export async function openLabDb(name = DB_NAME, hooks: LabDbHooks = {}): Promise
       throw new Error(OLDER_PAGE, { cause: err });
     throw err;
   }
-  db.addEventListener('versionchange', () => {
+  db.addEventListener('versionchange', (e) => {
     db.close();
-    hooks.closed?.();
+    hooks.closed?.(e.newVersion === null ? STORAGE_DELETED : OLDER_PAGE);
   });
   return db;
 }
@@ -164,9 +169,9 @@ export class LabDbConnection {
   get(): Promise<LabDB> {
     this.db ??= openLabDb(this.name, {
       blocked: this.hooks.blocked,
-      closed: () => {
+      closed: (message) => {
         this.db = undefined;
-        this.hooks.closed?.();
+        this.hooks.closed?.(message);
       },
     }).catch((err: unknown) => {
       this.db = undefined;

@@ -20,7 +20,7 @@ import {
 } from '../pipeline/run-settings';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { FaultRecord } from '../pipeline/worker-pool';
-import { LabDbConnection, OLDER_PAGE, type LabDB, type RunRecord } from '../storage/db';
+import { LabDbConnection, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { HistoryWriter, loadHistory, POOL_EVERY, type RunHistory } from '../storage/history-store';
 import { describeEviction } from '../storage/quota';
@@ -197,8 +197,16 @@ export class RunState {
         ...this.notices.slice(-4),
         'Storage is waiting for another tab of this page, an older version, to close.',
       ]),
-    closed: () => (this.error = OLDER_PAGE),
+    closed: (message) => {
+      // A run cannot go on without its storage: it stops, and this message stays (the errors of
+      // writes on the closed connection that follow would hide it).
+      this.storageGone = message;
+      this.error = message;
+      void this.end('failed');
+    },
   });
+  /** Why the storage went away under this page (another tab upgraded or deleted it). */
+  private storageGone: string | null = null;
   private evalChain: Promise<void> = Promise.resolve();
   private ending = false;
   /** Ticks since the storage estimate was last read (it is read every 2 s). */
@@ -492,7 +500,7 @@ export class RunState {
       {
         onStep: (r) => this.stepped(r),
         onError: (m) => {
-          this.error = m;
+          this.error = this.storageGone ?? m;
           void this.end('failed');
         },
         onNotice: (m) => (this.notices = [...this.notices.slice(-4), m]),
