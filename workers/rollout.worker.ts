@@ -148,10 +148,19 @@ async function offerCheckpoint(checkpoint: Checkpoint, v: number, publishedAt: n
   let weights: Weights;
   if (checkpoint.lora) {
     // A store read and an announce can both get here first: they share one read (one base).
-    r.base ??= await (r.baseLoading ??= loadBase(r.runId, v).catch((err: unknown) => {
-      r.baseLoading = null; // the next version tries again
-      throw err;
-    }));
+    if (!r.base) {
+      const base = await (r.baseLoading ??= loadBase(r.runId, v).catch((err: unknown) => {
+        r.baseLoading = null; // the next version tries again
+        throw err;
+      }));
+      if (run !== r) {
+        // The worker left the run meanwhile (its base was freed with it): free this one too, once.
+        if (r.baseLoading) tf.dispose([...base.values()]);
+        r.baseLoading = null;
+        return;
+      }
+      r.base ??= base;
+    }
     const adapters = adaptersFromCheckpoint(checkpoint);
     weights = mergedWeights(r.base, adapters, checkpoint.lora);
     tf.dispose([...adapters.values()]);
