@@ -378,6 +378,22 @@ describe('Pipeline', () => {
     // The first version trains the two kept groups and marks the two pushed out consumed.
     const seqs = [...(trainer.calls[0]?.seqs ?? [])].sort((a, b) => a - b);
     expect(seqs).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // Had it stopped before that version, Stop would take the pushed-out seqs to mark them itself.
+    const q = new Pipeline(
+      config,
+      new FakeSource(),
+      new FakeTrainer(),
+      'run',
+      {},
+      {
+        version: 3,
+        nextSeq: 8,
+        nextJobId: 4,
+        groups: [0, 1, 2, 3].map(played),
+      },
+    );
+    expect(q.takeSettled()).toEqual([0, 1, 2, 3]);
+    expect(q.takeSettled()).toEqual([]);
   });
 
   it('a job that keeps failing stops the run with its message', async () => {

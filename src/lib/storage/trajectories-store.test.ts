@@ -11,7 +11,14 @@ import {
   putTrajectories,
   trimConsumed,
 } from './trajectories-store';
-import { ensureRun, listVersions, loraBaseOf, pruneVersions, putVersion } from './weights-store';
+import {
+  ensureRun,
+  listVersions,
+  loraBaseOf,
+  pruneVersions,
+  putVersion,
+  setRunStatus,
+} from './weights-store';
 
 let n = 0;
 const freshDb = () => openLabDb(`traj-test-${n++}`);
@@ -206,5 +213,17 @@ describe('the base of a LoRA version', () => {
     expect((await loraBaseOf(db, lora(3)))?.step).toBe(2);
     expect((await loraBaseOf(db, lora(1)))?.step).toBe(0);
     expect(await loraBaseOf(db, version('r', 2))).toBeUndefined();
+  });
+});
+
+describe('a stopped run', () => {
+  it('records its status and progress, and marks the samples it dropped untrained consumed, together', async () => {
+    const db = await withRun();
+    await putTrajectories(db, [record('r', 0), record('r', 1), record('r', 2)]);
+    await setRunStatus(db, 'r', 'paused', { progress: { seconds: 12 }, consumed: [0, 2, 9] });
+    const run = await db.get('runs', 'r');
+    expect(run?.status).toBe('paused');
+    expect(run?.progress?.seconds).toBe(12);
+    expect((await listUnconsumed(db, 'r')).map((t) => t.seq)).toEqual([1]);
   });
 });
