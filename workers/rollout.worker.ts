@@ -149,14 +149,17 @@ async function offerCheckpoint(checkpoint: Checkpoint, v: number, publishedAt: n
   if (checkpoint.lora) {
     // A store read and an announce can both get here first: they share one read (one base).
     if (!r.base) {
-      const base = await (r.baseLoading ??= loadBase(r.runId, v).catch((err: unknown) => {
+      const loading = (r.baseLoading ??= loadBase(r.runId, v).catch((err: unknown) => {
         r.baseLoading = null; // the next version tries again
         throw err;
       }));
+      const base = await loading;
       if (run !== r) {
         // The worker left the run meanwhile (its base was freed with it): free this one too, once.
-        if (r.baseLoading) tf.dispose([...base.values()]);
-        r.baseLoading = null;
+        if (r.baseLoading === loading) {
+          r.baseLoading = null;
+          tf.dispose([...base.values()]);
+        }
         return;
       }
       r.base ??= base;
