@@ -8,6 +8,7 @@ import type { RolloutPort, StepReport, TrainOutcome } from '../pipeline/types';
 import { DEFAULT_CUSTOM_TRAIN, validateCustomTrain, type CustomTrainConfig } from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
 import type { TrainerState } from './trainer-state.svelte';
+import { failureSignal } from './failure-signal';
 
 /** Returns of the random, untrained and trained policies on a custom environment. */
 export interface CustomEnvReport {
@@ -120,12 +121,9 @@ export class CustomEnvState {
     const log = new EventLog(5_000);
     const emit: Emit = (e) => log.push(e);
     // A crashed worker never answers the calls waiting on it: every await below races this.
-    let crash: (message: string) => void = () => undefined;
-    const crashed = new Promise<never>((_, reject) => {
-      crash = (message) => reject(new Error(message));
-    });
-    crashed.catch(() => undefined); // rejected here, handled where it is raced
-    const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, crashed]);
+    const crashed = failureSignal();
+    const crash = (message: string) => crashed.reject(new Error(message));
+    const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, crashed.promise]);
     let pipeline: Pipeline<CustomBatch, CustomTrajectory> | null = null;
     // Stop (or a crash) ends the training whenever it comes, setting up included.
     const ended = new Promise<typeof STOPPED>((resolve) => {

@@ -17,6 +17,7 @@ import type { RunProgress } from '../storage/db';
 import { describeEviction } from '../storage/quota';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
+import { failureSignal } from './failure-signal';
 
 /** A rollout worker of the pool: its bridge, as the pipeline's port. */
 class PooledRollout implements PoolWorker<RolloutStats>, RolloutPort {
@@ -337,11 +338,9 @@ export class PipelineSession {
 
   /** Runs `attempt` as the restart in progress; a crash meanwhile rejects `crashed` (a dead worker never answers). */
   private beginRestart(attempt: (crashed: Promise<never>) => Promise<void>): void {
-    const crashed = new Promise<never>((_, reject) => {
-      this.restartCrash = (m) => reject(new Error(`it crashed again while restarting: ${m}`));
-    });
-    crashed.catch(() => undefined); // handled where it is raced
-    this.restarting = Promise.race([attempt(crashed), crashed])
+    const crashed = failureSignal();
+    this.restartCrash = (m) => crashed.reject(new Error(`it crashed again while restarting: ${m}`));
+    this.restarting = Promise.race([attempt(crashed.promise), crashed.promise])
       .catch((err: unknown) => {
         if (!this.pipeline.isStopped)
           this.hooks.onError(

@@ -10,6 +10,7 @@ import { LabDbConnection, type LabDB } from '../storage/db';
 import { listSuites, putSuite } from '../storage/suites-store';
 import { latestVersion, loraBaseOf } from '../storage/weights-store';
 import { count } from './plural';
+import { failureSignal } from './failure-signal';
 
 /** A suite the page can evaluate: the built-in one (with its split) or a saved one (all held-out). */
 export interface SuiteEntry {
@@ -25,14 +26,6 @@ export const BUILT_IN_NAME = `built-in (seed ${BUILT_IN_SEED})`;
 export const MY_TASKS = 'my tasks';
 /** Why the tasks panel's worker was ended (Stop, a crash): what waited on it fails with this. */
 class WorkerEnded extends Error {}
-
-/** A promise that rejects when told to (and counts as handled until something races it). */
-function failureSignal(): { promise: Promise<never>; reject: (err: Error) => void } {
-  let reject: (err: Error) => void = () => undefined;
-  const promise = new Promise<never>((_, fail) => (reject = fail));
-  promise.catch(() => undefined);
-  return { promise, reject };
-}
 
 /** Most sampled episodes per task an evaluation plays (a table of the built-in suite is 258 tasks). */
 export const MAX_SAMPLES = 16;
