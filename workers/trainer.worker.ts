@@ -39,6 +39,7 @@ import {
   putVersion,
   setRunStatus,
 } from '../src/lib/storage/weights-store';
+import type { PolicySettings } from '../src/lib/pipeline/run-settings';
 import { backendInit } from './tfjs-backends';
 
 /** How the page starts the trainer. */
@@ -387,10 +388,7 @@ const api = {
    * state and step count, and the run's policy settings (`policy`: its loss, learning rate and
    * LoRA setting). The rollout workers adopt the same version from the store.
    */
-  async resumeRun(
-    init: PipelineRunInit,
-    policy: { seed: number; loss: TrainerConfig['loss']; learningRate: number; lora: LoraConfig | null },
-  ): Promise<ResumePoint> {
+  async resumeRun(init: PipelineRunInit, policy: PolicySettings): Promise<ResumePoint> {
     const t = requireTrainer();
     const t0 = now();
     const d = await database();

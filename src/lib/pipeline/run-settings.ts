@@ -136,16 +136,20 @@ export function validateSettings(s: RunSettings): void {
     );
 }
 
-/**
- * What the trainer re-initialises its policy with for a run of these settings (a resumed run
- * then loads its own newest version; a new one adds `startFrom`).
- */
-export function policyReset(s: RunSettings): {
+/** What the trainer needs of a run's settings to build or restore its policy. */
+export interface PolicySettings {
   seed: number;
   loss: RunSettings['loss'];
   learningRate: number;
   lora: LoraConfig | null;
-} {
+}
+
+/**
+ * What the trainer builds its policy with for a run of these settings (a resumed run restores
+ * its own newest version with them; a new one adds `startFrom`).
+ */
+
+export function policyReset(s: RunSettings): PolicySettings {
   return { seed: s.seed, loss: s.loss, learningRate: s.code.learningRate, lora: s.lora };
 }
 
