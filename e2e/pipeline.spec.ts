@@ -581,6 +581,11 @@ test('the staleness sweep trains the same samples at each η and shows staleness
     two.meanStaleness.toFixed(1),
   );
   await expect(page.getByTestId('run-sweep-note')).toContainText('decoupled PPO');
+  // The timeline shows the last leg (it stayed on the first leg's window, blank, when a short leg
+  // had been fitted), and the run list tells the legs apart.
+  await expect(page.getByTestId('timeline')).not.toHaveAttribute('data-versions', '0');
+  for (const how of ['η = 0, decoupled PPO', 'η = 2, decoupled PPO', 'η = ∞, decoupled PPO'])
+    await expect(page.getByTestId('run-how').filter({ hasText: how })).toHaveCount(1);
 });
 
 test('a run trains on a suite of the user’s own tasks: its jobs pose only them, and Resume keeps them', async ({

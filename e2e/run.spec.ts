@@ -79,6 +79,13 @@ test('a share link carries the run settings to another page; a broken one says w
   await page.getByTestId('run-lr-schedule').selectOption({ label: 'constant' });
   await page.getByTestId('run-share').click();
   const link = await page.getByTestId('run-share-link').inputValue();
+  await expect(page.getByTestId('run-share-copied')).toBeVisible();
+  // A change of the settings takes the link away (it no longer matches them); making it again works.
+  await page.getByTestId('run-workers').fill('3');
+  await expect(page.getByTestId('run-share-link')).toHaveCount(0);
+  await page.getByTestId('run-workers').fill('2');
+  await page.getByTestId('run-share').click();
+  expect(await page.getByTestId('run-share-link').inputValue()).toBe(link);
   expect(new URL(link).searchParams.get('backend')).toBe('wasm');
   expect(new URL(link).searchParams.get('run')).toMatch(/^[A-Za-z0-9_-]+$/);
 

@@ -204,6 +204,9 @@ test('write a task in the editor, try a program on it, add it to my tasks', asyn
   await expect(page.getByTestId('tasks-notice')).toContainText('Added sq to "my tasks"');
   await expect(page.getByTestId('suite-select')).toHaveValue('my tasks');
   await expect(page.getByTestId('suite-counts')).toHaveText('1 task, 1 held out');
+  // Adding it again replaces it, and says so.
+  await page.getByTestId('task-add').click();
+  await expect(page.getByTestId('tasks-notice')).toContainText('Replaced sq in "my tasks" (1 task)');
 });
 
 test('an MLP policy trains on the CartPole custom JS environment to a clearly better return than random', async ({

@@ -62,6 +62,8 @@ export interface RunListEntry {
   unconsumed: number;
   /** What the run trains: `every parameter`, or `LoRA, rank r`. */
   trains: string;
+  /** How: `η = 4, decoupled PPO` (tells apart the legs of a race or a sweep). */
+  how: string;
   /** A run that was running when the page closed, or was paused: it can be resumed. */
   resumable: boolean;
 }
@@ -142,6 +144,11 @@ export function trainsLabel(s: Pick<RunSettings, 'lora' | 'tasks'>): string {
   return s.tasks ? `${what}, on "${s.tasks.name}" (${count(s.tasks.tasks.length, 'task')})` : what;
 }
 
+/** `η = 4, decoupled PPO`: what tells runs apart in the lists (the legs of a race or a sweep). */
+export function howLabel(s: Pick<RunSettings, 'eta' | 'loss'>): string {
+  return `η = ${Number.isFinite(s.eta) ? s.eta : '∞'}, ${s.loss === 'ppo' ? 'PPO clip' : 'decoupled PPO'}`;
+}
+
 /** `policyBytes` of the newest publish among `events`, or null. */
 function lastPolicyBytes(events: readonly TimelineEvent[]): number | null {
   for (let i = events.length - 1; i >= 0; i--) {
@@ -172,6 +179,8 @@ export class RunState {
   runId = $state<string | null>(null);
   /** The last share link made of the settings (`makeShareLink`), or null. */
   shareLink = $state<string | null>(null);
+  /** Whether the browser let the share link be copied to the clipboard. */
+  shareLinkCopied = $state(false);
   steps = $state.raw<StepReport[]>([]);
   metrics = $state.raw<StepMetrics | null>(null);
   curriculum = $state.raw<CurriculumView | null>(null);
@@ -246,6 +255,7 @@ export class RunState {
           trajectories: c.total,
           unconsumed: c.total - c.consumed,
           trains: trainsLabel(settingsFromJson(r.config)),
+          how: howLabel(settingsFromJson(r.config)),
           resumable:
             r.latestVersion >= 0 &&
             (r.status === 'running' || r.status === 'paused') &&
@@ -578,7 +588,11 @@ export class RunState {
     if (this.error?.startsWith('no share link:')) this.error = null; // an earlier run's error stays
     const link = shareUrl(base, settings);
     this.shareLink = link;
-    await navigator.clipboard?.writeText(link).catch(() => undefined);
+    this.shareLinkCopied =
+      (await navigator.clipboard?.writeText(link).then(
+        () => true,
+        () => false,
+      )) ?? false;
     return link;
   }
 

@@ -140,7 +140,7 @@ export class TasksState {
       return false;
     }
     if (parsed.suite.name === BUILT_IN_NAME) {
-      this.importError = `${fileName} was not imported: $.name: "${BUILT_IN_NAME}" is the built-in suite's name`;
+      this.importError = `${fileName} was not imported: $.name: "${BUILT_IN_NAME}" is the built-in suite's name (it is always here; to import a copy, give the file's "name" another value: an imported suite is all held out)`;
       return false;
     }
     const existing = this.suites.find((s) => s.name === parsed.suite.name);
@@ -282,14 +282,17 @@ export class TasksState {
   /** Adds the editor's task to the "my tasks" suite (replacing a task with the same id). */
   async addTask(): Promise<void> {
     this.tryError = null;
+    this.notice = null;
     try {
       const task = parseTaskText(this.taskText);
       const mine = this.suites.find((s) => s.name === MY_TASKS);
-      const tasks = [...(mine ? suiteFile(mine).tasks.filter((t) => t.id !== task.id) : []), task];
+      const others = mine ? suiteFile(mine).tasks.filter((t) => t.id !== task.id) : [];
+      const replaced = mine !== undefined && others.length < mine.tasks.length;
+      const tasks = [...others, task];
       await putSuite(await this.database(), { name: MY_TASKS, tasks });
       await this.load();
       this.selected = MY_TASKS;
-      this.notice = `Added ${task.id} to "${MY_TASKS}" (${count(tasks.length, 'task')})`;
+      this.notice = `${replaced ? 'Replaced' : 'Added'} ${task.id} ${replaced ? 'in' : 'to'} "${MY_TASKS}" (${count(tasks.length, 'task')})`;
     } catch (err) {
       this.tryError = err instanceof Error ? err.message : String(err);
     }
