@@ -20,7 +20,24 @@ export function parseInputs(text: string): JsonValue[] {
     throw new Error(`inputs are not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   if (!Array.isArray(value)) throw new Error('inputs must be a JSON array, e.g. [1, 2, 3]');
+  const huge = pathOfInfinite(value, '');
+  if (huge !== null)
+    throw new Error(
+      `input ${huge} is past the largest number JavaScript holds (it would arrive as Infinity)`,
+    );
   return value as JsonValue[];
+}
+
+/** Where in a parsed JSON value a number overflowed to ±Infinity (`0`, `2[1]`, `1.a`), or null. */
+function pathOfInfinite(v: unknown, at: string): string | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? null : at;
+  if (typeof v !== 'object' || v === null) return null;
+  for (const [k, x] of Object.entries(v)) {
+    const key = Array.isArray(v) ? (at === '' ? k : `${at}[${k}]`) : `${at}.${k}`;
+    const found = pathOfInfinite(x, key);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /** UI state of the sandbox panel and of the page's one WebContainer. */
