@@ -52,6 +52,9 @@ test('by keyboard, Start and Stop hand the focus to each other instead of droppi
   await expect(page.getByTestId('run-start')).toBeEnabled({ timeout: 120_000 });
   await expect(page.getByTestId('run-start')).toBeFocused();
   await expect(page.getByTestId('run-error')).toHaveCount(0);
+  // The stopped run's dashboard keeps what its workers last reported (it turned to "–").
+  await expect(page.getByTestId('pipe-rollout-on')).toContainText('quickjs');
+  await expect(page.getByTestId('pipe-cache')).toHaveText(/^\d+%$/);
 });
 
 test('the learning-rate schedule chosen in the run panel reaches the trainer', async ({ page }) => {

@@ -615,11 +615,14 @@ export class RunState {
     let hits = 0;
     let total = 0;
     const sandboxes: string[] = [];
-    for (const { stats } of s.workerStats()) {
+    const workers = s.workerStats();
+    for (const { stats } of workers) {
       if (stats?.sandbox && !sandboxes.includes(stats.sandbox)) sandboxes.push(stats.sandbox);
       hits += stats?.cache.hits ?? 0;
       total += (stats?.cache.hits ?? 0) + (stats?.cache.misses ?? 0);
     }
+    // Once the run has stopped its workers are gone: their last figures stay on the dashboard.
+    const kept = p.isStopped && workers.length === 0 ? this.dashboard : null;
     this.events = [...s.log.events];
     this.history?.flushEvents(s.log);
     this.episodeTotals = totalsOf(s.runCounters());
@@ -634,8 +637,8 @@ export class RunState {
       waiting: p.waitingGroups,
       buffered: p.buffer.size,
       maxConcurrent: p.maxConcurrent,
-      cacheHitRate: total > 0 ? hits / total : null,
-      sandboxes,
+      cacheHitRate: kept ? kept.cacheHitRate : total > 0 ? hits / total : null,
+      sandboxes: kept ? kept.sandboxes : sandboxes,
       hindsight: {
         relabelled: s.source.hindsight.added,
         distinct: s.source.hindsight.distinct,
