@@ -247,6 +247,7 @@ export class RunState {
     this.runs = await Promise.all(
       runs.map(async (r) => {
         const c = await countTrajectories(db, r.id);
+        const settings = settingsFromJson(r.config);
         return {
           id: r.id,
           status: r.status,
@@ -254,8 +255,8 @@ export class RunState {
           updatedAt: r.updatedAt,
           trajectories: c.total,
           unconsumed: c.total - c.consumed,
-          trains: trainsLabel(settingsFromJson(r.config)),
-          how: howLabel(settingsFromJson(r.config)),
+          trains: trainsLabel(settings),
+          how: howLabel(settings),
           resumable:
             r.latestVersion >= 0 &&
             (r.status === 'running' || r.status === 'paused') &&
