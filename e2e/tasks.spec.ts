@@ -230,7 +230,56 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
   await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^4[01]$/);
   // The default η = 1 bounds how far the rollouts ran ahead of the trainer.
   expect(Number(await page.getByTestId('env-staleness-max').textContent())).toBeLessThanOrEqual(1);
+
+  // The training is stored: its row, and its versions in IndexedDB (retention: the newest 5, and
+  // versions 0, 10, 20, 30 and 40), each the MLP's every parameter.
+  const row = page.getByTestId('env-training');
+  await expect(row).toHaveCount(1);
+  await expect(row.getByTestId('env-training-status')).toHaveText('finished');
+  await expect(row.locator('td').nth(6)).toHaveText(trained.toFixed(1));
+  const stored = await storedCustomVersions(page);
+  expect(stored.versions).toEqual([0, 10, 20, 30, 36, 37, 38, 39, 40]);
+  expect(stored.tensors).toEqual(['w1', 'b1', 'wp', 'bp', 'wv', 'bv']);
+  // After a reload it is still there, apart from the code-writing runs; its code comes back.
+  await page.reload();
+  await expect(row.getByTestId('env-training-status')).toHaveText('finished');
+  await expect(row.locator('td').nth(6)).toHaveText(trained.toFixed(1));
+  await expect(page.getByTestId('run-list')).toHaveCount(0);
+  await writeEnv(page, 'spec = { observations: 1, actions: 2, maxSteps: 1 };');
+  await row.getByTestId('env-training-code').click();
+  await expect(page.getByTestId('env-notice')).toHaveText(
+    'The editor now holds the code training 1 trained on.',
+  );
+  await expect(page.getByTestId('env-editor')).toContainText('CartPole');
+  // Delete takes its versions with it.
+  await row.getByTestId('env-training-delete').click();
+  await expect(page.getByTestId('env-notice')).toHaveText('Deleted training 1 and its 9 stored versions.');
+  await expect(row).toHaveCount(0);
+  expect((await storedCustomVersions(page)).versions).toEqual([]);
 });
+
+/** The stored versions of the page's custom-environment runs, and the tensors of the newest. */
+async function storedCustomVersions(page: Page): Promise<{ versions: number[]; tensors: string[] }> {
+  return page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const r = indexedDB.open('sandbox-rl-lab');
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+    type Stored = { runId: string; version: number; checkpoint: { params: { entries: { name: string }[] } } };
+    const all = await new Promise<Stored[]>((resolve, reject) => {
+      const r = db.transaction('weights').objectStore('weights').getAll();
+      r.onsuccess = () => resolve(r.result as Stored[]);
+      r.onerror = () => reject(r.error);
+    });
+    db.close();
+    const custom = all.filter((w) => w.runId.startsWith('custom-'));
+    return {
+      versions: custom.map((w) => w.version).sort((a, b) => a - b),
+      tensors: custom.at(-1)?.checkpoint.params.entries.map((e) => e.name) ?? [],
+    };
+  });
+}
 
 /** Replaces the custom environment's code in its editor. */
 async function writeEnv(page: Page, code: string): Promise<void> {
@@ -312,12 +361,12 @@ test('the custom environment trains through the async pipeline: η = 0 takes tur
     if (kind in MARKS) await expect(legend).toContainText(MARKS[kind as MarkKind].label);
   for (const absent of ['preempt', 'evict', 'restart', 'requeue'])
     await expect(legend).not.toContainText(absent);
-  // Both trainings stay in the page's comparison table, in order.
+  // Both trainings stay in the comparison table, in order.
   const rows = page.getByTestId('env-trainings').locator('tbody tr');
   await expect(rows).toHaveCount(2);
-  await expect(rows.nth(0).locator('td').nth(1)).toHaveText('0');
-  await expect(rows.nth(1).locator('td').nth(1)).toHaveText('2');
-  await expect(rows.nth(1).locator('td').nth(3)).toHaveText('24');
+  await expect(rows.nth(0).locator('td').nth(2)).toHaveText('0');
+  await expect(rows.nth(1).locator('td').nth(2)).toHaveText('2');
+  await expect(rows.nth(1).locator('td').nth(4)).toHaveText('24');
 });
 
 test('Stop ends custom-environment training after the iteration in progress, with a report of what it trained', async ({
@@ -358,6 +407,11 @@ test('Stop ends custom-environment training after the iteration in progress, wit
   );
   await expect(page.getByTestId('env-report')).toHaveCount(0);
   await expect(page.getByTestId('env-train')).toBeEnabled();
+  // The stopped training is stored as far as it went; the one that trained nothing is not.
+  const rows = page.getByTestId('env-training');
+  await expect(rows).toHaveCount(1);
+  await expect(rows.locator('td').nth(4)).toHaveText(`${done} of 500`);
+  await expect(rows.getByTestId('env-training-status')).toHaveText('finished');
 });
 
 test('a broken custom environment gets a clear message', async ({ page }) => {
@@ -389,4 +443,7 @@ test('a broken custom environment gets a clear message', async ({ page }) => {
   );
   await expect(page.getByTestId('env-report')).toHaveCount(0);
   await expect(page.getByTestId('env-train')).toBeEnabled();
+  // It is stored as failed, with the versions it published; the two that never started are not.
+  await expect(page.getByTestId('env-training')).toHaveCount(1);
+  await expect(page.getByTestId('env-training-status')).toHaveText('failed');
 });

@@ -16,12 +16,14 @@ import { now, type TimelineEvent } from '../src/lib/pipeline/events';
 import { PARAMS_CHANNEL, type VersionAnnounce } from '../src/lib/pipeline/params-channel';
 import type { TrainOutcome } from '../src/lib/pipeline/types';
 import type { MlpArgs, MlpSnapshot } from '../src/lib/policy/mlp';
+import type { Eviction } from '../src/lib/storage/quota';
 import type { TokenBatch } from '../src/lib/rl/batch';
 import type { CustomTrainConfig } from '../src/lib/rl/custom-config';
 import { MlpLearner, type CustomBatch } from '../src/lib/rl/custom-trainer';
 import { imitationBatch } from '../src/lib/rl/synthetic';
 import {
   LabDbConnection,
+  type CustomRunResult,
   type LabDB,
   type RunProgress,
   type RunRecord,
@@ -73,6 +75,17 @@ export interface PipelineRunInit {
   keepConsumed: number;
 }
 
+/** How a custom-environment training is stored: a run of kind 'custom', its versions in `weights`. */
+export type CustomRunInit = Omit<PipelineRunInit, 'keepConsumed'>;
+
+/** What publishing a custom-environment version gives the page. */
+export interface CustomPublished {
+  /** The policy as the rollout workers act with it. */
+  snapshot: MlpSnapshot;
+  /** What the write deleted to make room when the quota was full (the page says so). */
+  evicted?: Eviction;
+}
+
 /** What a resumed run continues from. */
 export interface ResumePoint {
   version: number;
@@ -85,6 +98,10 @@ let trainer: PolicyTrainer | undefined;
 let pipelineRun: (PipelineRunInit & { channel: BroadcastChannel }) | undefined;
 /** The MLP policy of a custom JS environment, when one is being trained. */
 let mlp: MlpLearner | undefined;
+/** The run the custom-environment training stores its versions in. */
+let customRun: CustomRunInit | undefined;
+/** Newest version of the custom run its retention has examined. */
+let customPrunedThrough = -Infinity;
 /** This worker's connection (closed for a newer page in another tab; its next use then says so). */
 const db = new LabDbConnection();
 let version = -1;
@@ -299,10 +316,67 @@ const api = {
     requireTrainer().setLearningRate(lr);
   },
 
-  /** Builds a fresh MLP policy for a custom environment (issue 4 §7), replacing any previous one. */
-  initCustom(args: MlpArgs, config: CustomTrainConfig): void {
+  /**
+   * Builds a fresh MLP policy for a custom environment (issue 4 §7), replacing any previous one,
+   * and creates the run its versions are stored in (status running).
+   */
+  async initCustom(args: MlpArgs, config: CustomTrainConfig, run: CustomRunInit): Promise<void> {
     mlp?.dispose();
+    mlp = undefined;
+    customRun = undefined;
+    const d = await database();
+    await ensureRun(d, { id: run.runId, name: run.name, config: run.config, kind: 'custom' });
+    await setRunStatus(d, run.runId, 'running');
     mlp = new MlpLearner(args, config);
+    customRun = run;
+    customPrunedThrough = -Infinity;
+  },
+
+  /**
+   * Stores version `v` of the custom-environment policy (every parameter and Adam's state, with
+   * the step's metrics and the training's progress; evicting old data if the quota is full), then
+   * gives its snapshot for the rollout workers. Durable first, as a pipeline run's publish.
+   */
+  async publishCustom(
+    v: number,
+    metrics: Record<string, number>,
+    progress: RunProgress,
+  ): Promise<CustomPublished> {
+    const r = customRun;
+    if (!mlp || !r) throw new Error('no custom policy: call initCustom() first');
+    const d = await database();
+    const record = {
+      runId: r.runId,
+      version: v,
+      createdAt: Date.now(),
+      checkpoint: await mlp.checkpoint(),
+      metrics,
+      milestone: isMilestoneVersion(v, r.milestoneEvery),
+    };
+    let evicted: Eviction | undefined;
+    await withEviction(
+      d,
+      () => putVersion(d, record, { progress }),
+      (e) => (evicted = e),
+    );
+    customPrunedThrough = (
+      await pruneVersions(d, r.runId, r.keepVersions, customPrunedThrough, (x) =>
+        isMilestoneVersion(x, r.milestoneEvery),
+      )
+    ).examinedThrough;
+    return { snapshot: await mlp.snapshot(), ...(evicted ? { evicted } : {}) };
+  },
+
+  /** Ends the stored custom-environment training: its status, progress and measured returns. */
+  async endCustom(
+    status: RunRecord['status'],
+    progress: RunProgress,
+    result?: CustomRunResult,
+  ): Promise<void> {
+    const r = customRun;
+    if (!r) return;
+    customRun = undefined;
+    await setRunStatus(await database(), r.runId, status, { progress, ...(result ? { result } : {}) });
   },
 
   /** One update of the custom-environment policy (the pipeline's training step); returns its metrics. */

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Params } from './model';
+import { packParams, type PackedTensors } from './weights';
 
 /** Shape of the MLP policy for custom environments (issue 4). */
 export interface MlpArgs {
@@ -73,4 +74,70 @@ export function mlpLogits(s: MlpSnapshot, obs: readonly number[]): number[] {
     for (let j = 0; j < H; j++) z += (h[j] ?? 0) * (s.wp[j * A + a] ?? 0);
     return z;
   });
+}
+
+/** A stored version of an MLP policy: its shape, every parameter (value head too), Adam's state. */
+export interface MlpCheckpoint {
+  format: 'sandbox-rl-lab/mlp@1';
+  mlp: MlpArgs;
+  params: PackedTensors;
+  /** Adam moments and step counter. */
+  optimizer?: PackedTensors;
+  /** Updates taken when the checkpoint was made. */
+  step: number;
+}
+
+/** The parameter shapes an MLP with `args` has, in creation order. */
+function mlpShapes({ inputs: I, hidden: H, actions: A }: MlpArgs): [string, number[]][] {
+  return [
+    ['w1', [I, H]],
+    ['b1', [H]],
+    ['wp', [H, A]],
+    ['bp', [A]],
+    ['wv', [H, 1]],
+    ['bv', [1]],
+  ];
+}
+
+/** Packs an MLP's parameters (and, when given, its optimiser state) as a checkpoint. */
+export async function mlpCheckpoint(
+  p: Params,
+  args: MlpArgs,
+  step: number,
+  optimizer?: PackedTensors,
+): Promise<MlpCheckpoint> {
+  return {
+    format: 'sandbox-rl-lab/mlp@1',
+    mlp: args,
+    params: await packParams(p),
+    step,
+    ...(optimizer ? { optimizer } : {}),
+  };
+}
+
+/**
+ * The acting part of a stored MLP as a snapshot (plain arrays, no tensors), after checking that
+ * every parameter is there with the shape the checkpoint's args give.
+ */
+export function snapshotFromCheckpoint(ckpt: MlpCheckpoint): MlpSnapshot {
+  if (ckpt.format !== 'sandbox-rl-lab/mlp@1')
+    throw new Error(`not an MLP checkpoint (format ${String(ckpt.format)})`);
+  const all = new Float32Array(ckpt.params.data);
+  const byName = new Map(ckpt.params.entries.map((e) => [e.name, e]));
+  const read = (name: string, shape: number[]): Float32Array => {
+    const e = byName.get(name);
+    if (!e) throw new Error(`MLP checkpoint is missing parameter ${name}`);
+    if (e.shape.join(',') !== shape.join(','))
+      throw new Error(`MLP parameter ${name} has shape [${e.shape}], the policy needs [${shape}]`);
+    const n = shape.reduce((a, b) => a * b, 1);
+    if (!Number.isInteger(e.offset) || e.offset < 0 || e.offset + n > all.length)
+      throw new Error(`MLP parameter ${name} lies outside the buffer (${all.length} floats)`);
+    return all.slice(e.offset, e.offset + n);
+  };
+  const shapes = mlpShapes(ckpt.mlp);
+  if (byName.size !== shapes.length)
+    throw new Error(`MLP checkpoint has ${byName.size} tensors, the policy ${shapes.length}`);
+  const p = new Map(shapes.map(([name, shape]) => [name, read(name, shape)]));
+  const at = (name: string) => p.get(name) ?? new Float32Array();
+  return { args: ckpt.mlp, w1: at('w1'), b1: at('b1'), wp: at('wp'), bp: at('bp') };
 }

@@ -35,6 +35,9 @@ export interface CustomTrainConfig {
   maxGradNorm: number;
   /** Seed of the initial weights and of action sampling. */
   seed: number;
+  /** Stored versions kept: the newest `keepVersions`, plus version 0 and every `milestoneEvery`-th. */
+  keepVersions: number;
+  milestoneEvery: number;
 }
 
 export const DEFAULT_CUSTOM_TRAIN: CustomTrainConfig = {
@@ -54,6 +57,8 @@ export const DEFAULT_CUSTOM_TRAIN: CustomTrainConfig = {
   wCap: 5,
   maxGradNorm: 0.5,
   seed: 1,
+  keepVersions: 5,
+  milestoneEvery: 10,
 };
 
 /** Checks the settings the panel lets a user change; throws a message that says what is wrong. */

@@ -1,8 +1,18 @@
 import * as tf from '@tensorflow/tfjs';
 import type { CustomEnv } from '../env/custom';
-import { initMlp, mlpForward, mlpLogits, snapshotMlp, type MlpArgs, type MlpSnapshot } from '../policy/mlp';
+import {
+  initMlp,
+  mlpCheckpoint,
+  mlpForward,
+  mlpLogits,
+  snapshotMlp,
+  type MlpArgs,
+  type MlpCheckpoint,
+  type MlpSnapshot,
+} from '../policy/mlp';
 import type { Params } from '../policy/model';
 import { pickMasked } from '../policy/sampler';
+import { packOptimizer } from '../policy/weights';
 import type { StepMetrics } from '../policy/trainer';
 import type { CustomTrainConfig } from './custom-config';
 import { clipByGlobalNorm } from './losses';
@@ -98,6 +108,11 @@ export class MlpLearner {
 
   snapshot(): Promise<MlpSnapshot> {
     return snapshotMlp(this.params, this.args);
+  }
+
+  /** Every parameter and Adam's state, as a stored version holds them. */
+  async checkpoint(): Promise<MlpCheckpoint> {
+    return mlpCheckpoint(this.params, this.args, this.step, await packOptimizer(this.optimizer));
   }
 
   /** One update: `updatesPerBatch` Adam steps on the batch; returns the last one's metrics. */

@@ -5,7 +5,18 @@ import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
 import { initParams } from '../policy/model';
 import { packParams, paramsFromCheckpoint } from '../policy/weights';
 import { DB_VERSION, LabDbConnection, OLDER_PAGE, STORAGE_DELETED, openLabDb } from './db';
-import { ensureRun, getVersion, latestVersion, listVersions, putVersion } from './weights-store';
+import { initMlp, mlpCheckpoint, snapshotFromCheckpoint, type MlpArgs } from '../policy/mlp';
+import { evictForSpace } from './quota';
+import {
+  ensureRun,
+  getVersion,
+  latestVersion,
+  listRuns,
+  listVersions,
+  newestRecord,
+  putVersion,
+  setRunStatus,
+} from './weights-store';
 
 const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 8, dModel: 16, dMlp: 32 };
 let dbCount = 0;
@@ -71,6 +82,52 @@ describe('IndexedDB storage', () => {
     const b = await ensureRun(db, { id: 'r', name: 'b', config: {} });
     expect(b.name).toBe(a.name);
     expect(await db.count('runs')).toBe(1);
+    db.close();
+  });
+
+  it("stores a custom environment's MLP versions beside the code runs, apart from them, and evicts them by its rule", async () => {
+    const db = await freshDb();
+    await ensureRun(db, { id: 'code', name: 'code', config: {} });
+    await ensureRun(db, { id: 'env', name: 'env', config: { milestoneEvery: 10 }, kind: 'custom' });
+    const args: MlpArgs = { inputs: 4, hidden: 8, actions: 2 };
+    const params = initMlp(args, 3);
+    for (let version = 0; version <= 12; version++)
+      await putVersion(db, {
+        runId: 'env',
+        version,
+        createdAt: Date.now(),
+        checkpoint: await mlpCheckpoint(params, args, version),
+        metrics: {},
+        milestone: version % 10 === 0,
+      });
+    expect((await listRuns(db, 'custom')).map((r) => r.id)).toEqual(['env']);
+    // A record from before runs had a kind is the code-writing policy's.
+    expect((await listRuns(db, 'code')).map((r) => r.id)).toEqual(['code']);
+    expect((await listRuns(db)).length).toBe(2);
+    // The newest version comes back as the policy it was; the code policy's readers refuse it.
+    const newest = await newestRecord(db, 'env');
+    expect(newest?.version).toBe(12);
+    if (newest?.checkpoint.format !== 'sandbox-rl-lab/mlp@1') throw new Error('not an MLP record');
+    expect(Array.from(snapshotFromCheckpoint(newest.checkpoint).w1)).toEqual(
+      Array.from(await (params.get('w1')?.data() ?? [])),
+    );
+    await expect(latestVersion(db, 'env')).rejects.toThrow(
+      "run env is a custom environment's training: its version 12 is an MLP, not the code-writing policy",
+    );
+    await expect(getVersion(db, 'env', 3)).rejects.toThrow('is an MLP');
+    // Eviction keeps the newest two and the milestones (0 and 10) of the custom run too.
+    expect((await evictForSpace(db)).versions).toBe(9);
+    expect(await listVersions(db, 'env')).toEqual([0, 10, 11, 12]);
+    // Its end: status and returns, with its progress.
+    await setRunStatus(db, 'env', 'finished', {
+      progress: { seconds: 3 },
+      result: { randomReturn: 20, untrainedReturn: 22, trainedReturn: 150 },
+    });
+    const run = await db.get('runs', 'env');
+    expect(run?.status).toBe('finished');
+    expect(run?.result?.trainedReturn).toBe(150);
+    expect(run?.progress?.seconds).toBe(3);
+    tf.dispose([...params.values()]);
     db.close();
   });
 

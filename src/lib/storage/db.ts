@@ -1,6 +1,7 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { CurriculumSnapshot } from '../env/curriculum';
 import type { TaskSuite } from '../env/suite';
+import type { MlpCheckpoint } from '../policy/mlp';
 import type { Checkpoint } from '../policy/weights';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
@@ -24,6 +25,23 @@ export interface RunRecord {
   config: Record<string, unknown>;
   /** Where the run stands, saved with every published version (resume reads it). */
   progress?: RunProgress;
+  /**
+   * What the run trains: the code-writing transformer (absent in records from before custom
+   * environments were stored), or an MLP on a custom JS environment (issue 4 §7).
+   */
+  kind?: 'code' | 'custom';
+  /** A finished custom-environment training's returns (random, untrained, trained). */
+  result?: CustomRunResult;
+}
+
+/** The returns a custom-environment training measured, stored with its run. */
+export interface CustomRunResult {
+  /** Mean return of uniformly random actions. */
+  randomReturn: number;
+  /** Mean return of the untrained MLP, sampling. */
+  untrainedReturn: number;
+  /** Mean return of the newest version, greedy. */
+  trainedReturn: number;
 }
 
 /** What a resumed run needs besides its weights and unconsumed trajectories. */
@@ -71,6 +89,11 @@ export interface WeightsRecord {
   milestone: boolean;
 }
 
+/** One published version of a custom environment's MLP policy (same store, same key). */
+export interface MlpWeightsRecord extends Omit<WeightsRecord, 'checkpoint'> {
+  checkpoint: MlpCheckpoint;
+}
+
 /** A task suite the user imported or wrote (DESIGN §7 `tasks`, key: the suite's name). */
 export interface SuiteRecord {
   name: string;
@@ -100,7 +123,7 @@ export interface EventRecord {
 
 export interface LabSchema extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { 'by-updated': number } };
-  weights: { key: [string, number]; value: WeightsRecord; indexes: { 'by-run': string } };
+  weights: { key: [string, number]; value: WeightsRecord | MlpWeightsRecord; indexes: { 'by-run': string } };
   tasks: { key: string; value: SuiteRecord };
   trajectories: {
     key: [string, number];

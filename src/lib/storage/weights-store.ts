@@ -1,5 +1,19 @@
 import type { Checkpoint } from '../policy/weights';
-import type { LabDB, RunProgress, RunRecord, WeightsRecord } from './db';
+import type { CustomRunResult, LabDB, MlpWeightsRecord, RunProgress, RunRecord, WeightsRecord } from './db';
+
+/** True for a version of a custom environment's MLP (not of the code-writing policy). */
+export function isMlpRecord(r: WeightsRecord | MlpWeightsRecord): r is MlpWeightsRecord {
+  return r.checkpoint.format === 'sandbox-rl-lab/mlp@1';
+}
+
+/** A stored version as the code-writing policy's; a custom environment's MLP is refused, saying so. */
+function codeRecord(r: WeightsRecord | MlpWeightsRecord | undefined): WeightsRecord | undefined {
+  if (r && isMlpRecord(r))
+    throw new Error(
+      `run ${r.runId} is a custom environment's training: its version ${r.version} is an MLP, not the code-writing policy`,
+    );
+  return r;
+}
 
 /** Creates a run record, or returns the stored one when the id exists. */
 export async function ensureRun(
@@ -27,7 +41,7 @@ export async function ensureRun(
  */
 export async function putVersion(
   db: LabDB,
-  record: WeightsRecord,
+  record: WeightsRecord | MlpWeightsRecord,
   extra: { consumed?: readonly number[]; progress?: RunProgress } = {},
 ): Promise<void> {
   const tx = db.transaction(['runs', 'weights', 'trajectories'], 'readwrite');
@@ -56,13 +70,14 @@ export async function putVersion(
 
 /**
  * Sets a run's status (running, paused, …); for a run that stopped, also its progress and the
- * trajectories it dropped untrained since its last version (marked consumed), in one transaction.
+ * trajectories it dropped untrained since its last version (marked consumed), in one transaction;
+ * for a custom-environment training that ended, the returns it measured.
  */
 export async function setRunStatus(
   db: LabDB,
   runId: string,
   status: RunRecord['status'],
-  stopped: { progress?: RunProgress; consumed?: readonly number[] } = {},
+  stopped: { progress?: RunProgress; consumed?: readonly number[]; result?: CustomRunResult } = {},
 ): Promise<void> {
   const tx = db.transaction(['runs', 'trajectories'], 'readwrite');
   const runs = tx.objectStore('runs');
@@ -72,18 +87,25 @@ export async function setRunStatus(
     ...(stopped.consumed ?? []).map((seq) => trajectories.get([runId, seq])),
   ]);
   if (run) {
-    const { progress } = stopped;
+    const { progress, result } = stopped;
     await Promise.all([
-      runs.put({ ...run, status, updatedAt: Date.now(), ...(progress ? { progress } : {}) }),
+      runs.put({
+        ...run,
+        status,
+        updatedAt: Date.now(),
+        ...(progress ? { progress } : {}),
+        ...(result ? { result } : {}),
+      }),
       ...rows.flatMap((t) => (t && !t.consumed ? [trajectories.put({ ...t, consumed: 1 as const })] : [])),
     ]);
   }
   await tx.done;
 }
 
-/** Every run, most recently updated first. */
-export async function listRuns(db: LabDB): Promise<RunRecord[]> {
-  return (await db.getAllFromIndex('runs', 'by-updated')).reverse();
+/** Every run (or every run of one kind), most recently updated first. */
+export async function listRuns(db: LabDB, kind?: NonNullable<RunRecord['kind']>): Promise<RunRecord[]> {
+  const all = (await db.getAllFromIndex('runs', 'by-updated')).reverse();
+  return kind ? all.filter((r) => (r.kind ?? 'code') === kind) : all;
 }
 
 /** The retention rule of a pipeline run: version 0 and every `every`-th version are milestones (kept). */
@@ -135,16 +157,28 @@ export async function pruneVersions(
   return { deleted, examinedThrough: old.at(-1) ?? after };
 }
 
-/** One version, or undefined. */
-export function getVersion(db: LabDB, runId: string, version: number): Promise<WeightsRecord | undefined> {
-  return db.get('weights', [runId, version]);
+/** One version of the code-writing policy, or undefined. */
+export async function getVersion(
+  db: LabDB,
+  runId: string,
+  version: number,
+): Promise<WeightsRecord | undefined> {
+  return codeRecord(await db.get('weights', [runId, version]));
 }
 
-/** The newest stored version of a run, or undefined when it has none. */
-export async function latestVersion(db: LabDB, runId: string): Promise<WeightsRecord | undefined> {
+/** The newest stored version of a run, of either kind, or undefined when it has none. */
+export async function newestRecord(
+  db: LabDB,
+  runId: string,
+): Promise<WeightsRecord | MlpWeightsRecord | undefined> {
   const range = IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]);
   const cursor = await db.transaction('weights').store.openCursor(range, 'prev');
   return cursor?.value;
+}
+
+/** The newest stored version of a run of the code-writing policy, or undefined when it has none. */
+export async function latestVersion(db: LabDB, runId: string): Promise<WeightsRecord | undefined> {
+  return codeRecord(await newestRecord(db, runId));
 }
 
 /** The newest stored full version (not LoRA adapters only) at or below `atMost`: a LoRA run's base. */
@@ -155,7 +189,8 @@ export async function latestFullVersion(
 ): Promise<WeightsRecord | undefined> {
   const range = IDBKeyRange.bound([runId, -Infinity], [runId, atMost]);
   for (let c = await db.transaction('weights').store.openCursor(range, 'prev'); c; c = await c.continue()) {
-    if (!c.value.checkpoint.lora) return c.value;
+    const r = codeRecord(c.value);
+    if (r && !r.checkpoint.lora) return r;
   }
   return undefined;
 }

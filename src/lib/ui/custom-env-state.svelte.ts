@@ -7,8 +7,19 @@ import { EventLog, now, type TimelineEvent } from '../pipeline/events';
 import type { RolloutPort, StepReport, TrainOutcome } from '../pipeline/types';
 import { DEFAULT_CUSTOM_TRAIN, validateCustomTrain, type CustomTrainConfig } from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
+import {
+  LabDbConnection,
+  type CustomRunResult,
+  type LabDB,
+  type RunProgress,
+  type RunRecord,
+} from '../storage/db';
+import { describeEviction } from '../storage/quota';
+import { deleteRun, listRuns, setRunStatus } from '../storage/weights-store';
 import type { TrainerState } from './trainer-state.svelte';
 import { failureSignal } from './failure-signal';
+import { newRunId } from './pipeline-session';
+import { count } from './plural';
 
 /** Returns of the random, untrained and trained policies on a custom environment. */
 export interface CustomEnvReport {
@@ -31,14 +42,61 @@ const countersOf = (p: Pipeline<CustomBatch, CustomTrajectory>): PipelineCounter
   stalenessHistogram: { ...p.counters.stalenessHistogram },
 });
 
-/** A finished training of the panel, for the comparison table. */
+/** A stored training of the panel (a run of kind 'custom'), for the comparison table. */
 export interface CustomTraining {
+  runId: string;
+  startedAt: number;
+  /**
+   * finished: measured after its last update (asked for, or a Stop); failed: ended by an error;
+   * interrupted: the page closed (or the trainer died) while it trained; running: this one.
+   */
+  status: 'running' | 'finished' | 'failed' | 'interrupted';
   eta: number;
   workers: number;
-  /** Versions it published (fewer than asked after a Stop). */
+  /** Versions it published (fewer than asked after a Stop or an error). */
   iterations: number;
-  randomReturn: number;
-  trainedReturn: number;
+  /** Versions it was asked for. */
+  asked: number;
+  /** Returns measured at its end (absent when it did not finish). */
+  result?: CustomRunResult;
+  /** The environment's code it trained on. */
+  code: string;
+}
+
+/** A stored custom run as a row of the trainings table (`current`: the run training now). */
+export function trainingOf(r: RunRecord, current: string | null): CustomTraining {
+  const c = r.config;
+  const num = (v: unknown) => (typeof v === 'number' ? v : NaN);
+  const status: CustomTraining['status'] =
+    r.status === 'failed'
+      ? 'failed'
+      : r.status === 'running' || r.status === 'created'
+        ? r.id === current
+          ? 'running'
+          : 'interrupted'
+        : 'finished';
+  return {
+    runId: r.id,
+    startedAt: r.createdAt,
+    status,
+    eta: num(c.eta),
+    workers: num(c.workers),
+    iterations: Math.max(0, r.latestVersion),
+    asked: num(c.iterations),
+    ...(r.result ? { result: r.result } : {}),
+    code: typeof c.code === 'string' ? c.code : '',
+  };
+}
+
+/** The numeric metrics of a step, as stored with its version. */
+function numbersOf(m: object): Record<string, number> {
+  return Object.fromEntries(Object.entries(m).filter((e): e is [string, number] => typeof e[1] === 'number'));
+}
+
+/** The number fields of a custom training's progress (its counters and seconds). */
+function progressOf(p: Pipeline<CustomBatch, CustomTrajectory>, seconds: number): RunProgress {
+  const { stalenessHistogram: _, ...counters } = p.counters;
+  return { counters, seconds };
 }
 
 /**
@@ -69,13 +127,58 @@ export class CustomEnvState {
   phase = $state<string | null>(null);
   /** Something to know that is not an error (a Stop before the first update). */
   notice = $state<string | null>(null);
-  /** Every training this page finished, oldest first: each starts from a fresh policy, so they compare. */
+  /** The trainings stored in this browser, oldest first: each starts from a fresh policy, so they compare. */
   trainings = $state.raw<CustomTraining[]>([]);
 
   /** Ends the training in progress (set while one runs). */
   private end: (() => void) | null = null;
+  /** The run the training in progress stores its versions in. */
+  private runId: string | null = null;
+  private readonly db = new LabDbConnection({
+    // A training cannot go on without its storage: it stops, saying why.
+    closed: (message) => {
+      if (!this.training) return;
+      this.error = message;
+      this.end?.();
+    },
+  });
 
   constructor(private readonly trainer: TrainerState) {}
+
+  private database(): Promise<LabDB> {
+    return this.db.get();
+  }
+
+  /** Reads the stored trainings for the table. */
+  async loadTrainings(): Promise<void> {
+    const runs = await listRuns(await this.database(), 'custom');
+    this.trainings = runs.reverse().map((r) => trainingOf(r, this.runId));
+  }
+
+  /** Deletes a stored training and its versions (not the one training now). */
+  async deleteTraining(runId: string): Promise<void> {
+    if (runId === this.runId) {
+      this.error = 'this training is in progress: stop it before deleting it';
+      return;
+    }
+    try {
+      const n = this.trainings.findIndex((t) => t.runId === runId) + 1;
+      const gone = await deleteRun(await this.database(), runId);
+      this.notice = `Deleted training ${n} and its ${count(gone.versions, 'stored version')}.`;
+      await this.loadTrainings();
+    } catch (err) {
+      this.error = `the training could not be deleted: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  }
+
+  /** Puts a stored training's environment code back in the editor (what is there now is replaced). */
+  useCode(runId: string): void {
+    const i = this.trainings.findIndex((t) => t.runId === runId);
+    const t = this.trainings[i];
+    if (!t || this.training) return;
+    this.code = t.code;
+    this.notice = `The editor now holds the code training ${i + 1} trained on.`;
+  }
 
   /** The trainer worker's state: the panel trains only while it is ready (a run may hold it). */
   get trainerStatus(): string {
@@ -150,9 +253,15 @@ export class CustomEnvState {
     const stoppedEarly = () => {
       this.notice = 'Stopped before the first update: nothing was trained.';
     };
+    // The code as it is now: edits during the training apply to the next one.
+    const code = this.code;
+    let t0 = now();
+    const progress = (): RunProgress =>
+      pipeline ? progressOf(pipeline, (now() - t0) / 1000) : { seconds: (now() - t0) / 1000 };
+    let result: CustomRunResult | undefined;
     try {
       const opened = await setup(
-        Promise.all(bridges.map((b, i) => b.api.openCustomEnv(this.code, config.seed + i))),
+        Promise.all(bridges.map((b, i) => b.api.openCustomEnv(code, config.seed + i))),
       );
       if (opened === STOPPED) return stoppedEarly();
       const [measure] = bridges;
@@ -160,20 +269,35 @@ export class CustomEnvState {
       if (!measure || !first) throw new Error('no rollout worker');
       const { spec, randomReturn } = first;
       this.phase = `setting up: measuring the untrained policy (10 episodes of up to ${spec.maxSteps} steps)`;
+      const runId = newRunId(undefined, 'custom');
+      const { keepVersions, milestoneEvery } = config;
       await guard(
         this.trainer.api.initCustom(
           { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
           config,
+          {
+            runId,
+            name: `custom environment, η ${config.eta}, ${count(config.workers, 'worker')}`,
+            config: { ...config, code },
+            keepVersions,
+            milestoneEvery,
+          },
         ),
       );
-      await guard(Promise.all(await guard(this.publish(0, bridges, emit))));
+      this.runId = runId;
+      await this.loadTrainings();
+      t0 = now();
+      await guard(Promise.all(await guard(this.publish(0, {}, {}, bridges, emit))));
       const untrainedReturn = await setup(measure.api.customReturn(10, false));
       if (untrainedReturn === STOPPED) return stoppedEarly();
       this.phase = 'training';
       const p = new Pipeline<CustomBatch, CustomTrajectory>(
         customPipelineConfig(config),
         new CustomJobSource(spec.observations, config.gamma),
-        { trainAndPublish: (batch, info) => this.trainAndPublish(batch, info.fromVersion, bridges, emit) },
+        {
+          trainAndPublish: (batch, info) =>
+            this.trainAndPublish(batch, info.fromVersion, bridges, emit, progress),
+        },
         'custom-env',
         {
           emit,
@@ -207,14 +331,12 @@ export class CustomEnvState {
       );
       const trainedReturn = await guard(measure.api.customReturn(10, true));
       this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
-      this.trainings = [
-        ...this.trainings,
-        { eta: config.eta, workers: config.workers, iterations: p.version, randomReturn, trainedReturn },
-      ];
+      result = { randomReturn, untrainedReturn, trainedReturn };
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     } finally {
       pipeline?.stop();
+      await this.settle(pipeline?.version ?? 0, progress(), result);
       releaseTrainer();
       for (const b of bridges) b.terminate();
       this.end = null;
@@ -223,6 +345,29 @@ export class CustomEnvState {
       this.stopping = false;
       this.phase = null;
       if (this.trainer.status === 'busy') this.trainer.status = 'ready';
+    }
+  }
+
+  /**
+   * Stores how the training ended (its status, progress and returns) and refreshes the table. A
+   * training stopped before its first update trained nothing: its run (version 0 only) goes.
+   */
+  private async settle(
+    version: number,
+    progress: RunProgress,
+    result: CustomRunResult | undefined,
+  ): Promise<void> {
+    const runId = this.runId;
+    this.runId = null;
+    if (!runId) return;
+    try {
+      const db = await this.database();
+      if (this.error) await setRunStatus(db, runId, 'failed', { progress });
+      else if (version === 0) await deleteRun(db, runId);
+      else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
+      await this.loadTrainings();
+    } catch (err) {
+      this.error ??= `the training's end could not be stored: ${err instanceof Error ? err.message : String(err)}`;
     }
   }
 
@@ -274,6 +419,7 @@ export class CustomEnvState {
     fromVersion: number,
     bridges: readonly RolloutBridge[],
     emit: Emit,
+    progress: () => RunProgress,
   ): Promise<TrainOutcome> {
     const t0 = now();
     const buffers = [batch.obs, batch.actions, batch.returns, batch.behavLogp].map((a) => a.buffer);
@@ -287,22 +433,27 @@ export class CustomEnvState {
       meta: { loss: Number(metrics.loss.toFixed(4)), steps: batch.steps },
     });
     const version = fromVersion + 1;
-    await this.publish(version, bridges, emit);
+    await this.publish(version, numbersOf(metrics), progress(), bridges, emit);
     return { version, metrics, startedAt: t0, publishedAt: now() };
   }
 
   /**
-   * Sends the trainer's weights to every rollout worker as `version`; each adopts it at its next
-   * yield (an adopt mark on its lane). Returns the adoptions, for a caller that must wait for them.
+   * Stores the trainer's weights as `version` (durable first), then sends them to every rollout
+   * worker; each adopts it at its next yield (an adopt mark on its lane). Returns the adoptions,
+   * for a caller that must wait for them.
    */
   private async publish(
     version: number,
+    metrics: Record<string, number>,
+    progress: RunProgress,
     bridges: readonly RolloutBridge[],
     emit: Emit,
   ): Promise<Promise<void>[]> {
     const t0 = now();
-    const snapshot = await this.trainer.api.exportCustomPolicy();
+    const { snapshot, evicted } = await this.trainer.api.publishCustom(version, metrics, progress);
     const t1 = now();
+    if (evicted)
+      this.notice = `Storage was full: deleted ${describeEviction(evicted)} to keep the training going.`;
     emit({ lane: 'store', kind: 'publish', t0, t1, version });
     return bridges.map((b, i) =>
       b.api.loadCustomPolicy(snapshot, version).then(

@@ -52,9 +52,9 @@ export interface Restored {
   hindsight: HindsightSnapshot | null;
 }
 
-/** A new run's id: its start time, readable and sortable. */
-export function newRunId(at = new Date()): string {
-  return `run-${at.toISOString().replace(/[:.]/g, '-')}`;
+/** A new run's id: its kind ('run' for the code-writing policy, 'custom'), then its start time, readable and sortable. */
+export function newRunId(at = new Date(), prefix: 'run' | 'custom' = 'run'): string {
+  return `${prefix}-${at.toISOString().replace(/[:.]/g, '-')}`;
 }
 
 /** How the trainer stores a run: its id, its settings as JSON, and retention. */

@@ -243,7 +243,7 @@ export class RunState {
   /** Reads the stored runs for the run list. */
   async refreshRuns(): Promise<void> {
     const db = await this.database();
-    const runs = await listRuns(db);
+    const runs = await listRuns(db, 'code');
     this.runs = await Promise.all(
       runs.map(async (r) => {
         const c = await countTrajectories(db, r.id);

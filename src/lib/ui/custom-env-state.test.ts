@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import type { RunRecord } from '../storage/db';
+import { trainingOf } from './custom-env-state.svelte';
+
+const run = (over: Partial<RunRecord>): RunRecord => ({
+  id: 'custom-a',
+  name: 'custom environment',
+  createdAt: 5,
+  updatedAt: 6,
+  status: 'finished',
+  latestVersion: 12,
+  config: { eta: 2, workers: 3, iterations: 40, code: 'spec = {}' },
+  kind: 'custom',
+  ...over,
+});
+
+describe('a stored custom training as a row of the trainings table', () => {
+  it('says how it ended: finished, failed, training now, or interrupted by a closed page', () => {
+    const result = { randomReturn: 20, untrainedReturn: 21, trainedReturn: 180 };
+    expect(trainingOf(run({ result }), null)).toEqual({
+      runId: 'custom-a',
+      startedAt: 5,
+      status: 'finished',
+      eta: 2,
+      workers: 3,
+      iterations: 12,
+      asked: 40,
+      result,
+      code: 'spec = {}',
+    });
+    expect(trainingOf(run({ status: 'failed' }), null).status).toBe('failed');
+    expect(trainingOf(run({ status: 'running' }), 'custom-a').status).toBe('running');
+    // Left 'running' by a page that closed (or a trainer that died) while it trained.
+    expect(trainingOf(run({ status: 'running' }), 'custom-b').status).toBe('interrupted');
+    expect(trainingOf(run({ status: 'running' }), null).result).toBeUndefined();
+  });
+
+  it('reads what its settings lack as unknown rather than failing', () => {
+    const t = trainingOf(run({ config: {}, latestVersion: -1 }), null);
+    expect([t.eta, t.asked, t.iterations, t.code]).toEqual([NaN, NaN, 0, '']);
+  });
+});
