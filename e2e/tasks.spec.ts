@@ -119,6 +119,18 @@ test('an evaluation refuses a bad sample count, can be stopped, and the next one
   await expect(page.getByTestId('eval-table')).toHaveCount(0);
   await expect(page.getByTestId('evaluate')).toBeEnabled();
   await expect(page.getByTestId('eval-stop')).toBeDisabled();
+  // Stopped once an agent has finished, the table keeps that agent's rows, and says it stopped.
+  await page.getByTestId('eval-samples').fill('1');
+  await page.getByTestId('evaluate').click();
+  await expect(page.getByTestId('eval-progress')).toContainText('untrained', { timeout: 120_000 });
+  await page.getByTestId('eval-stop').click();
+  await expect(page.getByTestId('eval-error')).toHaveText(
+    'evaluation stopped; the table shows what it finished: random (sampled)',
+  );
+  await expect(page.getByTestId('eval-of')).toContainText('(stopped: the agents it finished)');
+  const agents = await page.getByTestId('eval-table').locator('tbody tr td:first-child').allTextContents();
+  expect(agents.length).toBeGreaterThan(0);
+  expect(new Set(agents.map((a) => a.trim()))).toEqual(new Set(['random']));
   // A fresh worker takes the next evaluation.
   await importText(page, 'suite.json', JSON.stringify(SUITE));
   await page.getByTestId('eval-samples').fill('1');

@@ -9,6 +9,7 @@ import {
   playEpisodes,
   RandomAgent,
   summarize,
+  type EvalRow,
   type EvalTask,
   type TokenAgent,
 } from './evaluate';
@@ -117,6 +118,7 @@ describe('evaluation table', () => {
   it('evaluates token agents greedy and sampled, brute force once, and reduces rows to bench figures', async () => {
     const tasks = easy.slice(0, 8);
     const progress: string[] = [];
+    const finished: EvalRow[][] = [];
     const rows = await evaluateAgents(
       tasks,
       sandbox,
@@ -130,8 +132,20 @@ describe('evaluation table', () => {
         },
         { name: 'bruteforce', kind: 'bruteforce' },
       ],
-      { samples: 2, onProgress: (p) => progress.push(`${p.agent}/${p.mode}`) },
+      {
+        samples: 2,
+        onProgress: (p) => {
+          progress.push(`${p.agent}/${p.mode}`);
+          if (p.rows) finished.push(p.rows);
+        },
+      },
     );
+    // The rows so far come as each agent and mode finishes (a stopped evaluation keeps them): the
+    // last of them is the whole table, each earlier one a start of it.
+    expect(finished).toHaveLength(4);
+    expect(finished.at(-1)).toEqual(rows);
+    for (const part of finished) expect(rows.slice(0, part.length)).toEqual(part);
+    expect(new Set(finished[0]?.map((r) => r.agent))).toEqual(new Set(['random']));
     expect(new Set(progress)).toEqual(
       new Set(['random/sampled', 'oracle/greedy', 'oracle/sampled', 'bruteforce/sampled']),
     );

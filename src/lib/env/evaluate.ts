@@ -266,6 +266,8 @@ export interface EvalProgress {
   mode: EvalRow['mode'];
   done: number;
   total: number;
+  /** The table's rows so far: sent as each agent (and mode) finishes, so a stopped evaluation keeps them. */
+  rows?: EvalRow[];
 }
 
 /**
@@ -289,6 +291,13 @@ export async function evaluateAgents(
         onProgress: progress,
       });
       rows.push(...summarize(a.name, 'sampled', eps));
+      opts.onProgress?.({
+        agent: a.name,
+        mode: 'sampled',
+        done: tasks.length,
+        total: tasks.length,
+        rows: [...rows],
+      });
       continue;
     }
     const modes: [EvalRow['mode'], TokenAgent, number][] = [];
@@ -303,6 +312,7 @@ export async function evaluateAgents(
         onProgress: progress,
       });
       rows.push(...summarize(a.name, mode, eps));
+      opts.onProgress?.({ agent: a.name, mode, done: eps.length, total: eps.length, rows: [...rows] });
     }
   }
   return rows;

@@ -25,7 +25,15 @@ export const BUILT_IN_NAME = `built-in (seed ${BUILT_IN_SEED})`;
 /** The suite that "Add to my tasks" writes to. */
 export const MY_TASKS = 'my tasks';
 /** Why the tasks panel's worker was ended (Stop, a crash): what waited on it fails with this. */
-class WorkerEnded extends Error {}
+class WorkerEnded extends Error {
+  constructor(
+    message: string,
+    /** Ended by Stop (not by a crash). */
+    readonly stopped = false,
+  ) {
+    super(message);
+  }
+}
 
 /** Most sampled episodes per task an evaluation plays (a table of the built-in suite is 258 tasks). */
 export const MAX_SAMPLES = 16;
@@ -70,8 +78,13 @@ export class TasksState {
   evaluating = $state(false);
   progress = $state.raw<EvalProgress | null>(null);
   rows = $state.raw<EvalRow[]>([]);
-  /** What the table in `rows` evaluated: suite, its task count, samples per task. */
-  rowsOf = $state.raw<{ suite: string; tasks: number; samples: number } | null>(null);
+  /**
+   * What the table in `rows` evaluated: suite, its task count, samples per task; `stopped` when
+   * Stop ended it and the table holds the agents it had finished.
+   */
+  rowsOf = $state.raw<{ suite: string; tasks: number; samples: number; stopped?: boolean } | null>(null);
+  /** The rows the evaluation in progress has finished (each agent's as it ends). */
+  private finishedRows: EvalRow[] = [];
   evalError = $state<string | null>(null);
   /** Sampled episodes per task for the token agents (1 to `MAX_SAMPLES`). */
   samples = $state(2);
@@ -188,15 +201,24 @@ export class TasksState {
     }
     this.evaluating = true;
     this.evalError = null;
-    // The table goes with the evaluation that starts: a stopped or failed one shows none.
+    // The table goes with the evaluation that starts: a failed one shows none, a stopped one the
+    // agents it finished.
     this.rows = [];
     this.rowsOf = null;
+    this.finishedRows = [];
+    const of = { suite: entry.name, tasks: entry.tasks.length, samples: this.samples };
     try {
       if (this.agents.includes('policy')) await this.call(this.loadRunPolicy(this.policyRun));
       this.rows = await this.call(this.evaluateTasks(entry.tasks, [...this.agents], this.samples));
-      this.rowsOf = { suite: entry.name, tasks: entry.tasks.length, samples: this.samples };
+      this.rowsOf = of;
     } catch (err) {
-      this.evalError = err instanceof Error ? err.message : String(err);
+      const kept = this.finishedRows;
+      if (err instanceof WorkerEnded && err.stopped && kept.length) {
+        this.rows = kept;
+        this.rowsOf = { ...of, stopped: true };
+        const agents = new Set(kept.map((r) => `${r.agent} (${r.mode})`));
+        this.evalError = `evaluation stopped; the table shows what it finished: ${[...agents].join(', ')}`;
+      } else this.evalError = err instanceof Error ? err.message : String(err);
     } finally {
       this.evaluating = false;
     }
@@ -208,12 +230,12 @@ export class TasksState {
   }
 
   /** Ends the worker (the next use starts a fresh one): what waits on it fails with `reason`. */
-  private endWorker(reason: string): void {
+  private endWorker(reason: string, stopped = false): void {
     this.rollout.terminate();
     this.ready = null;
     this.loadedPolicy = null;
     this.progress = null;
-    this.gone.reject(new WorkerEnded(reason));
+    this.gone.reject(new WorkerEnded(reason, stopped));
     this.gone = failureSignal();
   }
 
@@ -222,7 +244,7 @@ export class TasksState {
    * one, which loads the chosen policy again); a try in flight on it ends too, and says so.
    */
   stopEvaluation(): void {
-    if (this.evaluating) this.endWorker('evaluation stopped; nothing from it is shown');
+    if (this.evaluating) this.endWorker('evaluation stopped; nothing from it is shown', true);
   }
 
   /** Loads trained weights into the rollout worker as the `policy` agent (the bench uses this). */
@@ -257,7 +279,10 @@ export class TasksState {
     await this.init();
     return this.rollout.api.evaluate(
       { tasks, agents, samples, bruteMaxRuns, seed: 1 },
-      Comlink.proxy((p: EvalProgress) => (this.progress = p)),
+      Comlink.proxy((p: EvalProgress) => {
+        this.progress = p;
+        if (p.rows) this.finishedRows = p.rows;
+      }),
     );
   }
 
