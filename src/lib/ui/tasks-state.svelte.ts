@@ -216,8 +216,8 @@ export class TasksState {
       if (err instanceof WorkerEnded && err.stopped && kept.length) {
         this.rows = kept;
         this.rowsOf = { ...of, stopped: true };
-        const agents = new Set(kept.map((r) => `${r.agent} (${r.mode})`));
-        this.evalError = `evaluation stopped; the table shows what it finished: ${[...agents].join(', ')}`;
+        const agents = kept.map((r) => `${r.agent} (${r.mode})`).filter((a, i, all) => all.indexOf(a) === i);
+        this.evalError = `evaluation stopped; the table shows what it finished: ${agents.join(', ')}`;
       } else this.evalError = err instanceof Error ? err.message : String(err);
     } finally {
       this.evaluating = false;
