@@ -402,14 +402,18 @@ test('Stop ends custom-environment training after the iteration in progress, wit
   await expect(page.getByTestId('env-train')).toBeEnabled();
   await expect(page.getByTestId('env-stop')).toBeDisabled();
 
-  // Stop while it sets up: an environment whose reset() takes 40 ms needs ≥ 1.2 s for its
+  // Stop while it sets up: an environment whose reset() takes 60 ms needs ≥ 1.8 s for its
   // baselines (30 episodes). It ends without waiting for them, and says that nothing was trained.
   await writeEnv(
     page,
-    'const spec = { observations: 1, actions: 2, maxSteps: 5 };\nfunction reset() { const t = Date.now(); while (Date.now() - t < 40) {} return [0]; }\nfunction step(a) { return { observation: [0], reward: a, done: false }; }',
+    'const spec = { observations: 1, actions: 2, maxSteps: 5 };\nfunction reset() { const t = Date.now(); while (Date.now() - t < 60) {} return [0]; }\nfunction step(a) { return { observation: [0], reward: a, done: false }; }',
   );
   await page.getByTestId('env-train').click();
   await expect(page.getByTestId('env-progress')).toContainText('setting up');
+  // Its counter moves with each episode the setup plays.
+  await expect(page.getByTestId('env-progress')).toContainText(
+    /measuring random actions, episode [1-9]\d* of 20/,
+  );
   await page.getByTestId('env-stop').click();
   await expect(page.getByTestId('env-notice')).toHaveText(
     'Stopped before the first update: nothing was trained.',

@@ -23,7 +23,8 @@ import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../src/lib/policy/sampler';
 import { adaptersFromCheckpoint, paramsFromCheckpoint, type Checkpoint } from '../src/lib/policy/weights';
 import { mergedWeights } from '../src/lib/policy/lora';
 import type { MlpSnapshot } from '../src/lib/policy/mlp';
-import { randomReturn, snapshotReturn } from '../src/lib/rl/custom-trainer';
+import { randomReturn, snapshotReturn, type OnEpisode } from '../src/lib/rl/custom-trainer';
+import { CUSTOM_BASELINE_EPISODES } from '../src/lib/rl/custom-config';
 import { Rng } from '../src/lib/rl/random';
 import { CachedSandbox } from '../src/lib/sandbox/cache';
 import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
@@ -433,7 +434,11 @@ const api = {
    * the previous one; returns its spec and the random-action baseline return. Errors in the
    * user's code come back as messages.
    */
-  openCustomEnv(code: string, seed: number): Promise<{ spec: CustomEnvSpec; randomReturn: number }> {
+  openCustomEnv(
+    code: string,
+    seed: number,
+    onEpisode?: OnEpisode,
+  ): Promise<{ spec: CustomEnvSpec; randomReturn: number }> {
     return customCall(async () => {
       customEnv?.session.dispose();
       customEnv = undefined;
@@ -448,7 +453,7 @@ const api = {
           aborted: new Set(),
           queue: Promise.resolve(),
         };
-        return { spec: env.spec, randomReturn: randomReturn(env, 20, seed) };
+        return { spec: env.spec, randomReturn: randomReturn(env, CUSTOM_BASELINE_EPISODES, seed, onEpisode) };
       } catch (err) {
         session.dispose();
         throw err;
@@ -513,12 +518,12 @@ const api = {
   },
 
   /** Mean return of the adopted policy (greedy or sampled) on the open custom environment, after the queued jobs. */
-  customReturn(episodes: number, greedy: boolean): Promise<number> {
+  customReturn(episodes: number, greedy: boolean, onEpisode?: OnEpisode): Promise<number> {
     const c = requireCustomEnv();
     const run = c.queue.then(() =>
       customCall(async () => {
         if (!c.policy) throw new Error('no policy adopted yet');
-        return snapshotReturn(c.env, c.policy.snapshot, episodes, greedy, c.rng);
+        return snapshotReturn(c.env, c.policy.snapshot, episodes, greedy, c.rng, onEpisode);
       }),
     );
     c.queue = run.catch(() => undefined);

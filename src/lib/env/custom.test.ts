@@ -117,8 +117,11 @@ describe('custom JS environments', () => {
 
   it('an MLP policy learns CartPole through the async pipeline, at η = 0 and with staleness at η = 1', async () => {
     const env = envOf(CARTPOLE_JS);
-    const random = randomReturn(env, 20, 1);
+    const counted: number[] = [];
+    const random = randomReturn(env, 20, 1, (done) => counted.push(done));
     expect(random).toBeLessThan(40);
+    // The counter a panel shows moves after every episode.
+    expect(counted).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     for (const eta of [0, 1]) {
       const r = await trainCustom(env, eta, 40);
       expect(r.versions).toBe(40);

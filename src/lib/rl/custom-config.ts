@@ -40,6 +40,11 @@ export interface CustomTrainConfig {
   milestoneEvery: number;
 }
 
+/** Episodes of random actions that measure a custom environment's baseline return. */
+export const CUSTOM_BASELINE_EPISODES = 20;
+/** Episodes that measure the untrained (sampled) and the trained (greedy) MLP's return. */
+export const CUSTOM_MEASURE_EPISODES = 10;
+
 export const DEFAULT_CUSTOM_TRAIN: CustomTrainConfig = {
   iterations: 40,
   episodesPerGroup: 5,

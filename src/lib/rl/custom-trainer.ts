@@ -44,11 +44,23 @@ export function playCustom(env: CustomEnv, act: (obs: readonly number[]) => numb
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+/** Told the episodes played so far, after each one (a panel shows a counter). */
+export type OnEpisode = (done: number) => void;
+
 /** Mean return of `episodes` episodes of uniformly random actions: the baseline. */
-export function randomReturn(env: CustomEnv, episodes: number, seed: number): number {
+export function randomReturn(env: CustomEnv, episodes: number, seed: number, onEpisode?: OnEpisode): number {
   const rng = new Rng(seed);
-  const play = () => sum(playCustom(env, () => rng.int(env.spec.actions)).rewards);
-  return sum(Array.from({ length: episodes }, play)) / episodes;
+  return meanReturn(episodes, () => playCustom(env, () => rng.int(env.spec.actions)), onEpisode);
+}
+
+/** Mean return of `episodes` episodes that `play` plays one by one. */
+function meanReturn(episodes: number, play: () => Episode, onEpisode?: OnEpisode): number {
+  let total = 0;
+  for (let i = 0; i < episodes; i++) {
+    total += sum(play().rewards);
+    onEpisode?.(i + 1);
+  }
+  return total / episodes;
 }
 
 /** The action an MLP snapshot picks: sampled from its softmax, or greedy. */
@@ -64,9 +76,9 @@ export function snapshotReturn(
   episodes: number,
   greedy: boolean,
   rng: Rng,
+  onEpisode?: OnEpisode,
 ): number {
-  const play = () => sum(playCustom(env, (o) => mlpAct(snap, o, greedy, rng)).rewards);
-  return sum(Array.from({ length: episodes }, play)) / episodes;
+  return meanReturn(episodes, () => playCustom(env, (o) => mlpAct(snap, o, greedy, rng)), onEpisode);
 }
 
 /** A batch of custom-env steps as flat arrays (they cross threads as transferables). */

@@ -5,7 +5,13 @@ import { Pipeline, type PipelineCounters } from '../pipeline/controller';
 import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
 import { EventLog, now, type TimelineEvent } from '../pipeline/events';
 import type { RolloutPort, StepReport, TrainOutcome } from '../pipeline/types';
-import { DEFAULT_CUSTOM_TRAIN, validateCustomTrain, type CustomTrainConfig } from '../rl/custom-config';
+import {
+  CUSTOM_BASELINE_EPISODES,
+  CUSTOM_MEASURE_EPISODES,
+  DEFAULT_CUSTOM_TRAIN,
+  validateCustomTrain,
+  type CustomTrainConfig,
+} from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
 import {
   LabDbConnection,
@@ -219,8 +225,16 @@ export class CustomEnvState {
     this.counters = null;
     this.stopping = false;
     this.notice = null;
-    this.phase =
-      'setting up: opening the environment and measuring random actions (20 episodes of up to spec.maxSteps steps each: a long maxSteps takes a while)';
+    const B = CUSTOM_BASELINE_EPISODES;
+    const M = CUSTOM_MEASURE_EPISODES;
+    this.phase = `setting up: opening the environment and measuring random actions (${B} episodes of up to spec.maxSteps steps each: a long maxSteps takes a while)`;
+    // The phase with an episode counter, which the worker that measures moves after each episode.
+    const counted = (what: (done: number) => string) => {
+      this.phase = what(0);
+      return Comlink.proxy((done: number) => {
+        if (this.training) this.phase = what(done);
+      });
+    };
     const log = new EventLog(5_000);
     const emit: Emit = (e) => log.push(e);
     // A crashed worker never answers the calls waiting on it: every await below races this.
@@ -261,14 +275,26 @@ export class CustomEnvState {
     let result: CustomRunResult | undefined;
     try {
       const opened = await setup(
-        Promise.all(bridges.map((b, i) => b.api.openCustomEnv(code, config.seed + i))),
+        Promise.all(
+          bridges.map((b, i) =>
+            b.api.openCustomEnv(
+              code,
+              config.seed + i,
+              i === 0
+                ? counted(
+                    (k) =>
+                      `setting up: measuring random actions, episode ${k} of ${B} (each up to spec.maxSteps steps)`,
+                  )
+                : undefined,
+            ),
+          ),
+        ),
       );
       if (opened === STOPPED) return stoppedEarly();
       const [measure] = bridges;
       const [first] = opened;
       if (!measure || !first) throw new Error('no rollout worker');
       const { spec, randomReturn } = first;
-      this.phase = `setting up: measuring the untrained policy (10 episodes of up to ${spec.maxSteps} steps)`;
       const runId = newRunId(undefined, 'custom');
       const { keepVersions, milestoneEvery } = config;
       await guard(
@@ -288,7 +314,16 @@ export class CustomEnvState {
       await this.loadTrainings();
       t0 = now();
       await guard(Promise.all(await guard(this.publish(0, {}, {}, bridges, emit))));
-      const untrainedReturn = await setup(measure.api.customReturn(10, false));
+      const untrainedReturn = await setup(
+        measure.api.customReturn(
+          M,
+          false,
+          counted(
+            (k) =>
+              `setting up: measuring the untrained policy, episode ${k} of ${M} (each up to ${spec.maxSteps} steps)`,
+          ),
+        ),
+      );
       if (untrainedReturn === STOPPED) return stoppedEarly();
       this.phase = 'training';
       const p = new Pipeline<CustomBatch, CustomTrajectory>(
@@ -324,12 +359,20 @@ export class CustomEnvState {
       this.counters = countersOf(p);
       if (this.error) return;
       if (p.version === 0) return stoppedEarly();
-      this.phase = `measuring the trained policy (10 greedy episodes of up to ${spec.maxSteps} steps, version ${p.version})`;
       // The newest version, on the worker that measures it.
       await guard(
         measure.api.loadCustomPolicy(await guard(this.trainer.api.exportCustomPolicy()), p.version),
       );
-      const trainedReturn = await guard(measure.api.customReturn(10, true));
+      const trainedReturn = await guard(
+        measure.api.customReturn(
+          M,
+          true,
+          counted(
+            (k) =>
+              `measuring the trained policy (version ${p.version}, greedy), episode ${k} of ${M} (each up to ${spec.maxSteps} steps)`,
+          ),
+        ),
+      );
       this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
       result = { randomReturn, untrainedReturn, trainedReturn };
     } catch (err) {
