@@ -25,6 +25,7 @@ import { mergedWeights } from '../src/lib/policy/lora';
 import type { MlpSnapshot } from '../src/lib/policy/mlp';
 import { randomReturn, snapshotReturn, type OnEpisode } from '../src/lib/rl/custom-trainer';
 import { CUSTOM_BASELINE_EPISODES } from '../src/lib/rl/custom-config';
+import { alive, useBeacon } from '../src/lib/pipeline/beacon';
 import { Rng } from '../src/lib/rl/random';
 import { CachedSandbox } from '../src/lib/sandbox/cache';
 import { QuickJSSandbox } from '../src/lib/sandbox/quickjs';
@@ -49,6 +50,8 @@ export interface RolloutInit {
   model: ModelArgs;
   /** Seed of the untrained policy's weights and of sampling. */
   seed: number;
+  /** The progress counter this worker bumps as it works (`beacon.ts`), where memory is shared. */
+  beacon?: SharedArrayBuffer;
 }
 
 /** The agents an evaluation can include (issue 4 baselines, plus the trained policy when loaded). */
@@ -100,6 +103,9 @@ export interface EngineRunInit {
   /** Read a version from the store when its announce has not arrived after this long, ms. */
   fetchAfterMs: number;
 }
+
+/** Bumps the progress counter while the event loop turns (set once the page gives a counter). */
+let beaconTimer: ReturnType<typeof setInterval> | undefined;
 
 /** What the worker reports with each heartbeat. */
 export interface RolloutStats extends EngineStats {
@@ -228,6 +234,11 @@ async function customCall<T>(f: () => Promise<T>): Promise<T> {
 const api = {
   /** Selects the inference backend and builds the untrained policy. */
   async init(opts: RolloutInit): Promise<BackendReport & { parameters: number }> {
+    if (opts.beacon && !beaconTimer) {
+      useBeacon(opts.beacon);
+      // Idle or between jobs, the event loop turns: bump the counter then too.
+      beaconTimer = setInterval(alive, 50);
+    }
     const report = await selectBackend(opts.backends ?? DEFAULT_ROLLOUT_BACKENDS, initBackend);
     if (untrained) tf.dispose([...untrained.values()]);
     untrained = initParams(opts.model, opts.seed);

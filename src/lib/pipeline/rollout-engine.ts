@@ -5,6 +5,7 @@ import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../policy/sampler';
 import { relabelEpisode, type Relabelled } from '../rl/hindsight';
 import { TrajectoryRecorder, type Trajectory } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
+import { alive } from './beacon';
 import { now, type Lane, type TimelineEvent } from './events';
 import { oldestVersion } from './staleness';
 import type { PlayedGroup, RolloutJob } from './types';
@@ -292,6 +293,7 @@ export class RolloutEngine {
         this.segment ??= { t0: now(), version: this.version, tokens: 0, sandboxMs: 0 };
         const prefillsBefore = agent.prefills;
         const tokens = await agent.choose(live);
+        alive(); // a decode step (or a prefill) done: the pool sees progress without a message
         this.stats.prefills += agent.prefills - prefillsBefore;
         this.stepsSinceOffer += 1;
         const segment = this.segment;
@@ -301,6 +303,7 @@ export class RolloutEngine {
           this.recorder.onToken(ep, token, agent.lastLogProbs[i] ?? 0, agent.lastValues[i] ?? 0);
           const s0 = performance.now();
           await ep.step(token, this.sandbox);
+          alive();
           segment.sandboxMs += performance.now() - s0;
           segment.tokens += 1;
           this.stats.tokens += 1;

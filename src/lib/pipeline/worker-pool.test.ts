@@ -4,10 +4,21 @@ import { WorkerPool, type PoolWorker } from './worker-pool';
 
 class FakeWorker implements PoolWorker {
   hung = false;
+  /** Busy: its event loop does not turn (pings wait), but its progress counter moves. */
+  busy = false;
   terminated = false;
+  private counter = 0;
   constructor(readonly n: number) {}
   ping(): Promise<unknown> {
-    return this.hung ? new Promise(() => undefined) : Promise.resolve(true);
+    return this.hung || this.busy ? new Promise(() => undefined) : Promise.resolve(true);
+  }
+  beacon(): number {
+    if (this.busy) this.counter += 1;
+    return this.counter;
+  }
+  /** One step of progress, by hand. */
+  bump(): void {
+    this.counter += 1;
   }
   terminate(): void {
     this.terminated = true;
@@ -38,7 +49,7 @@ function pool(lanes: Lane[] = ['rollout-0', 'rollout-1'], spares = 0) {
       lost: (lane, reason) => lost.push([lane, reason]),
       emit: (e) => events.push(e),
     },
-    { heartbeatMs: 100, hangMs: 300, spares },
+    { heartbeatMs: 100, hangMs: 300, adaptFactor: 2, adaptWindowMs: 5_000, blockedMs: 2_000, spares },
   );
   return { p, crashers, joined, lost, events, workers };
 }
@@ -99,10 +110,66 @@ describe('WorkerPool', () => {
     w.hung = true;
     const t0 = Date.now();
     await vi.advanceTimersByTimeAsync(450);
-    expect(lost[0]?.[1]).toMatch(/^hung: no heartbeat/);
+    expect(lost[0]?.[1]).toMatch(/^hung: no sign of life for \d+ ms/);
     expect(Date.now() - t0).toBeLessThanOrEqual(450);
     expect(w.terminated).toBe(true);
     expect(p.workers()[0]?.worker).not.toBe(w);
+    p.close();
+  });
+
+  it('keeps a worker too busy to answer while its progress counter moves, up to the blocked bound', async () => {
+    vi.useFakeTimers();
+    const { p, lost, workers } = pool(['rollout-0']);
+    await p.start();
+    const w = workers[0] as FakeWorker;
+    w.busy = true;
+    // Far past the hang bound (300 ms) without an answer: alive, its counter moves.
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(lost).toHaveLength(0);
+    // Its counter stops too: hung within heartbeat + hang time.
+    w.busy = false;
+    w.hung = true;
+    await vi.advanceTimersByTimeAsync(450);
+    expect(lost[0]?.[1]).toMatch(/^hung: no sign of life/);
+    p.close();
+  });
+
+  it('raises the hang bound to twice the longest silence a healthy worker ended, within the window', async () => {
+    vi.useFakeTimers();
+    const { p, lost, workers } = pool(['rollout-0']);
+    await p.start();
+    const w = workers[0] as FakeWorker;
+    w.hung = true; // no heartbeat answered from here on: only the counter shows life
+    // Beats every 100 ms: a bump is seen at the next one, and ends the silence since the last.
+    await vi.advanceTimersByTimeAsync(150);
+    w.bump();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(p.hangBound()).toBe(400); // a silence of 200 ms
+    await vi.advanceTimersByTimeAsync(200);
+    w.bump();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(p.hangBound()).toBe(600); // 300 ms
+    // A silence of 500 ms is now within the bound; one past 600 ms is a hang.
+    await vi.advanceTimersByTimeAsync(500);
+    expect(lost).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(lost[0]?.[1]).toMatch(/^hung: no sign of life for 7\d\d ms \(bound 600 ms\)/);
+    // Past the window the bound falls back.
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(p.hangBound()).toBe(300);
+    p.close();
+  });
+
+  it('declares hung a worker whose counter moves but whose event loop never turns, at the blocked bound', async () => {
+    vi.useFakeTimers();
+    const { p, lost, workers } = pool(['rollout-0']);
+    await p.start();
+    const w = workers[0] as FakeWorker;
+    w.busy = true;
+    await vi.advanceTimersByTimeAsync(1_900);
+    expect(lost).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(lost[0]?.[1]).toMatch(/^hung: working, but no heartbeat answered for \d+ ms/);
     p.close();
   });
 

@@ -4,6 +4,11 @@ import { now, type Lane, type TimelineEvent } from './events';
 export interface PoolWorker<R = unknown> {
   /** Answers as soon as the worker's thread is free (the heartbeat), with what it reports. */
   ping(): Promise<R>;
+  /**
+   * The worker's progress counter in shared memory (`beacon.ts`), which moves while it works even
+   * when its thread is too busy to answer a heartbeat; absent where memory is not shared.
+   */
+  beacon?(): number;
   terminate(): void;
 }
 
@@ -11,8 +16,23 @@ export interface PoolWorker<R = unknown> {
 export interface PoolConfig {
   /** A heartbeat is sent this often, ms. */
   heartbeatMs: number;
-  /** A heartbeat unanswered for this long means the worker hangs, ms. */
+  /**
+   * No sign of life for this long means the worker hangs, ms: neither an answer to a heartbeat
+   * nor, where the worker has one, a move of its progress counter. The bound grows on a machine
+   * so loaded that healthy workers fall silent for long (`adaptFactor`).
+   */
   hangMs: number;
+  /**
+   * The hang bound is at least this many times the longest silence a worker of the pool ended
+   * (by a sign of life) within the last `adaptWindowMs`: a healthy worker's pauses raise it.
+   */
+  adaptFactor: number;
+  adaptWindowMs: number;
+  /**
+   * A heartbeat unanswered for this long means the worker hangs even though its counter moves
+   * (its event loop never turns: it would never take a new job or version), ms.
+   */
+  blockedMs: number;
   /**
    * Workers kept started and initialised but idle, to take over at once from one that fails
    * (starting a worker from nothing costs its backend and sandbox start-up).
@@ -21,10 +41,21 @@ export interface PoolConfig {
 }
 
 /**
- * A healthy worker on a loaded 2-core machine left heartbeats unanswered for 606–843 ms (a
- * review saw 4 healthy workers replaced in 25 s with 600 ms): 3 s leaves room for that.
+ * A hang is detected within hangMs + heartbeatMs (≤ 800 ms; issue 6 asks for 1 s) while the
+ * machine keeps up. With heartbeats alone, healthy workers on a loaded 2-core machine were declared
+ * hung at 600 ms (a review saw 4 replaced in 25 s): a heartbeat waits for the worker's event loop
+ * and then the main thread's. The progress counter does not: with 4 workers, an evaluation and two
+ * busy loops beside them on 2 cores, no healthy worker stood still for more than 398–712 ms. With
+ * 8 workers and the same load, some stood still for 760 ms and more; the adaptive bound covers that.
  */
-export const DEFAULT_POOL: PoolConfig = { heartbeatMs: 150, hangMs: 3_000, spares: 1 };
+export const DEFAULT_POOL: PoolConfig = {
+  heartbeatMs: 50,
+  hangMs: 750,
+  adaptFactor: 2,
+  adaptWindowMs: 30_000,
+  blockedMs: 10_000,
+  spares: 1,
+};
 
 /** A fault the pool handled, for the page and the tests. */
 export interface FaultRecord {
@@ -70,6 +101,8 @@ interface Member<W, R> {
   pingSentAt: number | null;
   /** The last heartbeat's answer. */
   lastReply: R | null;
+  /** The worker's progress counter when last read. */
+  beacon: number | undefined;
 }
 
 /**
@@ -83,6 +116,8 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
   private timer: ReturnType<typeof setInterval> | undefined;
   private closed = false;
   private spares: Promise<Prepared<W> | null>[] = [];
+  /** Silences the workers ended by a sign of life, oldest first, within the adapt window. */
+  private silences: { at: number; ms: number }[] = [];
 
   constructor(
     lanes: readonly Lane[],
@@ -96,6 +131,7 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
       lastSeen: now(),
       pingSentAt: null,
       lastReply: null,
+      beacon: undefined,
     }));
   }
 
@@ -165,19 +201,39 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
     m.lastSeen = now();
     m.pingSentAt = null;
     m.lastReply = null;
+    m.beacon = worker.beacon?.();
     this.hooks.joined(m.lane, worker);
     if (this.timer) this.refill();
   }
 
-  /** Sends heartbeats; a worker that has not answered one for `hangMs` is declared hung. */
+  /**
+   * Reads the progress counters and sends heartbeats. A worker with a heartbeat outstanding and no
+   * sign of life (an answer, a move of its counter) for the hang bound (`hangMs`, or more on a
+   * loaded machine) is declared hung, and so is one whose heartbeat has waited `blockedMs` however
+   * its counter moves.
+   */
   private beat(): void {
     const t = now();
+    const bound = this.hangBound(t);
     for (const m of this.members) {
       const w = m.worker;
       if (!w) continue;
+      const b = w.beacon?.();
+      if (b !== m.beacon) {
+        m.beacon = b;
+        this.seen(m, t);
+      }
       if (m.pingSentAt !== null) {
-        if (t - m.pingSentAt > this.config.hangMs)
-          this.fail(m, 'hung', `no heartbeat for ${Math.round(t - m.pingSentAt)} ms`);
+        const silent = t - m.lastSeen;
+        const waiting = t - m.pingSentAt;
+        if (silent > bound)
+          this.fail(
+            m,
+            'hung',
+            `no sign of life for ${Math.round(silent)} ms (bound ${Math.round(bound)} ms)`,
+          );
+        else if (waiting > this.config.blockedMs)
+          this.fail(m, 'hung', `working, but no heartbeat answered for ${Math.round(waiting)} ms`);
         continue;
       }
       const generation = m.generation;
@@ -185,7 +241,7 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
       w.ping().then(
         (reply) => {
           if (m.generation !== generation) return;
-          m.lastSeen = now();
+          this.seen(m, now());
           m.pingSentAt = null;
           m.lastReply = reply;
         },
@@ -195,6 +251,20 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
         },
       );
     }
+  }
+
+  /** A sign of life of `m` at `t`: the silence it ends counts towards the hang bound. */
+  private seen(m: Member<W, R>, t: number): void {
+    this.silences.push({ at: t, ms: t - m.lastSeen });
+    m.lastSeen = t;
+  }
+
+  /** No sign of life for longer than this means a hang, ms (`PoolConfig.adaptFactor`). */
+  hangBound(t = now()): number {
+    const from = t - this.config.adaptWindowMs;
+    while (this.silences.length && (this.silences[0]?.at ?? t) < from) this.silences.shift();
+    const longest = this.silences.reduce((a, s) => Math.max(a, s.ms), 0);
+    return Math.max(this.config.hangMs, this.config.adaptFactor * longest);
   }
 
   private fail(m: Member<W, R>, reason: FaultRecord['reason'], message: string): void {

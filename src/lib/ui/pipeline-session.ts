@@ -10,6 +10,7 @@ import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events
 import { policyReset, settingsToJson, type RunSettings } from '../pipeline/run-settings';
 import { runTrainingTasks } from '../pipeline/run-tasks';
 import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '../pipeline/types';
+import { newBeacon, readBeacon } from '../pipeline/beacon';
 import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
 import type { HindsightSnapshot } from '../rl/hindsight';
@@ -21,7 +22,14 @@ import { failureSignal } from './failure-signal';
 
 /** A rollout worker of the pool: its bridge, as the pipeline's port. */
 class PooledRollout implements PoolWorker<RolloutStats>, RolloutPort {
-  constructor(readonly bridge: RolloutBridge) {}
+  /** The worker's progress counter, where memory is shared. */
+  readonly beacon?: () => number;
+  constructor(
+    readonly bridge: RolloutBridge,
+    counter: SharedArrayBuffer | null,
+  ) {
+    if (counter) this.beacon = () => readBeacon(counter);
+  }
   ping(): Promise<RolloutStats> {
     return this.bridge.api.stats();
   }
@@ -230,16 +238,18 @@ export class PipelineSession {
     this.pool = new WorkerPool<PooledRollout, RolloutStats>(this.lanes, {
       prepare: async (onCrash) => {
         const bridge = new RolloutBridge('rollout', onCrash);
+        const counter = newBeacon();
         try {
-          const r = await bridge.prepare({ model: DEFAULT_MODEL_ARGS, seed: s.seed }, (events) =>
-            this.push(events),
+          const r = await bridge.prepare(
+            { model: DEFAULT_MODEL_ARGS, seed: s.seed, ...(counter ? { beacon: counter } : {}) },
+            (events) => this.push(events),
           );
           this.rolloutBackend = r.backend;
         } catch (err) {
           bridge.terminate();
           throw err;
         }
-        return new PooledRollout(bridge);
+        return new PooledRollout(bridge, counter);
       },
       join: async (w, lane) => {
         await w.bridge.join({
