@@ -430,6 +430,26 @@ test('Stop ends custom-environment training after the iteration in progress, wit
   await expect(rows.getByTestId('env-training-status')).toHaveText('finished');
 });
 
+test('another tab sees a custom training in progress as such, and cannot delete it', async ({
+  page,
+  context,
+}) => {
+  await openWithTrainer(page);
+  await page.getByTestId('env-iterations-input').fill('500');
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-progress')).toContainText(/iteration [1-9]/, { timeout: 60_000 });
+  const other = await context.newPage();
+  await open(other);
+  const row = other.getByTestId('env-training');
+  await expect(row.getByTestId('env-training-status')).toHaveText('elsewhere');
+  await expect(row.getByTestId('env-training-delete')).toBeDisabled();
+  await page.getByTestId('env-stop').click();
+  await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 60_000 });
+  await other.reload();
+  await expect(row.getByTestId('env-training-status')).toHaveText('finished');
+  await expect(row.getByTestId('env-training-delete')).toBeEnabled();
+});
+
 test('a broken custom environment gets a clear message', async ({ page }) => {
   await openWithTrainer(page);
   await writeEnv(

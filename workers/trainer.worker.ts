@@ -15,7 +15,7 @@ import { packOptimizer, packParams, type Checkpoint } from '../src/lib/policy/we
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
 import { PARAMS_CHANNEL, type VersionAnnounce } from '../src/lib/pipeline/params-channel';
 import type { TrainOutcome } from '../src/lib/pipeline/types';
-import type { MlpArgs, MlpSnapshot } from '../src/lib/policy/mlp';
+import { snapshotFromCheckpoint, type MlpArgs, type MlpSnapshot } from '../src/lib/policy/mlp';
 import type { Eviction } from '../src/lib/storage/quota';
 import type { TokenBatch } from '../src/lib/rl/batch';
 import type { CustomTrainConfig } from '../src/lib/rl/custom-config';
@@ -23,7 +23,6 @@ import { MlpLearner, type CustomBatch } from '../src/lib/rl/custom-trainer';
 import { imitationBatch } from '../src/lib/rl/synthetic';
 import {
   LabDbConnection,
-  type CustomRunResult,
   type LabDB,
   type RunProgress,
   type RunRecord,
@@ -100,8 +99,9 @@ let pipelineRun: (PipelineRunInit & { channel: BroadcastChannel }) | undefined;
 let mlp: MlpLearner | undefined;
 /** The run the custom-environment training stores its versions in. */
 let customRun: CustomRunInit | undefined;
-/** Newest version of the custom run its retention has examined. */
+/** Newest version of the custom run its retention has examined, and the retention pass in progress. */
 let customPrunedThrough = -Infinity;
+let customPruning: Promise<void> = Promise.resolve();
 /** This worker's connection (closed for a newer page in another tab; its next use then says so). */
 const db = new LabDbConnection();
 let version = -1;
@@ -342,14 +342,17 @@ const api = {
     metrics: Record<string, number>,
     progress: RunProgress,
   ): Promise<CustomPublished> {
+    // Held for the whole call: an initCustom() meanwhile gets a policy and run of its own.
     const r = customRun;
-    if (!mlp || !r) throw new Error('no custom policy: call initCustom() first');
+    const learner = mlp;
+    if (!learner || !r) throw new Error('no custom policy: call initCustom() first');
     const d = await database();
+    const checkpoint = await learner.checkpoint();
     const record = {
       runId: r.runId,
       version: v,
       createdAt: Date.now(),
-      checkpoint: await mlp.checkpoint(),
+      checkpoint,
       metrics,
       milestone: isMilestoneVersion(v, r.milestoneEvery),
     };
@@ -359,24 +362,17 @@ const api = {
       () => putVersion(d, record, { progress }),
       (e) => (evicted = e),
     );
-    customPrunedThrough = (
-      await pruneVersions(d, r.runId, r.keepVersions, customPrunedThrough, (x) =>
-        isMilestoneVersion(x, r.milestoneEvery),
-      )
-    ).examinedThrough;
-    return { snapshot: await mlp.snapshot(), ...(evicted ? { evicted } : {}) };
-  },
-
-  /** Ends the stored custom-environment training: its status, progress and measured returns. */
-  async endCustom(
-    status: RunRecord['status'],
-    progress: RunProgress,
-    result?: CustomRunResult,
-  ): Promise<void> {
-    const r = customRun;
-    if (!r) return;
-    customRun = undefined;
-    await setRunStatus(await database(), r.runId, status, { progress, ...(result ? { result } : {}) });
+    // Retention off the critical path, one pass at a time (as a pipeline run's).
+    customPruning = customPruning
+      .then(async () => {
+        customPrunedThrough = (
+          await pruneVersions(d, r.runId, r.keepVersions, customPrunedThrough, (x) =>
+            isMilestoneVersion(x, r.milestoneEvery),
+          )
+        ).examinedThrough;
+      })
+      .catch(() => undefined);
+    return { snapshot: snapshotFromCheckpoint(checkpoint), ...(evicted ? { evicted } : {}) };
   },
 
   /** One update of the custom-environment policy (the pipeline's training step); returns its metrics. */

@@ -136,7 +136,7 @@ export interface LabSchema extends DBSchema {
 
 export const DB_NAME = 'sandbox-rl-lab';
 /** Bump with a new step in the migration ladder below. */
-export const DB_VERSION = 4;
+export const DB_VERSION = 5;
 
 export type LabDB = IDBPDatabase<LabSchema>;
 
@@ -223,4 +223,7 @@ function upgrade(db: IDBPDatabase<LabSchema>, oldVersion: number): void {
     db.createObjectStore('metrics', { keyPath: ['runId', 'kind', 'version'] });
     db.createObjectStore('events', { keyPath: ['runId', 'seq'] });
   }
+  // v5: `runs` may be custom-environment trainings (`kind`), and `weights` their MLP versions. No
+  // store changes: the bump closes the connections of older pages, which would list those runs
+  // and read their versions as the code-writing policy's.
 }

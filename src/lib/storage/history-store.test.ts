@@ -137,7 +137,7 @@ describe('the migration to the history stores', () => {
     });
     await old.put('runs', { id: 'kept', updatedAt: 1 });
     old.close();
-    expect(DB_VERSION).toBe(4);
+    expect(DB_VERSION).toBe(5);
     const db = await openLabDb(name);
     expect([...db.objectStoreNames].sort()).toEqual([
       'events',

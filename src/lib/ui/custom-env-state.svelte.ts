@@ -39,6 +39,9 @@ export interface CustomEnvReport {
 
 type Emit = (e: TimelineEvent) => void;
 
+/** How long the end of a training waits for the trainer to finish what it was storing, ms. */
+const SETTLE_WAIT_MS = 2_000;
+
 /** What a setup step gives when Stop came first. */
 const STOPPED = Symbol('stopped');
 
@@ -53,10 +56,11 @@ export interface CustomTraining {
   runId: string;
   startedAt: number;
   /**
-   * finished: measured after its last update (asked for, or a Stop); failed: ended by an error;
-   * interrupted: the page closed (or the trainer died) while it trained; running: this one.
+   * finished: measured after its last update (asked for, or a Stop); failed: ended by an error (a
+   * crashed worker too); interrupted: the page closed while it trained; running: this page's, now;
+   * elsewhere: another tab of the page trains it now (it holds the training's lock).
    */
-  status: 'running' | 'finished' | 'failed' | 'interrupted';
+  status: 'running' | 'elsewhere' | 'finished' | 'failed' | 'interrupted';
   eta: number;
   workers: number;
   /** Versions it published (fewer than asked after a Stop or an error). */
@@ -69,8 +73,18 @@ export interface CustomTraining {
   code: string;
 }
 
-/** A stored custom run as a row of the trainings table (`current`: the run training now). */
-export function trainingOf(r: RunRecord, current: string | null): CustomTraining {
+/** The Web Lock a tab holds while it trains a custom run (other tabs see it held). */
+export const trainingLock = (runId: string): string => `sandbox-rl-lab/custom-training/${runId}`;
+
+/**
+ * A stored custom run as a row of the trainings table (`current`: the run this page trains now;
+ * `locked`: the training locks other tabs hold).
+ */
+export function trainingOf(
+  r: RunRecord,
+  current: string | null,
+  locked: readonly string[] = [],
+): CustomTraining {
   const c = r.config;
   const num = (v: unknown) => (typeof v === 'number' ? v : NaN);
   const status: CustomTraining['status'] =
@@ -79,7 +93,9 @@ export function trainingOf(r: RunRecord, current: string | null): CustomTraining
       : r.status === 'running' || r.status === 'created'
         ? r.id === current
           ? 'running'
-          : 'interrupted'
+          : locked.includes(trainingLock(r.id))
+            ? 'elsewhere'
+            : 'interrupted'
         : 'finished';
   return {
     runId: r.id,
@@ -140,12 +156,12 @@ export class CustomEnvState {
   private end: (() => void) | null = null;
   /** The run the training in progress stores its versions in. */
   private runId: string | null = null;
+  /** Why the training in progress failed (null while it has not): what `settle` stores. */
+  private failure: string | null = null;
   private readonly db = new LabDbConnection({
     // A training cannot go on without its storage: it stops, saying why.
     closed: (message) => {
-      if (!this.training) return;
-      this.error = message;
-      this.end?.();
+      if (this.training) this.fail(message);
     },
   });
 
@@ -155,16 +171,28 @@ export class CustomEnvState {
     return this.db.get();
   }
 
-  /** Reads the stored trainings for the table. */
+  /** The training in progress fails with `message` (shown; its run is stored as failed). */
+  private fail(message: string): void {
+    this.failure ??= message;
+    this.error = message;
+    this.end?.();
+  }
+
+  /** Reads the stored trainings for the table, oldest first. */
   async loadTrainings(): Promise<void> {
     const runs = await listRuns(await this.database(), 'custom');
-    this.trainings = runs.reverse().map((r) => trainingOf(r, this.runId));
+    const held = (await navigator.locks?.query())?.held ?? [];
+    const locked = held.flatMap((l) => (l.name ? [l.name] : []));
+    this.trainings = runs
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((r) => trainingOf(r, this.runId, locked));
   }
 
   /** Deletes a stored training and its versions (not the one training now). */
   async deleteTraining(runId: string): Promise<void> {
-    if (runId === this.runId) {
-      this.error = 'this training is in progress: stop it before deleting it';
+    const row = this.trainings.find((t) => t.runId === runId);
+    if (runId === this.runId || row?.status === 'elsewhere') {
+      this.notice = 'This training is in progress: stop it before deleting it.';
       return;
     }
     try {
@@ -219,6 +247,7 @@ export class CustomEnvState {
     this.training = true;
     this.trainer.status = 'busy';
     this.error = null;
+    this.failure = null;
     this.report = null;
     this.history = [];
     this.events = [];
@@ -273,6 +302,9 @@ export class CustomEnvState {
     const progress = (): RunProgress =>
       pipeline ? progressOf(pipeline, (now() - t0) / 1000) : { seconds: (now() - t0) / 1000 };
     let result: CustomRunResult | undefined;
+    let initialising: Promise<void> | undefined;
+    let release = (): void => undefined;
+    const trained = new Promise<void>((resolve) => (release = resolve));
     try {
       const opened = await setup(
         Promise.all(
@@ -297,20 +329,22 @@ export class CustomEnvState {
       const { spec, randomReturn } = first;
       const runId = newRunId(undefined, 'custom');
       const { keepVersions, milestoneEvery } = config;
-      await guard(
-        this.trainer.api.initCustom(
-          { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
-          config,
-          {
-            runId,
-            name: `custom environment, η ${config.eta}, ${count(config.workers, 'worker')}`,
-            config: { ...config, code },
-            keepVersions,
-            milestoneEvery,
-          },
-        ),
-      );
+      // Known before the trainer creates it: a crash meanwhile still stores how it ended.
       this.runId = runId;
+      // Held while it trains: another tab's table says it trains elsewhere (not interrupted).
+      void navigator.locks?.request(trainingLock(runId), () => trained);
+      initialising = this.trainer.api.initCustom(
+        { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
+        config,
+        {
+          runId,
+          name: `custom environment, η ${config.eta}, ${count(config.workers, 'worker')}`,
+          config: { ...config, code },
+          keepVersions,
+          milestoneEvery,
+        },
+      );
+      await guard(initialising);
       await this.loadTrainings();
       t0 = now();
       await guard(Promise.all(await guard(this.publish(0, {}, {}, bridges, emit))));
@@ -342,10 +376,7 @@ export class CustomEnvState {
             this.counters = countersOf(p);
             if (r.version >= config.iterations) this.end?.();
           },
-          onError: (m) => {
-            this.error = m;
-            this.end?.();
-          },
+          onError: (m) => this.fail(m),
         },
       );
       pipeline = p;
@@ -357,7 +388,7 @@ export class CustomEnvState {
       this.phase = 'finishing the update in progress';
       await guard(p.trainerIdle());
       this.counters = countersOf(p);
-      if (this.error) return;
+      if (this.failure) return;
       if (p.version === 0) return stoppedEarly();
       // The newest version, on the worker that measures it.
       await guard(
@@ -376,10 +407,15 @@ export class CustomEnvState {
       this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
       result = { randomReturn, untrainedReturn, trainedReturn };
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
+      this.fail(err instanceof Error ? err.message : String(err));
     } finally {
       pipeline?.stop();
+      // A trainer still storing a version (after a rollout worker crashed) or still creating the
+      // run finishes first, so that the stored status is the last word; a dead one is not waited for.
+      const settled = Promise.all([pipeline?.trainerIdle(), initialising]).catch(() => undefined);
+      await Promise.race([settled, new Promise((r) => setTimeout(r, SETTLE_WAIT_MS))]);
       await this.settle(pipeline?.version ?? 0, progress(), result);
+      release();
       releaseTrainer();
       for (const b of bridges) b.terminate();
       this.end = null;
@@ -405,7 +441,7 @@ export class CustomEnvState {
     if (!runId) return;
     try {
       const db = await this.database();
-      if (this.error) await setRunStatus(db, runId, 'failed', { progress });
+      if (this.failure) await setRunStatus(db, runId, 'failed', { progress });
       else if (version === 0) await deleteRun(db, runId);
       else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
       await this.loadTrainings();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRecord } from '../storage/db';
-import { trainingOf } from './custom-env-state.svelte';
+import { trainingLock, trainingOf } from './custom-env-state.svelte';
 
 const run = (over: Partial<RunRecord>): RunRecord => ({
   id: 'custom-a',
@@ -15,7 +15,7 @@ const run = (over: Partial<RunRecord>): RunRecord => ({
 });
 
 describe('a stored custom training as a row of the trainings table', () => {
-  it('says how it ended: finished, failed, training now, or interrupted by a closed page', () => {
+  it('says how it ended: finished, failed, training here or in another tab, or interrupted by a closed page', () => {
     const result = { randomReturn: 20, untrainedReturn: 21, trainedReturn: 180 };
     expect(trainingOf(run({ result }), null)).toEqual({
       runId: 'custom-a',
@@ -30,9 +30,13 @@ describe('a stored custom training as a row of the trainings table', () => {
     });
     expect(trainingOf(run({ status: 'failed' }), null).status).toBe('failed');
     expect(trainingOf(run({ status: 'running' }), 'custom-a').status).toBe('running');
-    // Left 'running' by a page that closed (or a trainer that died) while it trained.
+    // Left 'running' by a page that closed while it trained.
     expect(trainingOf(run({ status: 'running' }), 'custom-b').status).toBe('interrupted');
-    expect(trainingOf(run({ status: 'running' }), null).result).toBeUndefined();
+    // Another tab trains it: that tab holds its lock.
+    expect(trainingOf(run({ status: 'running' }), null, [trainingLock('custom-a')]).status).toBe('elsewhere');
+    expect(trainingOf(run({ status: 'running' }), null, [trainingLock('custom-b')]).status).toBe(
+      'interrupted',
+    );
   });
 
   it('reads what its settings lack as unknown rather than failing', () => {

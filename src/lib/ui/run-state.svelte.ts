@@ -366,6 +366,10 @@ export class RunState {
       if (resumeId) {
         const record = await db.get('runs', resumeId);
         if (!record) throw new Error(`no stored run ${resumeId}`);
+        if (record.kind === 'custom')
+          throw new Error(
+            `run ${resumeId} is a custom environment's training: the run panel does not resume it`,
+          );
         settings = settingsFromJson(record.config);
         validateSettings(settings);
         this.settings = settings;

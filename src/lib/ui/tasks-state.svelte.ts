@@ -85,6 +85,8 @@ export class TasksState {
   rowsOf = $state.raw<{ suite: string; tasks: number; samples: number; stopped?: boolean } | null>(null);
   /** The rows the evaluation in progress has finished (each agent's as it ends). */
   private finishedRows: EvalRow[] = [];
+  /** Evaluations started, the newest's number. */
+  private evaluations = 0;
   evalError = $state<string | null>(null);
   /** Sampled episodes per task for the token agents (1 to `MAX_SAMPLES`). */
   samples = $state(2);
@@ -276,10 +278,13 @@ export class TasksState {
     bruteMaxRuns?: number,
   ): Promise<EvalRow[]> {
     this.progress = null;
+    // A late report of an evaluation that was stopped does not count for this one.
+    const evaluation = ++this.evaluations;
     await this.init();
     return this.rollout.api.evaluate(
       { tasks, agents, samples, bruteMaxRuns, seed: 1 },
       Comlink.proxy((p: EvalProgress) => {
+        if (evaluation !== this.evaluations) return;
         this.progress = p;
         if (p.rows) this.finishedRows = p.rows;
       }),
