@@ -61,8 +61,9 @@ const scenario: Scenario = {
         const deadline = Date.now() + 60_000;
         while (
           !(await lab.evaluate(
-            (l, n) => (l.run.dashboard?.faults ?? []).slice(n).some((f) => f.replacedAt !== null),
-            before,
+            (l, [n, lane]) =>
+              (l.run.dashboard?.faults ?? []).slice(n).some((f) => f.lane === lane && f.replacedAt !== null),
+            [before, `rollout-${index}`] as const,
           ))
         ) {
           if (Date.now() > deadline) throw new Error(`${kind} of rollout-${index} not replaced in 60 s`);
