@@ -58,6 +58,7 @@ function pool(lanes: Lane[] = ['rollout-0', 'rollout-1'], spares = 0, withCounte
     },
     {
       heartbeatMs: 100,
+      pingMs: 100,
       hangMs: 300,
       adaptFactor: 2,
       adaptWindowMs: 5_000,

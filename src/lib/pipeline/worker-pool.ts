@@ -14,8 +14,10 @@ export interface PoolWorker<R = unknown> {
 
 /** Settings of fault detection. */
 export interface PoolConfig {
-  /** A heartbeat is sent this often, ms. */
+  /** The progress counters are read, and the hang rule applied, this often, ms. */
   heartbeatMs: number;
+  /** A heartbeat message goes to a worker at most this often, ms (it costs both threads a turn). */
+  pingMs: number;
   /**
    * No sign of life for this long means the worker hangs, ms: neither an answer to a heartbeat
    * nor, where the worker has one, a move of its progress counter. The bound grows on a machine
@@ -55,6 +57,7 @@ export interface PoolConfig {
  */
 export const DEFAULT_POOL: PoolConfig = {
   heartbeatMs: 50,
+  pingMs: 150,
   hangMs: 750,
   adaptFactor: 1.5,
   adaptWindowMs: 30_000,
@@ -105,6 +108,8 @@ interface Member<W, R> {
   generation: number;
   lastSeen: number;
   pingSentAt: number | null;
+  /** When the last heartbeat was answered (the next goes `pingMs` after the one before). */
+  pingAnsweredAt: number;
   /** The last heartbeat's answer. */
   lastReply: R | null;
   /** The worker's progress counter when last read. */
@@ -138,6 +143,7 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
       generation: 0,
       lastSeen: now(),
       pingSentAt: null,
+      pingAnsweredAt: 0,
       lastReply: null,
       beacon: undefined,
     }));
@@ -208,6 +214,7 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
     m.worker = worker;
     m.lastSeen = now();
     m.pingSentAt = null;
+    m.pingAnsweredAt = 0;
     m.lastReply = null;
     m.beacon = worker.beacon?.();
     this.hooks.joined(m.lane, worker);
@@ -255,13 +262,16 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
           this.fail(m, 'hung', `working, but no heartbeat answered for ${Math.round(waiting)} ms`);
         continue;
       }
+      if (t - m.pingAnsweredAt < this.config.pingMs) continue;
       const generation = m.generation;
       m.pingSentAt = t;
       w.ping().then(
         (reply) => {
           if (m.generation !== generation) return;
-          this.seen(m, now());
+          const at = now();
+          this.seen(m, at);
           m.pingSentAt = null;
+          m.pingAnsweredAt = at;
           m.lastReply = reply;
         },
         (err: unknown) => {
