@@ -159,14 +159,7 @@ async function publishVersion(
   const policy = await t.exportPolicy(v === 0);
   const checkpoint: Checkpoint = { ...policy, optimizer: await packOptimizer(t.optimizer) };
   const tPacked = now();
-  const record = {
-    runId: r.runId,
-    version: v,
-    createdAt: Date.now(),
-    checkpoint,
-    metrics,
-    milestone: isMilestone(r, v),
-  };
+  const record = versionRecord(r, v, checkpoint, metrics);
   await withEviction(
     d,
     () => putVersion(d, record, { consumed, progress }),
@@ -205,8 +198,25 @@ async function publishVersion(
 }
 
 /** Version 0 and every `milestoneEvery`-th version of a run are kept for good (publish marks them). */
-function isMilestone(r: PipelineRunInit, v: number): boolean {
+function isMilestone(r: Pick<PipelineRunInit, 'milestoneEvery'>, v: number): boolean {
   return isMilestoneVersion(v, r.milestoneEvery);
+}
+
+/** The stored record of version `v` of a run (either kind of policy). */
+function versionRecord<C>(
+  r: Pick<PipelineRunInit, 'runId' | 'milestoneEvery'>,
+  v: number,
+  checkpoint: C,
+  metrics: Record<string, number>,
+): Omit<WeightsRecord, 'checkpoint'> & { checkpoint: C } {
+  return {
+    runId: r.runId,
+    version: v,
+    createdAt: Date.now(),
+    checkpoint,
+    metrics,
+    milestone: isMilestone(r, v),
+  };
 }
 
 /**
@@ -348,14 +358,7 @@ const api = {
     if (!learner || !r) throw new Error('no custom policy: call initCustom() first');
     const d = await database();
     const checkpoint = await learner.checkpoint();
-    const record = {
-      runId: r.runId,
-      version: v,
-      createdAt: Date.now(),
-      checkpoint,
-      metrics,
-      milestone: isMilestoneVersion(v, r.milestoneEvery),
-    };
+    const record = versionRecord(r, v, checkpoint, metrics);
     let evicted: Eviction | undefined;
     await withEviction(
       d,
