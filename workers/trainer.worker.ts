@@ -99,9 +99,8 @@ let pipelineRun: (PipelineRunInit & { channel: BroadcastChannel }) | undefined;
 let mlp: MlpLearner | undefined;
 /** The run the custom-environment training stores its versions in. */
 let customRun: CustomRunInit | undefined;
-/** Newest version of the custom run its retention has examined, and the retention pass in progress. */
-let customPrunedThrough = -Infinity;
-let customPruning: Promise<void> = Promise.resolve();
+/** The custom run's retention: the newest version it has examined, and the pass in progress. */
+let customRetention = { through: -Infinity, pass: Promise.resolve() };
 /** This worker's connection (closed for a newer page in another tab; its next use then says so). */
 const db = new LabDbConnection();
 let version = -1;
@@ -339,7 +338,7 @@ const api = {
     await setRunStatus(d, run.runId, 'running');
     mlp = new MlpLearner(args, config);
     customRun = run;
-    customPrunedThrough = -Infinity;
+    customRetention = { through: -Infinity, pass: Promise.resolve() };
   },
 
   /**
@@ -352,9 +351,10 @@ const api = {
     metrics: Record<string, number>,
     progress: RunProgress,
   ): Promise<CustomPublished> {
-    // Held for the whole call: an initCustom() meanwhile gets a policy and run of its own.
+    // Held for the whole call: an initCustom() meanwhile gets a policy, run and retention of its own.
     const r = customRun;
     const learner = mlp;
+    const retention = customRetention;
     if (!learner || !r) throw new Error('no custom policy: call initCustom() first');
     const d = await database();
     const checkpoint = await learner.checkpoint();
@@ -366,10 +366,10 @@ const api = {
       (e) => (evicted = e),
     );
     // Retention off the critical path, one pass at a time (as a pipeline run's).
-    customPruning = customPruning
+    retention.pass = retention.pass
       .then(async () => {
-        customPrunedThrough = (
-          await pruneVersions(d, r.runId, r.keepVersions, customPrunedThrough, (x) =>
+        retention.through = (
+          await pruneVersions(d, r.runId, r.keepVersions, retention.through, (x) =>
             isMilestoneVersion(x, r.milestoneEvery),
           )
         ).examinedThrough;

@@ -156,6 +156,8 @@ export class CustomEnvState {
   private end: (() => void) | null = null;
   /** The run the training in progress stores its versions in. */
   private runId: string | null = null;
+  /** Trainings started on this page; the newest's number (a late report of an earlier one is ignored). */
+  private trainingsStarted = 0;
   /** Why the training in progress failed (null while it has not): what `settle` stores. */
   private failure: string | null = null;
   private readonly db = new LabDbConnection({
@@ -181,7 +183,8 @@ export class CustomEnvState {
   /** Reads the stored trainings for the table, oldest first. */
   async loadTrainings(): Promise<void> {
     const runs = await listRuns(await this.database(), 'custom');
-    const held = (await navigator.locks?.query())?.held ?? [];
+    // Best effort: without locks, another tab's training reads as interrupted.
+    const held = (await navigator.locks?.query().catch(() => undefined))?.held ?? [];
     const locked = held.flatMap((l) => (l.name ? [l.name] : []));
     this.trainings = runs
       .sort((a, b) => a.createdAt - b.createdAt)
@@ -245,6 +248,7 @@ export class CustomEnvState {
       return;
     }
     this.training = true;
+    const training = ++this.trainingsStarted;
     this.trainer.status = 'busy';
     this.error = null;
     this.failure = null;
@@ -332,7 +336,7 @@ export class CustomEnvState {
       // Known before the trainer creates it: a crash meanwhile still stores how it ended.
       this.runId = runId;
       // Held while it trains: another tab's table says it trains elsewhere (not interrupted).
-      void navigator.locks?.request(trainingLock(runId), () => trained);
+      navigator.locks?.request(trainingLock(runId), () => trained).catch(() => undefined);
       initialising = this.trainer.api.initCustom(
         { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
         config,
@@ -345,7 +349,8 @@ export class CustomEnvState {
         },
       );
       await guard(initialising);
-      await this.loadTrainings();
+      // The table shows it as running; a table that cannot be read does not end the training.
+      this.loadTrainings().catch(() => undefined);
       t0 = now();
       await guard(Promise.all(await guard(this.publish(0, {}, {}, bridges, emit))));
       const untrainedReturn = await setup(
@@ -371,12 +376,15 @@ export class CustomEnvState {
         {
           emit,
           onStep: (r) => {
+            if (training !== this.trainingsStarted) return; // a late step of an earlier training
             this.history = [...this.history, r];
             this.events = [...log.events];
             this.counters = countersOf(p);
             if (r.version >= config.iterations) this.end?.();
           },
-          onError: (m) => this.fail(m),
+          onError: (m) => {
+            if (training === this.trainingsStarted) this.fail(m);
+          },
         },
       );
       pipeline = p;

@@ -234,6 +234,7 @@ export class TasksState {
   /** Ends the worker (the next use starts a fresh one): what waits on it fails with `reason`. */
   private endWorker(reason: string, stopped = false): void {
     this.rollout.terminate();
+    this.evaluations += 1; // a report it had already sent does not count any more
     this.ready = null;
     this.loadedPolicy = null;
     this.progress = null;
