@@ -75,6 +75,19 @@ function pool(lanes: Lane[] = ['rollout-0', 'rollout-1'], spares = 0, withCounte
   return { p, crashers, joined, lost, events, workers, routes };
 }
 
+/**
+ * Makes the faked clock stallable: `stall(ms)` lets `ms` pass while no timer can run (a busy main
+ * thread, a hidden tab's throttled timers). Call after `vi.useFakeTimers()`.
+ */
+function stallableClock(): (ms: number) => void {
+  const clock = performance.now.bind(performance);
+  let stalled = 0;
+  vi.spyOn(performance, 'now').mockImplementation(() => clock() + stalled);
+  return (ms) => {
+    stalled += ms;
+  };
+}
+
 afterEach(() => {
   vi.useRealTimers();
   vi.restoreAllMocks();
@@ -214,10 +227,7 @@ describe('WorkerPool', () => {
 
   it('does not count a late heartbeat round (the main thread stalled) against the workers, up to the largest bound', async () => {
     vi.useFakeTimers();
-    // The faked clock, plus time that passes while no timer can run (a busy main thread).
-    const clock = performance.now.bind(performance);
-    let stalled = 0;
-    vi.spyOn(performance, 'now').mockImplementation(() => clock() + stalled);
+    const stall = stallableClock();
     const { p, lost, workers } = pool(['rollout-0', 'rollout-1']);
     await p.start();
     const [w, healthy] = workers as [FakeWorker, FakeWorker];
@@ -225,7 +235,7 @@ describe('WorkerPool', () => {
     await vi.advanceTimersByTimeAsync(150);
     w.hung = true;
     await vi.advanceTimersByTimeAsync(100); // a heartbeat goes out, unanswered
-    stalled += 1_000; // 1 s in which no round ran (the healthy worker's answer waits in the queue)
+    stall(1_000); // 1 s in which no round ran (the healthy worker's answer waits in the queue)
     await vi.advanceTimersByTimeAsync(100);
     expect(lost).toHaveLength(0);
     // Nor does the stall raise the bound, though the healthy worker's answer came before the round.
@@ -242,18 +252,16 @@ describe('WorkerPool', () => {
 
   it('finds a hang within the largest bound of wall time however late every round comes (a hidden tab)', async () => {
     vi.useFakeTimers();
-    const clock = performance.now.bind(performance);
-    let stalled = 0;
-    vi.spyOn(performance, 'now').mockImplementation(() => clock() + stalled);
+    const stall = stallableClock();
     const { p, lost, workers } = pool(['rollout-0']);
     await p.start();
     (workers[0] as FakeWorker).hung = true;
     await vi.advanceTimersByTimeAsync(100); // a round on time: a heartbeat goes out, unanswered
     // Every round 900 ms late: lateness alone would excuse all but 100 ms of each 1 000.
-    stalled += 900;
+    stall(900);
     await vi.advanceTimersByTimeAsync(100);
     expect(lost).toHaveLength(0);
-    stalled += 900;
+    stall(900);
     await vi.advanceTimersByTimeAsync(100); // 2 s of wall time: past the 1.5 s bound
     expect(lost[0]?.[1]).toMatch(/^hung: no sign of life for \d{4} ms/);
     p.close();
