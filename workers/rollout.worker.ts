@@ -179,7 +179,7 @@ async function offerCheckpoint(checkpoint: Checkpoint, v: number, publishedAt: n
     r.base = params;
     weights = params;
   }
-  r.engine.offer(v, weights, publishedAt);
+  r.engine.offer(v, weights, publishedAt, checkpoint.model);
 }
 
 /** Adopts the newest stored version of the run when it is at least `min` (a late announce, a new worker). */

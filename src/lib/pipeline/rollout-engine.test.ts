@@ -127,6 +127,21 @@ describe('RolloutEngine', () => {
     e.dispose();
   });
 
+  it('plays weights published with other model args (a run stored by an older build) with those args', async () => {
+    // This build's workers start with the copy head; a resumed older run has none.
+    const { e } = engine({ args: { ...args, pointerDim: 4 } });
+    e.offer(0, initParams(args, 1), 0, args);
+    const g = await e.play(job(0));
+    expect(g.status).toBe('done');
+    expect(g.trajectories.every((t) => t.logProbs.every(Number.isFinite))).toBe(true);
+    const copyArgs = { ...args, pointerDim: 4 };
+    e.offer(1, initParams(copyArgs, 2), 0, copyArgs);
+    const h = await e.play(job(1, 1));
+    expect(h.status).toBe('done');
+    expect(h.newestVersion).toBe(1);
+    e.dispose();
+  });
+
   it('waits for the version a job needs, and asks the store when the announce is late', async () => {
     const { e, fetched } = engine({
       fetch: async (min) => {

@@ -84,7 +84,7 @@ export class RolloutEngine {
   /** Version of the weights in use (−1: none yet). */
   version = -1;
   private weights: Weights | null = null;
-  private pending: { version: number; weights: Weights; publishedAt: number } | null = null;
+  private pending: { version: number; weights: Weights; publishedAt: number; args: ModelArgs } | null = null;
   private agent: CachedPolicyAgent | null = null;
   private readonly recorder = new TrajectoryRecorder(-1);
   private readonly jobs = new Map<number, ActiveJob>();
@@ -106,16 +106,17 @@ export class RolloutEngine {
   }
 
   /**
-   * New weights (announced or loaded from the store). Older than what the engine has: released
-   * at once. Idle: adopted at once. Otherwise adopted at the next turn boundary.
+   * New weights (announced or loaded from the store), with the model args of their checkpoint.
+   * Older than what the engine has: released at once. Idle: adopted at once. Otherwise adopted
+   * at the next turn boundary.
    */
-  offer(version: number, weights: Weights, publishedAt: number): void {
+  offer(version: number, weights: Weights, publishedAt: number, args: ModelArgs = this.opts.args): void {
     if (version <= this.latest) {
       this.opts.release(weights);
       return;
     }
     if (this.pending) this.opts.release(this.pending.weights);
-    this.pending = { version, weights, publishedAt };
+    this.pending = { version, weights, publishedAt, args };
     this.stepsSinceOffer = 0;
     if (!this.looping) this.adopt([]);
     for (const w of this.waiters.filter((x) => x.min <= this.latest)) w.wake();
@@ -230,14 +231,14 @@ export class RolloutEngine {
     this.stats.version = p.version;
     this.recorder.version = p.version;
     if (!this.agent) {
-      this.agent = new CachedPolicyAgent('policy', p.weights, this.opts.args, {
+      this.agent = new CachedPolicyAgent('policy', p.weights, p.args, {
         ...DEFAULT_SAMPLER,
         rows: this.opts.rows,
         temperature: this.opts.temperature,
         seed: this.opts.seed,
       });
     } else {
-      this.agent.setParams(p.weights); // the cache is rebuilt from the current context (prefill)
+      this.agent.setParams(p.weights, p.args); // the cache is rebuilt from the current context (prefill)
     }
     if (previous) this.opts.release(previous);
     this.stats.adoptions += 1;

@@ -14,6 +14,13 @@ export interface ModelArgs {
   nHeads: number;
   /** Hidden width of each block's MLP (conventionally 4·dModel). */
   dMlp: number;
+  /**
+   * Width of the copy (pointer) head's queries and keys; 0 or absent: no copy head. With one,
+   * the next-token distribution mixes the vocabulary head with attention over the context's
+   * tokens (pointer-generator), so a digit shown in the examples can be written back by where it
+   * stands rather than by which digit it is.
+   */
+  pointerDim?: number;
 }
 
 /** The default policy: small enough to train in a browser tab, on WebGPU or in software. */
@@ -66,8 +73,10 @@ export const DEFAULT_TRAINER_CONFIG: TrainerConfig = {
 /** Throws with a readable message when `args` cannot describe a model. */
 export function validateModelArgs(args: ModelArgs): void {
   for (const [k, v] of Object.entries(args)) {
-    if (!Number.isInteger(v) || v <= 0)
-      throw new Error(`model arg ${k} must be a positive integer, got ${v}`);
+    if (k === 'pointerDim' ? !Number.isInteger(v) || v < 0 : !Number.isInteger(v) || v <= 0)
+      throw new Error(
+        `model arg ${k} must be a ${k === 'pointerDim' ? 'non-negative' : 'positive'} integer, got ${v}`,
+      );
   }
   if (args.dModel % args.nHeads !== 0) {
     throw new Error(`dModel (${args.dModel}) must be divisible by nHeads (${args.nHeads})`);

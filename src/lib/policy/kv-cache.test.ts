@@ -9,7 +9,9 @@ import { DEFAULT_MODEL_ARGS, type ModelArgs } from './config';
 import { decodeStep, forward, initParams } from './model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER, PolicyAgent } from './sampler';
 
-const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 40, dModel: 16, nHeads: 2, dMlp: 32 };
+const plainArgs: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 40, dModel: 16, nHeads: 2, dMlp: 32 };
+/** The same model with the copy (pointer) head, whose keys and tokens are cached too. */
+const copyArgs: ModelArgs = { ...plainArgs, pointerDim: 8 };
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {
@@ -18,7 +20,10 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.dispose());
 
-describe('KV cache', () => {
+describe.each([
+  ['vocabulary head', plainArgs],
+  ['copy head', copyArgs],
+])('KV cache (%s)', (_label, args) => {
   it('decoding token by token gives the logits of the full forward pass', () => {
     const params = initParams(args, 5);
     const seq = [1, 9, 20, 30, 6, 17, 12, 4];

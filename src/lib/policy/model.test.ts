@@ -31,6 +31,31 @@ describe('policy model', () => {
     tf.dispose([a, b, ...params.values()]);
   });
 
+  it('with the copy head, gives a normalised distribution that, gated to copying, holds only tokens seen so far', () => {
+    const args: ModelArgs = { ...small, pointerDim: 8 };
+    const params = initParams(args, 3);
+    expect(paramShapes(args).map(([n]) => n)).toEqual(
+      expect.arrayContaining(['ptr.wq', 'ptr.wk', 'ptr.gate.w', 'ptr.gate.b']),
+    );
+    const seq = [1, 5, 6, 7, 5, 8];
+    const tokens = tf.tensor2d([seq], [1, seq.length], 'int32');
+    // The gate's bias starts at 0 (half copy, half vocabulary): every row is a distribution.
+    const mixed = tf.tidy(() =>
+      (forward(params, args, tokens).logits.exp().sum(-1) as tf.Tensor2D).arraySync(),
+    ); // [1, T]
+    for (const s of mixed[0] ?? []) expect(s).toBeCloseTo(1 + args.vocabSize * 1e-6, 4);
+    // Gated to copying alone: position t puts all its mass on the tokens of positions 0..t.
+    params.get('ptr.gate.b')?.assign(tf.tensor1d([-30]));
+    const probs = tf.tidy(() => forward(params, args, tokens).logits.exp().arraySync())[0] ?? []; // [T][V]
+    probs.forEach((row, t) => {
+      const seen = new Set(seq.slice(0, t + 1));
+      const mass = row.reduce((m, p, v) => m + (seen.has(v) ? p : 0), 0);
+      expect(mass).toBeCloseTo(1, 3);
+      row.forEach((p, v) => !seen.has(v) && expect(p).toBeLessThan(1e-5));
+    });
+    tf.dispose([tokens, ...params.values()]);
+  });
+
   it('has the parameter count its shapes imply and is deterministic per seed', () => {
     const expected = paramShapes(small).reduce((n, [, s]) => n + s.reduce((x, y) => x * y, 1), 0);
     const p1 = initParams(small, 7);

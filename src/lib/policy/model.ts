@@ -40,6 +40,8 @@ export function paramShapes(args: ModelArgs): [string, number[]][] {
     );
   }
   shapes.push(['ln_f.g', [D]], ['ln_f.b', [D]], ['head.w', [D, V]], ['value.w', [D, 1]], ['value.b', [1]]);
+  const P = args.pointerDim ?? 0;
+  if (P > 0) shapes.push(['ptr.wq', [D, P]], ['ptr.wk', [D, P]], ['ptr.gate.w', [D, 1]], ['ptr.gate.b', [1]]);
   return shapes;
 }
 
@@ -142,12 +144,45 @@ function blocks(
   return x;
 }
 
-/** The policy and value heads on the final residual stream [B, T, D]. */
-function heads(params: Weights, x: tf.Tensor3D): PolicyOutput {
+/** The policy and value heads on the final residual stream [B, T, D]; `hf` is its final norm. */
+function heads(params: Weights, x: tf.Tensor3D): PolicyOutput & { hf: tf.Tensor3D } {
   const hf = layerNorm(x, p(params, 'ln_f.g'), p(params, 'ln_f.b')); // [B, T, D]
   const logits = linear(hf, p(params, 'head.w')); // [B, T, V]
   const values = linear(hf, p(params, 'value.w'), p(params, 'value.b')).squeeze([2]) as tf.Tensor2D; // [B, T]
-  return { logits, values };
+  return { logits, values, hf };
+}
+
+/** Probability floor of the copy head's mixture, so that its log stays finite. */
+const MIX_FLOOR = 1e-6;
+
+/**
+ * The copy head (pointer-generator): position t attends over the context's positions s (its
+ * queries from `hf`, keys from each position's `hf`, `mask` −1e9 where s is not visible), and the
+ * attention mass of the positions holding token v is the copy probability of v. A gate mixes it
+ * with the vocabulary head's softmax; the result is returned as log-probabilities, which serve as
+ * logits (softmax of them, masked or not, is the mixture renormalised).
+ */
+function copyMix(
+  params: Weights,
+  hf: tf.Tensor3D, // [B, T, D]
+  logits: tf.Tensor3D, // [B, T, V]
+  keys: tf.Tensor3D, // [B, S, P]
+  tokens: tf.Tensor3D, // [B, S, V] one-hot
+  mask: tf.Tensor, // broadcasts to [B, T, S]
+): tf.Tensor3D {
+  const P = keys.shape[2];
+  const q = linear(hf, p(params, 'ptr.wq')); // [B, T, P]
+  const scores = tf
+    .matMul(q, keys, false, true)
+    .mul(1 / Math.sqrt(P))
+    .add(mask); // [B, T, S]
+  const copy = tf.matMul(tf.softmax(scores), tokens); // [B, T, V]
+  const gate = tf.sigmoid(linear(hf, p(params, 'ptr.gate.w'), p(params, 'ptr.gate.b'))); // [B, T, 1]
+  const mixed = tf
+    .softmax(logits)
+    .mul(gate)
+    .add(copy.mul(tf.sub(1, gate))); // [B, T, V]
+  return mixed.add(MIX_FLOOR).log() as tf.Tensor3D; // [B, T, V]
 }
 
 /** Token + position embeddings of `tokens` ([B, T] int32) at `positions` ([B, T] int32). */
@@ -192,8 +227,16 @@ export function forward(
         .add(mask); // [B, H, T, T]
       return tf.matMul(tf.softmax(scores), v) as tf.Tensor4D; // [B, H, T, Dh]
     });
-    const out = heads(params, x);
-    return keepKV ? { ...out, kv } : out;
+    const { logits: vocab, values, hf } = heads(params, x); // [B, T, V], [B, T], [B, T, D]
+    let logits = vocab;
+    if ((args.pointerDim ?? 0) > 0) {
+      const onehot = tf.oneHot(tokens, args.vocabSize).toFloat() as tf.Tensor3D; // [B, T, V]
+      const keys = linear(hf, p(params, 'ptr.wk')); // [B, T, P]
+      // The copy head's cache is one more "layer": keys [B, 1, T, P], tokens [B, 1, T, V].
+      if (keepKV) kv.push({ k: keys.expandDims(1) as tf.Tensor4D, v: onehot.expandDims(1) as tf.Tensor4D });
+      logits = copyMix(params, hf, vocab, keys, onehot, mask);
+    }
+    return keepKV ? { logits, values, kv } : { logits, values };
   });
 }
 
@@ -237,7 +280,19 @@ export function decodeStep(
         .add(mask); // [B, H, 1, Tmax]
       return tf.matMul(tf.softmax(scores), V) as tf.Tensor4D; // [B, H, 1, Dh]
     });
-    const { logits, values } = heads(params, x); // [B, 1, V], [B, 1]
+    const { logits: vocab, values, hf } = heads(params, x); // [B, 1, V], [B, 1], [B, 1, D]
+    let logits = vocab;
+    if ((args.pointerDim ?? 0) > 0) {
+      const c = cache[args.nLayers];
+      if (!c) throw new Error('the cache has no copy-head entry');
+      const key = linear(hf, p(params, 'ptr.wk')).expandDims(1); // [B, 1, 1, P]
+      const onehot = tf.oneHot(tokens, args.vocabSize).toFloat().reshape([-1, 1, 1, args.vocabSize]); // [B, 1, 1, V]
+      const K = c.k.mul(keep).add(slot.mul(key)) as tf.Tensor4D; // [B, 1, Tmax, P]
+      const Tok = c.v.mul(keep).add(slot.mul(onehot)) as tf.Tensor4D; // [B, 1, Tmax, V]
+      next.push({ k: tf.keep(K), v: tf.keep(Tok) });
+      const m = mask.reshape([-1, 1, Tmax]); // [B, 1, Tmax]
+      logits = copyMix(params, hf, vocab, K.squeeze([1]) as tf.Tensor3D, Tok.squeeze([1]) as tf.Tensor3D, m);
+    }
     return { logits: logits.squeeze([1]) as tf.Tensor2D, values: values.squeeze([1]) as tf.Tensor1D };
   });
   for (const c of cache) tf.dispose([c.k, c.v]);

@@ -148,15 +148,19 @@ export class CachedPolicyAgent implements TokenAgent {
   constructor(
     readonly name: string,
     private params: Weights,
-    private readonly args: ModelArgs,
+    private args: ModelArgs,
     private readonly opts: SamplerOptions = DEFAULT_SAMPLER,
   ) {
     this.rng = new Rng(opts.seed);
   }
 
-  /** New weights: the cache is rebuilt from the current context at the next `choose`. */
-  setParams(params: Weights): void {
+  /**
+   * New weights (and the model args they were published with, when they differ: a run stored by
+   * an older build): the cache is rebuilt from the current context at the next `choose`.
+   */
+  setParams(params: Weights, args: ModelArgs = this.args): void {
     this.params = params;
+    this.args = args;
     this.invalidate();
   }
 
