@@ -20,6 +20,7 @@ describe('parseSuite', () => {
     ['missing name', JSON.stringify({ tasks: good.tasks }), '$.name', /missing field "name"/],
     ['empty task list', JSON.stringify({ name: 'x', tasks: [] }), '$.tasks', /must not be empty/],
     ['missing id', withTask({ id: undefined }), '$.tasks[0].id', /missing field "id"/],
+    ['reserved id', withTask({ id: 'hindsight:1,2' }), '$.tasks[0].id', /reserved for relabelled tasks/],
     [
       'mistyped level',
       withTask({ level: 'expert' }),

@@ -62,6 +62,9 @@ function examples(value: unknown, path: string): Example[] {
   });
 }
 
+/** Task ids of relabelled tasks (hindsight: a program's own outputs) start with this; no suite may use it. */
+export const RELABELLED_PREFIX = 'hindsight:';
+
 /** Checks a parsed value is a task suite; throws a `SuiteError` naming the first problem. */
 function toSuite(value: unknown): TaskSuite {
   if (!isRecord(value)) throw new SuiteError('$', 'a suite must be an object {name, tasks}');
@@ -79,6 +82,11 @@ function toSuite(value: unknown): TaskSuite {
       const id = field(t, 'id', p);
       if (typeof id !== 'string' || !id.trim()) throw new SuiteError(`${p}.id`, 'must be a non-empty string');
       if (seen.has(id)) throw new SuiteError(`${p}.id`, `duplicate task id "${id}"`);
+      if (id.startsWith(RELABELLED_PREFIX))
+        throw new SuiteError(
+          `${p}.id`,
+          `task id "${id}": ids starting "${RELABELLED_PREFIX}" are reserved for relabelled tasks`,
+        );
       seen.add(id);
       const level = field(t, 'level', p);
       if (typeof level !== 'string' || !(LEVELS as readonly string[]).includes(level)) {

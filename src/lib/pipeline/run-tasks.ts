@@ -1,7 +1,6 @@
 import type { EvalTask } from '../env/evaluate';
 import type { GeneratedTask } from '../env/families';
 import { parseSuite, type Level, type Task } from '../env/suite';
-import { isRelabelledTask } from '../rl/hindsight';
 import type { RunSettings } from './run-settings';
 
 /**
@@ -19,9 +18,6 @@ export function validateRunTasks(tasks: RunSettings['tasks'], level: RunSettings
   if (tasks === null) return;
   const parsed = parseSuite(JSON.stringify(tasks));
   if (!parsed.ok) throw new Error(`the run's tasks: ${parsed.path}: ${parsed.message}`);
-  const relabelled = parsed.suite.tasks.find((t) => isRelabelledTask(t.id));
-  if (relabelled)
-    throw new Error(`the run's tasks: task id "${relabelled.id}" is reserved for relabelled tasks`);
   if (level && !parsed.suite.tasks.some((t) => t.level === level))
     throw new Error(`the run's tasks ("${tasks.name}") have no ${level} task`);
 }

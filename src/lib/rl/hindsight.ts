@@ -1,6 +1,6 @@
 import type { EnvConfig } from '../env/config';
 import { Episode, programCode } from '../env/episode';
-import type { Task } from '../env/suite';
+import { RELABELLED_PREFIX, type Task } from '../env/suite';
 import { sourceToTokens } from '../env/tokenizer';
 import { SUBMIT, tokenId, VOCAB_SIZE } from '../env/vocab';
 import type { Sandbox } from '../sandbox/types';
@@ -56,9 +56,6 @@ export function validateHindsight(c: HindsightConfig): void {
       throw new Error(`hindsight ${k} must be a positive number, got ${c[k]}`);
   }
 }
-
-/** Task ids of relabelled tasks start with this. */
-const RELABELLED_PREFIX = 'hindsight:';
 
 /** True for the id of a relabelled task (one made of a program's own outputs). */
 export function isRelabelledTask(taskId: string): boolean {
