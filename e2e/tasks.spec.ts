@@ -303,7 +303,11 @@ async function writeEnv(page: Page, code: string): Promise<void> {
 /** The part of the page's `?debug` hook (src/global.d.ts) the custom-environment test reads. */
 type CustomLab = {
   __lab: {
-    customEnv: { events: TimelineEvent[]; counters: { interrupts: number; staleDrops: number } | null };
+    customEnv: {
+      events: TimelineEvent[];
+      counters: { interrupts: number; staleDrops: number } | null;
+      history: { version: number }[];
+    };
   };
 };
 
@@ -428,6 +432,47 @@ test('Stop ends custom-environment training after the iteration in progress, wit
   await expect(rows).toHaveCount(1);
   await expect(rows.locator('td').nth(4)).toHaveText(`${done} of 500`);
   await expect(rows.getByTestId('env-training-status')).toHaveText('finished');
+});
+
+test('a custom training interrupted by a reload resumes from its newest stored version up to the iterations asked', async ({
+  page,
+}) => {
+  await openWithTrainer(page, '&debug');
+  await page.getByTestId('env-iterations-input').fill('24');
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-progress')).toContainText(/iteration ([5-9]|1\d)\/24/, {
+    timeout: 90_000,
+  });
+  await page.reload();
+  const row = page.getByTestId('env-training');
+  await expect(row.getByTestId('env-training-status')).toHaveText('interrupted');
+  const cell = await row.locator('td').nth(4).textContent();
+  const from = Number(cell?.match(/^(\d+) of 24$/)?.[1]);
+  expect(from).toBeGreaterThanOrEqual(5);
+  expect(from).toBeLessThan(24);
+  // The baselines were stored when measured: the random return is in the row already.
+  const random = Number(await row.locator('td').nth(5).textContent());
+  expect(random).toBeGreaterThan(5);
+  await expect(page.getByTestId('trainer-status')).toHaveText('ready', { timeout: 120_000 });
+  await row.getByTestId('env-training-resume').click();
+  await expect(page.getByTestId('env-progress')).toContainText(`resumed from version ${from}`);
+  await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 150_000 });
+  await expect(page.getByTestId('env-iterations')).toHaveText('after 24 iterations');
+  // Its chart starts after the version it resumed from: no version trained twice.
+  const versions = await page.evaluate(() =>
+    (window as unknown as CustomLab).__lab.customEnv.history.map((h) => h.version),
+  );
+  expect(versions[0]).toBe(from + 1);
+  expect(versions.at(-1)).toBe(24);
+  // One row, finished, with the baselines measured before the reload.
+  await expect(row).toHaveCount(1);
+  await expect(row.getByTestId('env-training-status')).toHaveText('finished');
+  await expect(row.locator('td').nth(4)).toHaveText('24');
+  await expect(row.locator('td').nth(5)).toHaveText(random.toFixed(1));
+  await expect(page.getByTestId('env-random')).toHaveText(random.toFixed(1));
+  await expect(row.getByTestId('env-training-resume')).toHaveCount(0);
+  // Every version is where retention keeps it: 0, 10, 20 and the newest 5.
+  expect((await storedCustomVersions(page)).versions).toEqual([0, 10, 20, 21, 22, 23, 24]);
 });
 
 test('another tab sees a custom training in progress as such, and cannot delete it', async ({

@@ -34,7 +34,9 @@ import {
   ensureRun,
   getVersion,
   isMilestoneVersion,
+  isMlpRecord,
   latestVersion,
+  newestRecord,
   loraBaseOf,
   pruneVersions,
   putVersion,
@@ -339,6 +341,36 @@ const api = {
     mlp = new MlpLearner(args, config);
     customRun = run;
     customRetention = { through: -Infinity, pass: Promise.resolve() };
+  },
+
+  /**
+   * Resumes a stored custom-environment training: the MLP of its newest stored version, with
+   * Adam's state and update count, replaces any previous policy, and the run is marked running
+   * again. Returns that version and the MLP's shape (the page checks it against the environment).
+   */
+  async resumeCustom(
+    config: CustomTrainConfig,
+    run: CustomRunInit,
+  ): Promise<{ version: number; args: MlpArgs }> {
+    mlp?.dispose();
+    mlp = undefined;
+    customRun = undefined;
+    const d = await database();
+    const record = await newestRecord(d, run.runId);
+    if (!record) throw new Error(`training ${run.runId} has no stored version to resume from (deleted?)`);
+    if (!isMlpRecord(record))
+      throw new Error(`run ${run.runId} is not a custom environment's training: resume it from the run list`);
+    const learner = await MlpLearner.restore(record.checkpoint, config);
+    try {
+      await setRunStatus(d, run.runId, 'running');
+    } catch (err) {
+      learner.dispose();
+      throw err;
+    }
+    mlp = learner;
+    customRun = run;
+    customRetention = { through: -Infinity, pass: Promise.resolve() };
+    return { version: record.version, args: record.checkpoint.mlp };
   },
 
   /**

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Params } from './model';
-import { packParams, type PackedTensors } from './weights';
+import { packParams, unpackTensors, type PackedTensors } from './weights';
 
 /** Shape of the MLP policy for custom environments (issue 4). */
 export interface MlpArgs {
@@ -140,4 +140,20 @@ export function snapshotFromCheckpoint(ckpt: MlpCheckpoint): MlpSnapshot {
   const p = new Map(shapes.map(([name, shape]) => [name, read(name, shape)]));
   const at = (name: string) => p.get(name) ?? new Float32Array();
   return { args: ckpt.mlp, w1: at('w1'), b1: at('b1'), wp: at('wp'), bp: at('bp') };
+}
+
+/**
+ * Trainable parameters of a stored MLP (every one, the value head too), after the same checks as
+ * `snapshotFromCheckpoint`: a training resumed from it goes on with exactly these weights.
+ */
+export function paramsFromMlpCheckpoint(ckpt: MlpCheckpoint): Params {
+  snapshotFromCheckpoint(ckpt); // throws, naming the problem, on a malformed checkpoint
+  const byName = new Map(unpackTensors(ckpt.params).map((e) => [e.name, e.tensor]));
+  const params: Params = new Map();
+  for (const [name] of mlpShapes(ckpt.mlp)) {
+    const t = byName.get(name) as tf.Tensor; // present: checked above
+    params.set(name, tf.variable(t, true));
+  }
+  tf.dispose([...byName.values()]);
+  return params;
 }

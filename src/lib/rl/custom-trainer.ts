@@ -5,6 +5,7 @@ import {
   mlpCheckpoint,
   mlpForward,
   mlpLogits,
+  paramsFromMlpCheckpoint,
   snapshotMlp,
   type MlpArgs,
   type MlpCheckpoint,
@@ -12,7 +13,7 @@ import {
 } from '../policy/mlp';
 import type { Params } from '../policy/model';
 import { pickMasked } from '../policy/sampler';
-import { packOptimizer } from '../policy/weights';
+import { packOptimizer, unpackTensors } from '../policy/weights';
 import type { StepMetrics } from '../policy/trainer';
 import type { CustomTrainConfig } from './custom-config';
 import { clipByGlobalNorm } from './losses';
@@ -113,9 +114,29 @@ export class MlpLearner {
   constructor(
     readonly args: MlpArgs,
     readonly config: CustomTrainConfig,
+    /** Parameters to start from (a resumed training's; the learner owns them), else fresh ones. */
+    params?: Params,
   ) {
-    this.params = initMlp(args, config.seed);
+    this.params = params ?? initMlp(args, config.seed);
     this.optimizer = tf.train.adam(config.learningRate);
+  }
+
+  /**
+   * The learner a stored version was made by: its parameters, its Adam state and its update
+   * count, so that training goes on as if it had not stopped.
+   */
+  static async restore(ckpt: MlpCheckpoint, config: CustomTrainConfig): Promise<MlpLearner> {
+    const learner = new MlpLearner(ckpt.mlp, config, paramsFromMlpCheckpoint(ckpt));
+    learner.step = ckpt.step;
+    if (ckpt.optimizer) {
+      const named = unpackTensors(ckpt.optimizer);
+      try {
+        await learner.optimizer.setWeights(named);
+      } finally {
+        tf.dispose(named.map((n) => n.tensor));
+      }
+    }
+    return learner;
   }
 
   snapshot(): Promise<MlpSnapshot> {

@@ -34,14 +34,17 @@ export interface RunRecord {
   result?: CustomRunResult;
 }
 
-/** The returns a custom-environment training measured, stored with its run. */
+/**
+ * The returns a custom-environment training measured, stored with its run: the baselines once
+ * measured (a resumed training reports them), the trained policy's at the end.
+ */
 export interface CustomRunResult {
   /** Mean return of uniformly random actions. */
   randomReturn: number;
-  /** Mean return of the untrained MLP, sampling. */
-  untrainedReturn: number;
-  /** Mean return of the newest version, greedy. */
-  trainedReturn: number;
+  /** Mean return of the untrained MLP, sampling (absent: a resumed training of an older build). */
+  untrainedReturn?: number;
+  /** Mean return of the newest version, greedy (absent until the training is measured at its end). */
+  trainedReturn?: number;
 }
 
 /** What a resumed run needs besides its weights and unconsumed trajectories. */

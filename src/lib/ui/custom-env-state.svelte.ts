@@ -33,9 +33,25 @@ export interface CustomEnvReport {
   /** Updates trained (fewer than asked when stopped). */
   iterations: number;
   randomReturn: number;
-  untrainedReturn: number;
+  /** null: a resumed training of an older build, which did not store it. */
+  untrainedReturn: number | null;
   trainedReturn: number;
 }
+
+/** Where a training starts: a fresh policy, or a stored training's newest version (a resume). */
+type Start =
+  | { kind: 'new'; config: CustomTrainConfig; code: string }
+  | {
+      kind: 'resume';
+      config: CustomTrainConfig;
+      code: string;
+      runId: string;
+      /** Its status before the resume: what it keeps when the resume trains nothing. */
+      status: RunRecord['status'];
+      /** Seconds it had trained. */
+      seconds: number;
+      baselines?: CustomRunResult;
+    };
 
 type Emit = (e: TimelineEvent) => void;
 
@@ -71,6 +87,12 @@ export interface CustomTraining {
   result?: CustomRunResult;
   /** The environment's code it trained on. */
   code: string;
+  /** Its settings as stored (what a resume trains with). */
+  config: Record<string, unknown>;
+  /** Seconds it trained. */
+  seconds: number;
+  /** It can go on from its newest version: stopped short of what it was asked, and not running. */
+  resumable: boolean;
 }
 
 /** The Web Lock a tab holds while it trains a custom run (other tabs see it held). */
@@ -97,16 +119,23 @@ export function trainingOf(
             ? 'elsewhere'
             : 'interrupted'
         : 'finished';
+  const iterations = Math.max(0, r.latestVersion);
+  const asked = num(c.iterations);
+  const code = typeof c.code === 'string' ? c.code : '';
   return {
     runId: r.id,
     startedAt: r.createdAt,
     status,
     eta: num(c.eta),
     workers: num(c.workers),
-    iterations: Math.max(0, r.latestVersion),
-    asked: num(c.iterations),
+    iterations,
+    asked,
     ...(r.result ? { result: r.result } : {}),
-    code: typeof c.code === 'string' ? c.code : '',
+    code,
+    config: c,
+    seconds: r.progress?.seconds ?? 0,
+    resumable:
+      status !== 'running' && status !== 'elsewhere' && r.latestVersion >= 0 && iterations < asked && !!code,
   };
 }
 
@@ -135,6 +164,9 @@ export class CustomEnvState {
   eta = $state(DEFAULT_CUSTOM_TRAIN.eta);
   workers = $state(DEFAULT_CUSTOM_TRAIN.workers);
   training = $state(false);
+  /** The training in progress: the version it started from (a resume's) and the iterations it goes to. */
+  startVersion = $state(0);
+  asked = $state(DEFAULT_CUSTOM_TRAIN.iterations);
   /** One report per update: the version it published and the episodes it trained on. */
   history = $state.raw<StepReport[]>([]);
   report = $state.raw<CustomEnvReport | null>(null);
@@ -156,6 +188,8 @@ export class CustomEnvState {
   private end: (() => void) | null = null;
   /** The run the training in progress stores its versions in. */
   private runId: string | null = null;
+  /** The stored training the one in progress resumed (null: a fresh one). */
+  private resumedFrom: Extract<Start, { kind: 'resume' }> | null = null;
   /** Trainings started on this page; the newest's number (a late report of an earlier one is ignored). */
   private trainingsStarted = 0;
   /** Why the training in progress failed (null while it has not): what `settle` stores. */
@@ -229,18 +263,50 @@ export class CustomEnvState {
     this.end?.();
   }
 
-  async train(): Promise<void> {
-    if (this.training) return;
+  /** Trains a fresh policy on the editor's code with the panel's settings. */
+  train(): Promise<void> {
     const config: CustomTrainConfig = {
       ...DEFAULT_CUSTOM_TRAIN,
       iterations: this.iterations,
       eta: this.eta,
       workers: this.workers,
     };
+    // The code as it is now: edits during the training apply to the next one.
+    return this.run({ kind: 'new', config, code: this.code });
+  }
+
+  /**
+   * Goes on with a stored training from its newest version (its weights and Adam's state), with
+   * its own code and settings, up to the iterations it was asked for. The episodes it had played
+   * but not trained on are not stored for a custom environment: they are played again.
+   */
+  resume(runId: string): Promise<void> {
+    const t = this.trainings.find((x) => x.runId === runId);
+    if (!t || this.training) return Promise.resolve();
+    if (!t.resumable) {
+      this.notice = `Training ${this.trainings.indexOf(t) + 1} cannot be resumed (${t.status}, ${t.iterations} of ${t.asked} iterations).`;
+      return Promise.resolve();
+    }
+    const { code: _code, ...stored } = t.config;
+    const config = { ...DEFAULT_CUSTOM_TRAIN, ...stored } as CustomTrainConfig;
+    return this.run({
+      kind: 'resume',
+      config,
+      code: t.code,
+      runId,
+      status: t.status === 'failed' ? 'failed' : t.status === 'finished' ? 'finished' : 'running',
+      seconds: t.seconds,
+      ...(t.result ? { baselines: t.result } : {}),
+    });
+  }
+
+  private async run(start: Start): Promise<void> {
+    if (this.training) return;
+    const { config, code } = start;
     try {
       validateCustomTrain(config);
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
+      this.error = `${start.kind === 'resume' ? 'the stored training cannot be resumed: ' : ''}${err instanceof Error ? err.message : String(err)}`;
       return;
     }
     if (this.trainer.status !== 'ready') {
@@ -248,6 +314,8 @@ export class CustomEnvState {
       return;
     }
     this.training = true;
+    this.startVersion = 0;
+    this.asked = config.iterations;
     const training = ++this.trainingsStarted;
     this.trainer.status = 'busy';
     this.error = null;
@@ -300,11 +368,11 @@ export class CustomEnvState {
     const stoppedEarly = () => {
       this.notice = 'Stopped before the first update: nothing was trained.';
     };
-    // The code as it is now: edits during the training apply to the next one.
-    const code = this.code;
     let t0 = now();
-    const progress = (): RunProgress =>
-      pipeline ? progressOf(pipeline, (now() - t0) / 1000) : { seconds: (now() - t0) / 1000 };
+    // A resumed training's seconds go on from what it had trained.
+    const seconds = () => (start.kind === 'resume' ? start.seconds : 0) + (now() - t0) / 1000;
+    const progress = (): RunProgress => (pipeline ? progressOf(pipeline, seconds()) : { seconds: seconds() });
+    let startVersion = 0;
     let result: CustomRunResult | undefined;
     let initialising: Promise<void> | undefined;
     let release = (): void => undefined;
@@ -330,41 +398,65 @@ export class CustomEnvState {
       const [measure] = bridges;
       const [first] = opened;
       if (!measure || !first) throw new Error('no rollout worker');
-      const { spec, randomReturn } = first;
-      const runId = newRunId(undefined, 'custom');
+      const { spec } = first;
+      const runId = start.kind === 'resume' ? start.runId : newRunId(undefined, 'custom');
       const { keepVersions, milestoneEvery } = config;
       // Known before the trainer creates it: a crash meanwhile still stores how it ended.
       this.runId = runId;
+      this.resumedFrom = start.kind === 'resume' ? start : null;
       // Held while it trains: another tab's table says it trains elsewhere (not interrupted).
       navigator.locks?.request(trainingLock(runId), () => trained).catch(() => undefined);
-      initialising = this.trainer.api.initCustom(
-        { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
-        config,
-        {
-          runId,
-          name: `custom environment, η ${config.eta}, ${count(config.workers, 'worker')}`,
-          config: { ...config, code },
-          keepVersions,
-          milestoneEvery,
-        },
-      );
-      await guard(initialising);
-      // The table shows it as running; a table that cannot be read does not end the training.
-      this.loadTrainings().catch(() => undefined);
-      t0 = now();
-      await guard(Promise.all(await guard(this.publish(0, {}, {}, bridges, emit))));
-      const untrainedReturn = await setup(
-        measure.api.customReturn(
-          M,
-          false,
-          counted(
-            (k) =>
-              `setting up: measuring the untrained policy, episode ${k} of ${M} (each up to ${spec.maxSteps} steps)`,
+      const runInit = {
+        runId,
+        name: `custom environment, η ${config.eta}, ${count(config.workers, 'worker')}`,
+        config: { ...config, code },
+        keepVersions,
+        milestoneEvery,
+      };
+      const mlpArgs = { inputs: spec.observations, hidden: config.hidden, actions: spec.actions };
+      // A resume reports the baselines measured when the training began (random actions measured
+      // again only when they were not stored).
+      let randomReturn = first.randomReturn;
+      let untrainedReturn: number | null = null;
+      if (start.kind === 'resume') {
+        const resuming = this.trainer.api.resumeCustom(config, runInit);
+        initialising = resuming.then(() => undefined);
+        const from = await guard(resuming);
+        if (from.args.inputs !== mlpArgs.inputs || from.args.actions !== mlpArgs.actions)
+          throw new Error(
+            `the stored policy has ${from.args.inputs} inputs and ${from.args.actions} actions, the environment ${mlpArgs.inputs} and ${mlpArgs.actions}: it cannot be resumed on it`,
+          );
+        startVersion = from.version;
+        this.startVersion = startVersion;
+        this.loadTrainings().catch(() => undefined);
+        t0 = now();
+        const snapshot = await guard(this.trainer.api.exportCustomPolicy());
+        await guard(Promise.all(bridges.map((b) => b.api.loadCustomPolicy(snapshot, startVersion))));
+        randomReturn = start.baselines?.randomReturn ?? randomReturn;
+        untrainedReturn = start.baselines?.untrainedReturn ?? null;
+      } else {
+        initialising = this.trainer.api.initCustom(mlpArgs, config, runInit);
+        await guard(initialising);
+        // The table shows it as running; a table that cannot be read does not end the training.
+        this.loadTrainings().catch(() => undefined);
+        t0 = now();
+        await guard(Promise.all(await guard(this.publish(0, {}, {}, bridges, emit))));
+        const measured = await setup(
+          measure.api.customReturn(
+            M,
+            false,
+            counted(
+              (k) =>
+                `setting up: measuring the untrained policy, episode ${k} of ${M} (each up to ${spec.maxSteps} steps)`,
+            ),
           ),
-        ),
-      );
-      if (untrainedReturn === STOPPED) return stoppedEarly();
-      this.phase = 'training';
+        );
+        if (measured === STOPPED) return stoppedEarly();
+        untrainedReturn = measured;
+        // Stored now, so that a resume after a reload can report them.
+        await guard(this.storeBaselines(runId, { randomReturn, untrainedReturn }));
+      }
+      this.phase = start.kind === 'resume' ? `training (resumed from version ${startVersion})` : 'training';
       const p = new Pipeline<CustomBatch, CustomTrajectory>(
         customPipelineConfig(config),
         new CustomJobSource(spec.observations, config.gamma),
@@ -386,6 +478,7 @@ export class CustomEnvState {
             if (training === this.trainingsStarted) this.fail(m);
           },
         },
+        { version: startVersion, nextSeq: 0, nextJobId: 0, groups: [] },
       );
       pipeline = p;
       bridges.forEach((b, i) =>
@@ -397,7 +490,7 @@ export class CustomEnvState {
       await guard(p.trainerIdle());
       this.counters = countersOf(p);
       if (this.failure) return;
-      if (p.version === 0) return stoppedEarly();
+      if (p.version === startVersion) return stoppedEarly();
       // The newest version, on the worker that measures it.
       await guard(
         measure.api.loadCustomPolicy(await guard(this.trainer.api.exportCustomPolicy()), p.version),
@@ -413,7 +506,7 @@ export class CustomEnvState {
         ),
       );
       this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
-      result = { randomReturn, untrainedReturn, trainedReturn };
+      result = { randomReturn, ...(untrainedReturn === null ? {} : { untrainedReturn }), trainedReturn };
     } catch (err) {
       this.fail(err instanceof Error ? err.message : String(err));
     } finally {
@@ -422,7 +515,7 @@ export class CustomEnvState {
       // run finishes first, so that the stored status is the last word; a dead one is not waited for.
       const settled = Promise.all([pipeline?.trainerIdle(), initialising]).catch(() => undefined);
       await Promise.race([settled, new Promise((r) => setTimeout(r, SETTLE_WAIT_MS))]);
-      await this.settle(pipeline?.version ?? 0, progress(), result);
+      await this.settle((pipeline?.version ?? startVersion) > startVersion, progress(), result);
       release();
       releaseTrainer();
       for (const b of bridges) b.terminate();
@@ -437,25 +530,34 @@ export class CustomEnvState {
 
   /**
    * Stores how the training ended (its status, progress and returns) and refreshes the table. A
-   * training stopped before its first update trained nothing: its run (version 0 only) goes.
+   * training stopped before its first update trained nothing: its run (version 0 only) goes; a
+   * resume that trained nothing leaves the training as it was.
    */
   private async settle(
-    version: number,
+    trained: boolean,
     progress: RunProgress,
     result: CustomRunResult | undefined,
   ): Promise<void> {
     const runId = this.runId;
+    const resumed = this.resumedFrom;
     this.runId = null;
+    this.resumedFrom = null;
     if (!runId) return;
     try {
       const db = await this.database();
       if (this.failure) await setRunStatus(db, runId, 'failed', { progress });
-      else if (version === 0) await deleteRun(db, runId);
+      else if (!trained && resumed) await setRunStatus(db, runId, resumed.status);
+      else if (!trained) await deleteRun(db, runId);
       else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
       await this.loadTrainings();
     } catch (err) {
       this.error ??= `the training's end could not be stored: ${err instanceof Error ? err.message : String(err)}`;
     }
+  }
+
+  /** Stores a training's baselines as soon as they are measured (a resume reports them). */
+  private async storeBaselines(runId: string, baselines: CustomRunResult): Promise<void> {
+    await setRunStatus(await this.database(), runId, 'running', { result: baselines });
   }
 
   /** A rollout worker as the pipeline's port; its groups go on its lane of the timeline. */

@@ -27,6 +27,9 @@ describe('a stored custom training as a row of the trainings table', () => {
       asked: 40,
       result,
       code: 'spec = {}',
+      config: { eta: 2, workers: 3, iterations: 40, code: 'spec = {}' },
+      seconds: 0,
+      resumable: true, // 12 of 40: stopped short
     });
     expect(trainingOf(run({ status: 'failed' }), null).status).toBe('failed');
     expect(trainingOf(run({ status: 'running' }), 'custom-a').status).toBe('running');
@@ -41,6 +44,20 @@ describe('a stored custom training as a row of the trainings table', () => {
 
   it('reads what its settings lack as unknown rather than failing', () => {
     const t = trainingOf(run({ config: {}, latestVersion: -1 }), null);
-    expect([t.eta, t.asked, t.iterations, t.code]).toEqual([NaN, NaN, 0, '']);
+    expect([t.eta, t.asked, t.iterations, t.code, t.resumable]).toEqual([NaN, NaN, 0, '', false]);
+  });
+
+  it('can be resumed when it stopped short of its iterations and nothing trains it now', () => {
+    const at = (over: Partial<RunRecord>, current: string | null = null, locked: string[] = []) =>
+      trainingOf(run(over), current, locked).resumable;
+    expect(at({ status: 'running', progress: { seconds: 7 } })).toBe(true); // interrupted
+    expect(trainingOf(run({ progress: { seconds: 7 } }), null).seconds).toBe(7);
+    expect(at({ status: 'failed' })).toBe(true);
+    expect(at({ status: 'running', latestVersion: 0 })).toBe(true); // closed before its first update
+    expect(at({ latestVersion: 40 })).toBe(false); // it trained all it was asked
+    expect(at({ status: 'running' }, 'custom-a')).toBe(false); // training here now
+    expect(at({ status: 'running' }, null, [trainingLock('custom-a')])).toBe(false); // and in another tab
+    expect(at({ latestVersion: -1 })).toBe(false); // no stored version
+    expect(at({ config: { eta: 2, workers: 3, iterations: 40 } })).toBe(false); // its code is not stored
   });
 });
