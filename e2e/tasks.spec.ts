@@ -475,6 +475,42 @@ test('a custom training interrupted by a reload resumes from its newest stored v
   expect((await storedCustomVersions(page)).versions).toEqual([0, 10, 20, 21, 22, 23, 24]);
 });
 
+test('a resume stopped while it sets up leaves the stored training as it was', async ({ page }) => {
+  await openWithTrainer(page);
+  // reset() takes 60 ms: the setup's 20 random episodes take over a second, time to Stop in.
+  await writeEnv(
+    page,
+    'const spec = { observations: 1, actions: 2, maxSteps: 3 };\nfunction reset() { const t = Date.now(); while (Date.now() - t < 60) {} return [0]; }\nfunction step(a) { return { observation: [0], reward: a, done: false }; }',
+  );
+  await page.getByTestId('env-iterations-input').fill('500');
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-progress')).toContainText(/iteration [1-9]\d*\/500/, {
+    timeout: 60_000,
+  });
+  await page.getByTestId('env-stop').click();
+  await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 60_000 });
+  const row = page.getByTestId('env-training');
+  await expect(row.getByTestId('env-training-status')).toHaveText('finished');
+  const cells = async () => (await row.locator('td').allTextContents()).slice(4, 8);
+  const before = await cells();
+  expect(before[0]).toMatch(/^\d+ of 500$/);
+  await row.getByTestId('env-training-resume').click();
+  await expect(page.getByTestId('env-progress')).toContainText(/measuring random actions, episode [1-9]/);
+  await page.getByTestId('env-stop').click();
+  await expect(page.getByTestId('env-notice')).toHaveText(
+    'Stopped before the first update: nothing was trained.',
+    {
+      timeout: 10_000,
+    },
+  );
+  // Its iterations, returns and status are those it had, after a reload too.
+  await expect.poll(cells).toEqual(before);
+  await page.reload();
+  await expect(row.getByTestId('env-training-status')).toHaveText('finished');
+  expect(await cells()).toEqual(before);
+  await expect(row.getByTestId('env-training-resume')).toBeEnabled({ timeout: 120_000 });
+});
+
 test('another tab sees a custom training in progress as such, and cannot delete it', async ({
   page,
   context,

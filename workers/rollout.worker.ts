@@ -87,6 +87,8 @@ let base: Params | undefined;
 /** The weights the policy runs with: `base` itself, or base merged with a version's adapters. */
 let trained: Weights | undefined;
 let modelArgs: ModelArgs | undefined;
+/** The model args of the untrained policy (`init`'s); `modelArgs` follows the loaded policy's. */
+let untrainedArgs: ModelArgs | undefined;
 
 /** How the pipeline starts this worker's part of a run (issue 6). */
 export interface EngineRunInit {
@@ -243,6 +245,7 @@ const api = {
     if (untrained) tf.dispose([...untrained.values()]);
     untrained = initParams(opts.model, opts.seed);
     modelArgs = opts.model;
+    untrainedArgs = opts.model;
     await getSandbox();
     const parameters = [...untrained.values()].reduce((n, v) => n + v.size, 0);
     return { ...report, parameters };
@@ -277,12 +280,19 @@ const api = {
 
   /** The evaluation table (issue 4 §6): every requested agent on every task. */
   async evaluate(req: EvalRequest, onProgress?: (p: EvalProgress) => void): Promise<EvalRow[]> {
-    if (!untrained || !modelArgs) throw new Error('rollout worker not initialised: call init() first');
-    const args = modelArgs;
+    if (!untrained || !modelArgs || !untrainedArgs)
+      throw new Error('rollout worker not initialised: call init() first');
+    // A loaded policy may have other args (a run stored by another build) than the untrained one.
+    const [trainedArgs, freshArgs] = [modelArgs, untrainedArgs];
+    const argsOf = (name: string) => (name === 'untrained' ? freshArgs : trainedArgs);
     const sb = await getSandbox();
     const made: CachedPolicyAgent[] = [];
     const agent = (name: string, params: Weights, greedy: boolean) => {
-      const a = new CachedPolicyAgent(name, params, args, { ...DEFAULT_SAMPLER, greedy, seed: req.seed });
+      const a = new CachedPolicyAgent(name, params, argsOf(name), {
+        ...DEFAULT_SAMPLER,
+        greedy,
+        seed: req.seed,
+      });
       made.push(a);
       return a;
     };

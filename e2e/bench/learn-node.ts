@@ -127,8 +127,11 @@ const trainer = new PolicyTrainer(modelArgs, {
   learningRate: code.learningRate,
 });
 const source = new CodeJobSource(trainTasks, code);
-if (process.env.GATE_BIAS)
-  trainer.params.get('ptr.gate.b')?.assign(tf.tensor1d([Number(process.env.GATE_BIAS)]));
+if (process.env.GATE_BIAS) {
+  const bias = tf.tensor1d([Number(process.env.GATE_BIAS)]);
+  trainer.params.get('ptr.gate.b')?.assign(bias);
+  bias.dispose();
+}
 
 /** A copy of the trainer's weights for the rollout engine (shares data until the trainer's next step). */
 const snapshot = (): Weights => new Map([...trainer.params].map(([k, v]) => [k, tf.clone(v)]));

@@ -128,7 +128,7 @@ describe('RolloutEngine', () => {
   });
 
   it('plays weights published with other model args (a run stored by an older build) with those args', async () => {
-    // This build's workers start with the copy head; a resumed older run has none.
+    // Workers of a build with the copy head on by default, and a stored run without it.
     const { e } = engine({ args: { ...args, pointerDim: 4 } });
     e.offer(0, initParams(args, 1), 0, args);
     const g = await e.play(job(0));

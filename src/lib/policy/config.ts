@@ -73,6 +73,7 @@ export const DEFAULT_TRAINER_CONFIG: TrainerConfig = {
 /** Throws with a readable message when `args` cannot describe a model. */
 export function validateModelArgs(args: ModelArgs): void {
   for (const [k, v] of Object.entries(args)) {
+    if (k === 'pointerDim' && v === undefined) continue;
     if (k === 'pointerDim' ? !Number.isInteger(v) || v < 0 : !Number.isInteger(v) || v <= 0)
       throw new Error(
         `model arg ${k} must be a ${k === 'pointerDim' ? 'non-negative' : 'positive'} integer, got ${v}`,

@@ -93,3 +93,29 @@ describe.each([
     for (const v of params.values()) v.dispose();
   }, 60_000);
 });
+
+describe('new weights with other model args', () => {
+  it('are decoded with those args (a run stored by another build), as a fresh agent of those args would', async () => {
+    const plain = initParams(plainArgs, 3);
+    const copy = initParams(copyArgs, 4);
+    const tasks = generateTasks(1).slice(0, 3);
+    const env = { ...DEFAULT_ENV_CONFIG, contextLength: 40, maxTurns: 2, maxTokensPerTurn: 5 };
+    const opts = { ...DEFAULT_SAMPLER, greedy: true, rows: 3 };
+    const play = async (agent: CachedPolicyAgent) => {
+      const logProbs: number[] = [];
+      const eps = await runEpisodes(tasks, agent, sandbox, env, (_e, _t, lp) => logProbs.push(lp));
+      agent.dispose();
+      return { tokens: eps.map((e) => e.tokens), logProbs };
+    };
+    const switched = new CachedPolicyAgent('switched', plain, plainArgs, opts);
+    switched.setParams(copy, copyArgs);
+    const got = await play(switched);
+    const want = await play(new CachedPolicyAgent('fresh', copy, copyArgs, opts));
+    // The copy weights without their head (the args kept): another distribution.
+    const headless = await play(new CachedPolicyAgent('headless', copy, plainArgs, opts));
+    expect(got.tokens).toEqual(want.tokens);
+    got.logProbs.forEach((lp, i) => expect(lp).toBeCloseTo(want.logProbs[i] ?? NaN, 4));
+    expect(headless.logProbs.some((lp, i) => Math.abs(lp - (want.logProbs[i] ?? NaN)) > 1e-3)).toBe(true);
+    tf.dispose([...plain.values(), ...copy.values()]);
+  }, 60_000);
+});

@@ -45,7 +45,9 @@ describe('policy model', () => {
     ); // [1, T]
     for (const s of mixed[0] ?? []) expect(s).toBeCloseTo(1 + args.vocabSize * 1e-6, 4);
     // Gated to copying alone: position t puts all its mass on the tokens of positions 0..t.
-    params.get('ptr.gate.b')?.assign(tf.tensor1d([-30]));
+    const closed = tf.tensor1d([-30]);
+    params.get('ptr.gate.b')?.assign(closed);
+    closed.dispose();
     const probs = tf.tidy(() => forward(params, args, tokens).logits.exp().arraySync())[0] ?? []; // [T][V]
     probs.forEach((row, t) => {
       const seen = new Set(seq.slice(0, t + 1));

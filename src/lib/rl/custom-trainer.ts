@@ -132,6 +132,9 @@ export class MlpLearner {
       const named = unpackTensors(ckpt.optimizer);
       try {
         await learner.optimizer.setWeights(named);
+      } catch (err) {
+        learner.dispose();
+        throw err;
       } finally {
         tf.dispose(named.map((n) => n.tensor));
       }

@@ -50,6 +50,11 @@ type Start =
       status: RunRecord['status'];
       /** Seconds it had trained. */
       seconds: number;
+      /** Its newest stored version as listed (the seeds of the resumed part are offset by it). */
+      from: number;
+      /** The next job id it gives (job seeds go on, not over again). */
+      nextJobId: number;
+      /** Its stored returns: the baselines it reports, and what it keeps if the resume trains nothing. */
       baselines?: CustomRunResult;
     };
 
@@ -91,6 +96,8 @@ export interface CustomTraining {
   config: Record<string, unknown>;
   /** Seconds it trained. */
   seconds: number;
+  /** The next job id of its pipeline (0 when not stored). */
+  nextJobId: number;
   /** It can go on from its newest version: stopped short of what it was asked, and not running. */
   resumable: boolean;
 }
@@ -134,6 +141,7 @@ export function trainingOf(
     code,
     config: c,
     seconds: r.progress?.seconds ?? 0,
+    nextJobId: r.progress?.nextJobId ?? 0,
     resumable:
       status !== 'running' && status !== 'elsewhere' && r.latestVersion >= 0 && iterations < asked && !!code,
   };
@@ -147,7 +155,7 @@ function numbersOf(m: object): Record<string, number> {
 /** The number fields of a custom training's progress (its counters and seconds). */
 function progressOf(p: Pipeline<CustomBatch, CustomTrajectory>, seconds: number): RunProgress {
   const { stalenessHistogram: _, ...counters } = p.counters;
-  return { counters, seconds };
+  return { counters, seconds, nextJobId: p.keys.nextJobId };
 }
 
 /**
@@ -296,6 +304,8 @@ export class CustomEnvState {
       runId,
       status: t.status === 'failed' ? 'failed' : t.status === 'finished' ? 'finished' : 'running',
       seconds: t.seconds,
+      from: t.iterations,
+      nextJobId: t.nextJobId,
       ...(t.result ? { baselines: t.result } : {}),
     });
   }
@@ -314,10 +324,27 @@ export class CustomEnvState {
       return;
     }
     this.training = true;
+    this.trainer.status = 'busy';
+    const runId = start.kind === 'resume' ? start.runId : newRunId(undefined, 'custom');
+    let release = (): void => undefined;
+    const trained = new Promise<void>((resolve) => (release = resolve));
+    // Held while it trains: another tab's table says it trains elsewhere and cannot resume it too.
+    if (!(await this.holdLock(runId, trained))) {
+      this.training = false;
+      if (this.trainer.status === 'busy') this.trainer.status = 'ready';
+      this.error = 'another tab of this page is training it now: it cannot be resumed here';
+      await this.loadTrainings().catch(() => undefined);
+      return;
+    }
+    if (start.kind === 'resume') {
+      // From here on it is this page's: Delete refuses it, and its end restores what a resume
+      // that trained nothing must leave.
+      this.runId = runId;
+      this.resumedFrom = start;
+    }
     this.startVersion = 0;
     this.asked = config.iterations;
     const training = ++this.trainingsStarted;
-    this.trainer.status = 'busy';
     this.error = null;
     this.failure = null;
     this.report = null;
@@ -375,15 +402,15 @@ export class CustomEnvState {
     let startVersion = 0;
     let result: CustomRunResult | undefined;
     let initialising: Promise<void> | undefined;
-    let release = (): void => undefined;
-    const trained = new Promise<void>((resolve) => (release = resolve));
+    // A resume's environments and sampling go on from other seeds than its first part's.
+    const seedOffset = start.kind === 'resume' ? start.from * config.workers : 0;
     try {
       const opened = await setup(
         Promise.all(
           bridges.map((b, i) =>
             b.api.openCustomEnv(
               code,
-              config.seed + i,
+              config.seed + seedOffset + i,
               i === 0
                 ? counted(
                     (k) =>
@@ -399,13 +426,9 @@ export class CustomEnvState {
       const [first] = opened;
       if (!measure || !first) throw new Error('no rollout worker');
       const { spec } = first;
-      const runId = start.kind === 'resume' ? start.runId : newRunId(undefined, 'custom');
       const { keepVersions, milestoneEvery } = config;
       // Known before the trainer creates it: a crash meanwhile still stores how it ended.
       this.runId = runId;
-      this.resumedFrom = start.kind === 'resume' ? start : null;
-      // Held while it trains: another tab's table says it trains elsewhere (not interrupted).
-      navigator.locks?.request(trainingLock(runId), () => trained).catch(() => undefined);
       const runInit = {
         runId,
         name: `custom environment, η ${config.eta}, ${count(config.workers, 'worker')}`,
@@ -428,12 +451,39 @@ export class CustomEnvState {
           );
         startVersion = from.version;
         this.startVersion = startVersion;
+        if (startVersion >= config.iterations)
+          throw new Error(
+            `it has trained its ${config.iterations} iterations already (version ${startVersion}): there is nothing to resume`,
+          );
+        randomReturn = start.baselines?.randomReturn ?? randomReturn;
+        untrainedReturn = start.baselines?.untrainedReturn ?? null;
+        // Its trained return is for an older version from now on.
+        await guard(
+          this.storeBaselines(runId, {
+            randomReturn,
+            ...(untrainedReturn === null ? {} : { untrainedReturn }),
+          }),
+        );
         this.loadTrainings().catch(() => undefined);
         t0 = now();
         const snapshot = await guard(this.trainer.api.exportCustomPolicy());
         await guard(Promise.all(bridges.map((b) => b.api.loadCustomPolicy(snapshot, startVersion))));
-        randomReturn = start.baselines?.randomReturn ?? randomReturn;
-        untrainedReturn = start.baselines?.untrainedReturn ?? null;
+        if (untrainedReturn === null && startVersion === 0) {
+          // Closed before it measured the untrained policy: version 0 is that policy.
+          const measured = await setup(
+            measure.api.customReturn(
+              M,
+              false,
+              counted(
+                (k) =>
+                  `setting up: measuring the untrained policy, episode ${k} of ${M} (each up to ${spec.maxSteps} steps)`,
+              ),
+            ),
+          );
+          if (measured === STOPPED) return stoppedEarly();
+          untrainedReturn = measured;
+          await guard(this.storeBaselines(runId, { randomReturn, untrainedReturn }));
+        }
       } else {
         initialising = this.trainer.api.initCustom(mlpArgs, config, runInit);
         await guard(initialising);
@@ -456,6 +506,7 @@ export class CustomEnvState {
         // Stored now, so that a resume after a reload can report them.
         await guard(this.storeBaselines(runId, { randomReturn, untrainedReturn }));
       }
+      if (this.stopping) return stoppedEarly(); // Stop came during the setup's last step
       this.phase = start.kind === 'resume' ? `training (resumed from version ${startVersion})` : 'training';
       const p = new Pipeline<CustomBatch, CustomTrajectory>(
         customPipelineConfig(config),
@@ -478,7 +529,12 @@ export class CustomEnvState {
             if (training === this.trainingsStarted) this.fail(m);
           },
         },
-        { version: startVersion, nextSeq: 0, nextJobId: 0, groups: [] },
+        {
+          version: startVersion,
+          nextSeq: 0,
+          nextJobId: start.kind === 'resume' ? start.nextJobId : 0,
+          groups: [],
+        },
       );
       pipeline = p;
       bridges.forEach((b, i) =>
@@ -545,14 +601,33 @@ export class CustomEnvState {
     if (!runId) return;
     try {
       const db = await this.database();
-      if (this.failure) await setRunStatus(db, runId, 'failed', { progress });
-      else if (!trained && resumed) await setRunStatus(db, runId, resumed.status);
+      // A resume that trained nothing (stopped, or failed in its setup) leaves it as it was.
+      if (!trained && resumed)
+        await setRunStatus(db, runId, resumed.status, resumed.baselines ? { result: resumed.baselines } : {});
+      else if (this.failure) await setRunStatus(db, runId, 'failed', { progress });
       else if (!trained) await deleteRun(db, runId);
       else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
       await this.loadTrainings();
     } catch (err) {
       this.error ??= `the training's end could not be stored: ${err instanceof Error ? err.message : String(err)}`;
     }
+  }
+
+  /**
+   * Takes the training's Web Lock until `until` settles; false when another tab holds it. Best
+   * effort: without Web Locks (or when the request fails) the training goes on.
+   */
+  private holdLock(runId: string, until: Promise<void>): Promise<boolean> {
+    const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
+    if (!locks) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      locks
+        .request(trainingLock(runId), { ifAvailable: true }, (lock) => {
+          resolve(lock !== null);
+          return lock ? until : undefined;
+        })
+        .catch(() => resolve(true));
+    });
   }
 
   /** Stores a training's baselines as soon as they are measured (a resume reports them). */

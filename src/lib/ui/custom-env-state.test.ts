@@ -29,6 +29,7 @@ describe('a stored custom training as a row of the trainings table', () => {
       code: 'spec = {}',
       config: { eta: 2, workers: 3, iterations: 40, code: 'spec = {}' },
       seconds: 0,
+      nextJobId: 0,
       resumable: true, // 12 of 40: stopped short
     });
     expect(trainingOf(run({ status: 'failed' }), null).status).toBe('failed');
@@ -51,7 +52,10 @@ describe('a stored custom training as a row of the trainings table', () => {
     const at = (over: Partial<RunRecord>, current: string | null = null, locked: string[] = []) =>
       trainingOf(run(over), current, locked).resumable;
     expect(at({ status: 'running', progress: { seconds: 7 } })).toBe(true); // interrupted
-    expect(trainingOf(run({ progress: { seconds: 7 } }), null).seconds).toBe(7);
+    expect(trainingOf(run({ progress: { seconds: 7, nextJobId: 31 } }), null)).toMatchObject({
+      seconds: 7,
+      nextJobId: 31,
+    });
     expect(at({ status: 'failed' })).toBe(true);
     expect(at({ status: 'running', latestVersion: 0 })).toBe(true); // closed before its first update
     expect(at({ latestVersion: 40 })).toBe(false); // it trained all it was asked
