@@ -10,7 +10,7 @@ import type { ModelArgs, TrainerConfig } from '../src/lib/policy/config';
 import type { LoraConfig } from '../src/lib/policy/lora';
 import { policyFromCheckpoint, trainerFromCheckpoint } from '../src/lib/policy/restore';
 import type { Params } from '../src/lib/policy/model';
-import { PolicyTrainer, type StepMetrics } from '../src/lib/policy/trainer';
+import { metricNumbers, PolicyTrainer, type StepMetrics } from '../src/lib/policy/trainer';
 import { packOptimizer, packParams, type Checkpoint } from '../src/lib/policy/weights';
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
 import { PARAMS_CHANNEL, type VersionAnnounce } from '../src/lib/pipeline/params-channel';
@@ -92,6 +92,8 @@ export interface ResumePoint {
   version: number;
   step: number;
   run: RunRecord;
+  /** The metrics stored with that version (the numbers of its step's). */
+  metrics: Record<string, number>;
 }
 
 let trainer: PolicyTrainer | undefined;
@@ -515,7 +517,7 @@ const api = {
     openPipelineRun(init);
     await setRunStatus(d, init.runId, 'running');
     emit({ lane: 'store', kind: 'load', t0, t1: now(), version, meta: { resume: init.runId } });
-    return { version, step: trainer.step, run };
+    return { version, step: trainer.step, run, metrics: record.metrics };
   },
 
   /**
@@ -567,10 +569,13 @@ const api = {
       prox?.dispose();
     }
     if (!metrics) throw new Error('no step taken');
-    const published = await publishVersion(info.fromVersion + 1, info.seqs, info.progress, {
-      loss: metrics.loss,
-      ms: metrics.ms,
-    });
+    // Every number of the step's metrics: a restart after a publish whose answer was lost reports them.
+    const published = await publishVersion(
+      info.fromVersion + 1,
+      info.seqs,
+      info.progress,
+      metricNumbers(metrics),
+    );
     return { version: published.version, metrics, startedAt, publishedAt: published.publishedAt };
   },
 

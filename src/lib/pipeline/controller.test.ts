@@ -8,7 +8,14 @@ import type { Trajectory } from '../rl/trajectory';
 import { Pipeline, type JobSource, type PipelineConfig } from './controller';
 import type { TimelineEvent } from './events';
 import type { JobClass } from './scheduler';
-import type { PipelineTrainerPort, PlayedGroup, RolloutJob, RolloutPort, TrainOutcome } from './types';
+import type {
+  PipelineTrainerPort,
+  PlayedGroup,
+  RolloutJob,
+  RolloutPort,
+  StepReport,
+  TrainOutcome,
+} from './types';
 
 const task = (id: string): Task => ({ id, level: 'easy', examples: [], hidden: [] });
 
@@ -151,16 +158,20 @@ function setup(over: Partial<PipelineConfig> = {}, workers = 3) {
   const events: TimelineEvent[] = [];
   const errors: string[] = [];
   const steps: number[] = [];
+  const reports: StepReport[] = [];
   const p = new Pipeline(config, source, trainer, 'run', {
     emit: (e) => events.push(e),
     onError: (m) => errors.push(m),
-    onStep: (r) => steps.push(r.version),
+    onStep: (r) => {
+      steps.push(r.version);
+      reports.push(r);
+    },
   });
   const ws = Array.from({ length: workers }, () => new FakeWorker());
   ws.forEach((w, i) => p.addWorker(`w${i}`, w, `rollout-${i}`));
   p.start(0);
   const running = () => ws.reduce((n, w) => n + w.jobs.size, 0);
-  return { p, source, trainer, ws, events, errors, steps, running };
+  return { p, source, trainer, ws, events, errors, steps, reports, running };
 }
 
 describe('Pipeline', () => {
@@ -274,14 +285,15 @@ describe('Pipeline', () => {
     expect(p.version).toBe(1);
   });
 
-  it('a batch published just before the trainer died is not trained again', async () => {
-    const { p, trainer, ws } = setup({ eta: 0 });
+  it('a batch published just before the trainer died is not trained again, and is reported', async () => {
+    const { p, trainer, ws, steps, reports } = setup({ eta: 0 });
     for (const w of ws) w.finishAll();
     await flush();
     expect(trainer.calls).toHaveLength(1);
     p.trainerLost();
     const again = new FakeTrainer();
-    p.trainerRestored(again, 1); // the store already holds version 1
+    const stored = { ...METRICS, loss: 0.25, ms: 40 };
+    p.trainerRestored(again, 1, stored); // the store already holds version 1, and its metrics
     expect(p.version).toBe(1);
     expect(p.buffer.size).toBe(0);
     expect(again.calls).toHaveLength(0);
@@ -289,6 +301,9 @@ describe('Pipeline', () => {
     expect(p.counters.trainSteps).toBe(1);
     expect(p.counters.trainedEpisodes).toBe(4);
     expect(p.counters.stalenessHistogram[0]).toBe(2);
+    // And reported as the step it was, with the stored metrics: the charts have its point.
+    expect(steps).toEqual([1]);
+    expect(reports.at(-1)).toMatchObject({ version: 1, episodes: 4, loss: 0.25, staleness: [0, 0] });
   });
 
   it('prioritized replay trains once per B new groups and weights by importance', async () => {

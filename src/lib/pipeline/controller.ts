@@ -7,6 +7,7 @@ import { now, type Lane, type TimelineEvent } from './events';
 import { preemptionVictim, WaitingQueue, type JobClass } from './scheduler';
 import { admissionCapacity, isStale, staleness } from './staleness';
 import type { Trajectory } from '../rl/trajectory';
+import type { StepMetrics } from '../policy/trainer';
 import type {
   EpisodeOutcome,
   PipelineTrainerPort,
@@ -331,24 +332,39 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   /**
    * The trainer is back, restarted from the store at `version`. A version newer than ours means
    * the lost step was published (and its samples marked consumed) before the trainer died: its
-   * batch is not trained again.
+   * batch is not trained again, and it is reported as the step it was, with `metrics` (what the
+   * store kept of them) when given.
    */
-  trainerRestored(port: PipelineTrainerPort<B>, version: number): void {
+  trainerRestored(port: PipelineTrainerPort<B>, version: number, metrics?: StepMetrics): void {
     this.trainer = port;
     this.counters.trainerRestarts += 1;
     if (version > this.version) {
       const trained = this.lostBatch;
       const lost = new Set(trained.map((g) => g.jobId));
       if (this.config.replay.mode === 'fifo') this.buffer.removeWhere((g) => lost.has(g.jobId));
-      // That step trained its batch: counted as the step would have been (its metrics died with
-      // the worker, so the charts have no point for it).
+      // That step trained its batch: counted as the step would have been.
       this.counters.trainSteps += 1;
       this.counters.trainedEpisodes += trained.reduce((n, g) => n + g.trajectories.length, 0);
-      for (const g of trained) {
-        const s = staleness(this.version, g.oldestVersion);
+      const stale = trained.map((g) => staleness(this.version, g.oldestVersion));
+      for (const s of stale)
         this.counters.stalenessHistogram[s] = (this.counters.stalenessHistogram[s] ?? 0) + 1;
-      }
       this.version = version;
+      if (metrics && trained.length > 0) {
+        const trajs = trained.flatMap((g) => g.trajectories);
+        const t = now();
+        this.hooks.onStep?.({
+          version,
+          episodes: trajs.length,
+          meanReturn: trajs.reduce((a, x) => a + x.return, 0) / trajs.length,
+          success: trajs.filter((x) => x.solved).length / trajs.length,
+          staleness: stale,
+          loss: metrics.loss,
+          metrics,
+          waitMs: 0,
+          trainMs: metrics.ms,
+          at: t,
+        });
+      }
     }
     this.lostBatch = [];
     this.trainerReady = true;

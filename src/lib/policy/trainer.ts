@@ -59,6 +59,35 @@ export interface StepMetrics {
   ms: number;
 }
 
+/** The numbers of a step's metrics, as a stored version keeps them. */
+export function metricNumbers(m: StepMetrics): Record<string, number> {
+  return Object.fromEntries(Object.entries(m).filter((e): e is [string, number] => typeof e[1] === 'number'));
+}
+
+/** A step's metrics from what a stored version kept of them (`metricNumbers`); a missing one is NaN. */
+export function storedStepMetrics(
+  m: Readonly<Record<string, number>>,
+  lossKind: StepMetrics['lossKind'],
+): StepMetrics {
+  const n = (k: keyof StepMetrics) => m[k] ?? NaN;
+  return {
+    step: n('step'),
+    lossKind,
+    loss: n('loss'),
+    pgLoss: n('pgLoss'),
+    valueLoss: n('valueLoss'),
+    entropy: n('entropy'),
+    gradNorm: n('gradNorm'),
+    approxKl: n('approxKl'),
+    clipFrac: n('clipFrac'),
+    wMean: n('wMean'),
+    wMax: n('wMax'),
+    maskedFrac: n('maskedFrac'),
+    learningRate: n('learningRate'),
+    ms: n('ms'),
+  };
+}
+
 /** Adam (β 0.9 / 0.999, as `tf.train.adam`) whose rate a schedule can change, keeping its moments. */
 export class RateAdam extends tf.AdamOptimizer {
   constructor(learningRate: number) {

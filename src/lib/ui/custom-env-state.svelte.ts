@@ -13,6 +13,7 @@ import {
   type CustomTrainConfig,
 } from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
+import { metricNumbers } from '../policy/trainer';
 import {
   LabDbConnection,
   type CustomRunResult,
@@ -145,11 +146,6 @@ export function trainingOf(
     resumable:
       status !== 'running' && status !== 'elsewhere' && r.latestVersion >= 0 && iterations < asked && !!code,
   };
-}
-
-/** The numeric metrics of a step, as stored with its version. */
-function numbersOf(m: object): Record<string, number> {
-  return Object.fromEntries(Object.entries(m).filter((e): e is [string, number] => typeof e[1] === 'number'));
 }
 
 /** The number fields of a custom training's progress (its counters and seconds). */
@@ -697,7 +693,7 @@ export class CustomEnvState {
       meta: { loss: Number(metrics.loss.toFixed(4)), steps: batch.steps },
     });
     const version = fromVersion + 1;
-    await this.publish(version, numbersOf(metrics), progress(), bridges, emit);
+    await this.publish(version, metricNumbers(metrics), progress(), bridges, emit);
     return { version, metrics, startedAt: t0, publishedAt: now() };
   }
 

@@ -4,6 +4,7 @@ import type { PipelineRunInit } from '../../../workers/trainer.worker';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import { generateTasks } from '../env/families';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
+import { storedStepMetrics } from '../policy/trainer';
 import { CodeJobSource, scheduledRate } from '../pipeline/code-workload';
 import { Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
@@ -379,7 +380,13 @@ export class PipelineSession {
     ]);
     this.trainerPing = null;
     if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
-    this.pipeline.trainerRestored(this.trainerPort(), point.version);
+    // A step published just before the trainer died is reported with the metrics it stored (a
+    // version of an older build kept only loss and ms: not enough for a chart point).
+    this.pipeline.trainerRestored(
+      this.trainerPort(),
+      point.version,
+      'entropy' in point.metrics ? storedStepMetrics(point.metrics, this.settings.loss) : undefined,
+    );
     this.push([
       {
         lane: 'trainer',
