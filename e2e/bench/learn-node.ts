@@ -31,7 +31,7 @@ import type { Task } from '../../src/lib/env/suite.ts';
 import { CodeJobSource, scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { Pipeline } from '../../src/lib/pipeline/controller.ts';
 import { RolloutEngine } from '../../src/lib/pipeline/rollout-engine.ts';
-import { defaultSettings } from '../../src/lib/pipeline/run-settings.ts';
+import { defaultSettings, pipelineConfigOf } from '../../src/lib/pipeline/run-settings.ts';
 import { runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
 import type { PipelineTrainerPort, RolloutPort, StepReport } from '../../src/lib/pipeline/types.ts';
 import {
@@ -254,18 +254,7 @@ const trainerPort: PipelineTrainerPort = {
 };
 
 const pipeline = new Pipeline(
-  {
-    eta: ETA,
-    batchGroups: code.tasksPerBatch,
-    groupSize: code.groupSize,
-    slotsPerWorker: settings.slotsPerWorker,
-    preemptAfterMs: settings.preemptAfterMs,
-    replay: settings.replay,
-    env: code.env,
-    relabelMaxAbs: code.hindsight.samplesPerBatch > 0 ? code.hindsight.maxAbsOutput : 0,
-    seed: SEED,
-    maxJobFailures: 2,
-  },
+  pipelineConfigOf({ ...settings, eta: ETA, seed: SEED, code }),
   source,
   trainerPort,
   'node-learn',

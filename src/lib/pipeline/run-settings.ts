@@ -4,6 +4,7 @@ import type { TrainerConfig } from '../policy/config';
 import type { LoraConfig } from '../policy/lora';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
 import { validateRunTasks } from './run-tasks';
+import type { PipelineConfig } from './controller';
 
 /** Everything a training run of the code-writing policy is started with (stored with the run). */
 export interface RunSettings {
@@ -151,6 +152,23 @@ export interface PolicySettings {
 
 export function policyReset(s: RunSettings): PolicySettings {
   return { seed: s.seed, loss: s.loss, learningRate: s.code.learningRate, lora: s.lora };
+}
+
+/** The pipeline a run of these settings drives: its code config's batches, hindsight and env. */
+export function pipelineConfigOf(s: RunSettings): PipelineConfig {
+  const code = s.code;
+  return {
+    eta: s.eta,
+    batchGroups: code.tasksPerBatch,
+    groupSize: code.groupSize,
+    slotsPerWorker: s.slotsPerWorker,
+    preemptAfterMs: s.preemptAfterMs,
+    replay: s.replay,
+    env: code.env,
+    relabelMaxAbs: code.hindsight.samplesPerBatch > 0 ? code.hindsight.maxAbsOutput : 0,
+    seed: s.seed,
+    maxJobFailures: 2,
+  };
 }
 
 /** Settings as stored JSON (η = Infinity becomes null) and back. */

@@ -437,6 +437,23 @@ export class CustomEnvState {
       // again only when they were not stored).
       let randomReturn = first.randomReturn;
       let untrainedReturn: number | null = null;
+      // The untrained policy's return (the version the workers hold), stored with the random
+      // actions' as soon as measured, so that a resume after a reload can report them.
+      const measureUntrained = async (): Promise<number | typeof STOPPED> => {
+        const measured = await setup(
+          measure.api.customReturn(
+            M,
+            false,
+            counted(
+              (k) =>
+                `setting up: measuring the untrained policy, episode ${k} of ${M} (each up to ${spec.maxSteps} steps)`,
+            ),
+          ),
+        );
+        if (measured !== STOPPED)
+          await guard(this.storeBaselines(runId, { randomReturn, untrainedReturn: measured }));
+        return measured;
+      };
       if (start.kind === 'resume') {
         const resuming = this.trainer.api.resumeCustom(config, runInit);
         initialising = resuming.then(() => undefined);
@@ -466,19 +483,9 @@ export class CustomEnvState {
         await guard(Promise.all(bridges.map((b) => b.api.loadCustomPolicy(snapshot, startVersion))));
         if (untrainedReturn === null && startVersion === 0) {
           // Closed before it measured the untrained policy: version 0 is that policy.
-          const measured = await setup(
-            measure.api.customReturn(
-              M,
-              false,
-              counted(
-                (k) =>
-                  `setting up: measuring the untrained policy, episode ${k} of ${M} (each up to ${spec.maxSteps} steps)`,
-              ),
-            ),
-          );
+          const measured = await measureUntrained();
           if (measured === STOPPED) return stoppedEarly();
           untrainedReturn = measured;
-          await guard(this.storeBaselines(runId, { randomReturn, untrainedReturn }));
         }
       } else {
         initialising = this.trainer.api.initCustom(mlpArgs, config, runInit);
@@ -487,20 +494,9 @@ export class CustomEnvState {
         this.loadTrainings().catch(() => undefined);
         t0 = now();
         await guard(Promise.all(await guard(this.publish(0, {}, {}, bridges, emit))));
-        const measured = await setup(
-          measure.api.customReturn(
-            M,
-            false,
-            counted(
-              (k) =>
-                `setting up: measuring the untrained policy, episode ${k} of ${M} (each up to ${spec.maxSteps} steps)`,
-            ),
-          ),
-        );
+        const measured = await measureUntrained();
         if (measured === STOPPED) return stoppedEarly();
         untrainedReturn = measured;
-        // Stored now, so that a resume after a reload can report them.
-        await guard(this.storeBaselines(runId, { randomReturn, untrainedReturn }));
       }
       if (this.stopping) return stoppedEarly(); // Stop came during the setup's last step
       this.phase = start.kind === 'resume' ? `training (resumed from version ${startVersion})` : 'training';

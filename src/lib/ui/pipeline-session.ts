@@ -8,7 +8,7 @@ import { storedStepMetrics } from '../policy/trainer';
 import { CodeJobSource, scheduledRate } from '../pipeline/code-workload';
 import { Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
-import { policyReset, settingsToJson, type RunSettings } from '../pipeline/run-settings';
+import { pipelineConfigOf, policyReset, settingsToJson, type RunSettings } from '../pipeline/run-settings';
 import { runTrainingTasks } from '../pipeline/run-tasks';
 import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '../pipeline/types';
 import { newBeacon, readBeacon } from '../pipeline/beacon';
@@ -125,25 +125,13 @@ export class PipelineSession {
     private readonly hooks: SessionHooks,
     restored: Restored | null,
   ) {
-    const code = settings.code;
     this.source = jobSourceOf(settings, restored?.progress);
     if (restored?.hindsight) this.source.hindsight.restore(restored.hindsight);
     this.secondsBefore = restored?.progress?.seconds ?? 0;
     this.countersBefore = { ...restored?.progress?.counters };
     this.lanes = Array.from({ length: settings.workers }, (_, i) => `rollout-${i}` as const);
     this.pipeline = new Pipeline(
-      {
-        eta: settings.eta,
-        batchGroups: code.tasksPerBatch,
-        groupSize: code.groupSize,
-        slotsPerWorker: settings.slotsPerWorker,
-        preemptAfterMs: settings.preemptAfterMs,
-        replay: settings.replay,
-        env: code.env,
-        relabelMaxAbs: code.hindsight.samplesPerBatch > 0 ? code.hindsight.maxAbsOutput : 0,
-        seed: settings.seed,
-        maxJobFailures: 2,
-      },
+      pipelineConfigOf(settings),
       this.source,
       this.trainerPort(),
       runId,
