@@ -7,7 +7,7 @@ import { now, type Lane, type TimelineEvent } from './events';
 import { preemptionVictim, WaitingQueue, type JobClass } from './scheduler';
 import { admissionCapacity, isStale, staleness } from './staleness';
 import type { Trajectory } from '../rl/trajectory';
-import type { StepMetrics } from '../policy/trainer';
+import type { StepMetrics } from '../policy/metrics';
 import type {
   EpisodeOutcome,
   PipelineTrainerPort,
@@ -78,6 +78,16 @@ export interface PipelineCounters {
   trainerRestarts: number;
   /** Groups pushed out of a full replay buffer before being trained on (unbounded η only). */
   replayOverflow: number;
+}
+
+/** A run's counters over all its sessions: those stored before this session's, plus `counters`' numbers. */
+export function runCounters(
+  before: Readonly<Record<string, number>>,
+  counters: PipelineCounters,
+): Record<string, number> {
+  const out: Record<string, number> = { ...before };
+  for (const [k, v] of Object.entries(counters)) if (typeof v === 'number') out[k] = (out[k] ?? 0) + v;
+  return out;
 }
 
 interface WorkerEntry<T extends EpisodeOutcome> {

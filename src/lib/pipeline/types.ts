@@ -1,6 +1,6 @@
 import type { EnvConfig } from '../env/config';
 import type { Level, Task } from '../env/suite';
-import type { StepMetrics } from '../policy/trainer';
+import type { StepMetrics } from '../policy/metrics';
 import type { TokenBatch } from '../rl/batch';
 import type { Relabelled } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';

@@ -7,6 +7,7 @@ import type { ModelArgs, TrainerConfig } from './config';
 import { initLora, mergedWeights, mergeLora, type LoraConfig } from './lora';
 import { countParams, forward, initParams, type Params, type Weights } from './model';
 import { packParams, packTensors, type Checkpoint } from './weights';
+import type { StepMetrics } from './metrics';
 
 /**
  * `x`'s value as a constant: no gradient flows back into whatever computed it (tfjs has no
@@ -33,60 +34,7 @@ const METRIC_NAMES = [
   'maskedFrac',
 ] as const;
 
-/** Metrics of one update (issue 5 §7). */
-export interface StepMetrics {
-  /** Optimiser steps taken so far, this one included. */
-  step: number;
-  /** The policy loss used for this batch. */
-  lossKind: 'pg' | 'ppo' | 'decoupled';
-  loss: number;
-  pgLoss: number;
-  valueLoss: number;
-  entropy: number;
-  /** Global gradient norm before clipping. */
-  gradNorm: number;
-  /** k3 estimate of the KL between the policy before and after (PPO losses; 0 for pg). */
-  approxKl: number;
-  /** Fraction of policy tokens whose ratio was clipped. */
-  clipFrac: number;
-  /** Mean and max of w = π_prox/π_behav over policy tokens (1 unless decoupled). */
-  wMean: number;
-  wMax: number;
-  /** Fraction of policy tokens masked because w exceeded the cap. */
-  maskedFrac: number;
-  learningRate: number;
-  /** Wall milliseconds of the step, from upload to the loss read back. */
-  ms: number;
-}
-
-/** The numbers of a step's metrics, as a stored version keeps them. */
-export function metricNumbers(m: StepMetrics): Record<string, number> {
-  return Object.fromEntries(Object.entries(m).filter((e): e is [string, number] => typeof e[1] === 'number'));
-}
-
-/** A step's metrics from what a stored version kept of them (`metricNumbers`); a missing one is NaN. */
-export function storedStepMetrics(
-  m: Readonly<Record<string, number>>,
-  lossKind: StepMetrics['lossKind'],
-): StepMetrics {
-  const n = (k: keyof StepMetrics) => m[k] ?? NaN;
-  return {
-    step: n('step'),
-    lossKind,
-    loss: n('loss'),
-    pgLoss: n('pgLoss'),
-    valueLoss: n('valueLoss'),
-    entropy: n('entropy'),
-    gradNorm: n('gradNorm'),
-    approxKl: n('approxKl'),
-    clipFrac: n('clipFrac'),
-    wMean: n('wMean'),
-    wMax: n('wMax'),
-    maskedFrac: n('maskedFrac'),
-    learningRate: n('learningRate'),
-    ms: n('ms'),
-  };
-}
+export type { StepMetrics };
 
 /** Adam (β 0.9 / 0.999, as `tf.train.adam`) whose rate a schedule can change, keeping its moments. */
 export class RateAdam extends tf.AdamOptimizer {

@@ -1,7 +1,7 @@
 import * as Comlink from 'comlink';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import { CARTPOLE_JS, type CustomEnvSpec } from '../env/custom';
-import { Pipeline, type PipelineCounters } from '../pipeline/controller';
+import { Pipeline, runCounters, type PipelineCounters } from '../pipeline/controller';
 import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
 import { EventLog, now, type TimelineEvent } from '../pipeline/events';
 import type { RolloutPort, StepReport, TrainOutcome } from '../pipeline/types';
@@ -13,7 +13,7 @@ import {
   type CustomTrainConfig,
 } from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
-import { metricNumbers } from '../policy/trainer';
+import { metricNumbers } from '../policy/metrics';
 import {
   LabDbConnection,
   type CustomRunResult,
@@ -55,9 +55,13 @@ type Start =
       from: number;
       /** The next job id it gives (job seeds go on, not over again). */
       nextJobId: number;
+      /** Its pipeline counters so far (the resumed part's are added). */
+      counters: Record<string, number>;
       /** Its stored returns: the baselines it reports, and what it keeps if the resume trains nothing. */
       baselines?: CustomRunResult;
     };
+
+type ResumeStart = Extract<Start, { kind: 'resume' }>;
 
 type Emit = (e: TimelineEvent) => void;
 
@@ -99,6 +103,8 @@ export interface CustomTraining {
   seconds: number;
   /** The next job id of its pipeline (0 when not stored). */
   nextJobId: number;
+  /** Its pipeline's counters, over all its sessions. */
+  counters: Record<string, number>;
   /** It can go on from its newest version: stopped short of what it was asked, and not running. */
   resumable: boolean;
 }
@@ -143,15 +149,36 @@ export function trainingOf(
     config: c,
     seconds: r.progress?.seconds ?? 0,
     nextJobId: r.progress?.nextJobId ?? 0,
+    counters: { ...r.progress?.counters },
     resumable:
       status !== 'running' && status !== 'elsewhere' && r.latestVersion >= 0 && iterations < asked && !!code,
   };
 }
 
+/** How a stored training resumes: its settings and code as stored, and where it stands. */
+function resumeStartOf(t: CustomTraining): ResumeStart {
+  const { code: _code, ...stored } = t.config;
+  return {
+    kind: 'resume',
+    config: { ...DEFAULT_CUSTOM_TRAIN, ...stored } as CustomTrainConfig,
+    code: t.code,
+    runId: t.runId,
+    status: t.status === 'failed' ? 'failed' : t.status === 'finished' ? 'finished' : 'running',
+    seconds: t.seconds,
+    from: t.iterations,
+    nextJobId: t.nextJobId,
+    counters: t.counters,
+    ...(t.result ? { baselines: t.result } : {}),
+  };
+}
+
 /** The number fields of a custom training's progress (its counters and seconds). */
-function progressOf(p: Pipeline<CustomBatch, CustomTrajectory>, seconds: number): RunProgress {
-  const { stalenessHistogram: _, ...counters } = p.counters;
-  return { counters, seconds, nextJobId: p.keys.nextJobId };
+function progressOf(
+  p: Pipeline<CustomBatch, CustomTrajectory>,
+  seconds: number,
+  before: Readonly<Record<string, number>>,
+): RunProgress {
+  return { counters: runCounters(before, p.counters), seconds, nextJobId: p.keys.nextJobId };
 }
 
 /**
@@ -193,7 +220,9 @@ export class CustomEnvState {
   /** The run the training in progress stores its versions in. */
   private runId: string | null = null;
   /** The stored training the one in progress resumed (null: a fresh one). */
-  private resumedFrom: Extract<Start, { kind: 'resume' }> | null = null;
+  private resumedFrom: ResumeStart | null = null;
+  /** The training locks this page holds (its own trainings are not "elsewhere"). */
+  private ownLocks: readonly string[] = [];
   /** Trainings started on this page; the newest's number (a late report of an earlier one is ignored). */
   private trainingsStarted = 0;
   /** Why the training in progress failed (null while it has not): what `settle` stores. */
@@ -223,7 +252,7 @@ export class CustomEnvState {
     const runs = await listRuns(await this.database(), 'custom');
     // Best effort: without locks, another tab's training reads as interrupted.
     const held = (await navigator.locks?.query().catch(() => undefined))?.held ?? [];
-    const locked = held.flatMap((l) => (l.name ? [l.name] : []));
+    const locked = held.flatMap((l) => (l.name && !this.ownLocks.includes(l.name) ? [l.name] : []));
     this.trainings = runs
       .sort((a, b) => a.createdAt - b.createdAt)
       .map((r) => trainingOf(r, this.runId, locked));
@@ -291,47 +320,62 @@ export class CustomEnvState {
       this.notice = `Training ${this.trainings.indexOf(t) + 1} cannot be resumed (${t.status}, ${t.iterations} of ${t.asked} iterations).`;
       return Promise.resolve();
     }
-    const { code: _code, ...stored } = t.config;
-    const config = { ...DEFAULT_CUSTOM_TRAIN, ...stored } as CustomTrainConfig;
-    return this.run({
-      kind: 'resume',
-      config,
-      code: t.code,
-      runId,
-      status: t.status === 'failed' ? 'failed' : t.status === 'finished' ? 'finished' : 'running',
-      seconds: t.seconds,
-      from: t.iterations,
-      nextJobId: t.nextJobId,
-      ...(t.result ? { baselines: t.result } : {}),
-    });
+    return this.run(resumeStartOf(t));
   }
 
-  private async run(start: Start): Promise<void> {
+  /** The resume of a training as stored now, read under its lock; throws when it cannot be resumed. */
+  private async storedResume(runId: string): Promise<ResumeStart> {
+    const record = await (await this.database()).get('runs', runId);
+    if (!record) throw new Error('it is no longer stored (deleted?)');
+    const t = trainingOf(record, null);
+    if (!t.resumable) throw new Error(`it is ${t.status}, ${t.iterations} of ${t.asked} iterations`);
+    return resumeStartOf(t);
+  }
+
+  private async run(requested: Start): Promise<void> {
     if (this.training) return;
-    const { config, code } = start;
-    try {
-      validateCustomTrain(config);
-    } catch (err) {
-      this.error = `${start.kind === 'resume' ? 'the stored training cannot be resumed: ' : ''}${err instanceof Error ? err.message : String(err)}`;
-      return;
-    }
     if (this.trainer.status !== 'ready') {
       this.error = `the trainer is ${this.trainer.status}; wait until it is ready`;
       return;
     }
     this.training = true;
+    this.stopping = false;
     this.trainer.status = 'busy';
-    const runId = start.kind === 'resume' ? start.runId : newRunId(undefined, 'custom');
+    const runId = requested.kind === 'resume' ? requested.runId : newRunId(undefined, 'custom');
     let release = (): void => undefined;
     const trained = new Promise<void>((resolve) => (release = resolve));
-    // Held while it trains: another tab's table says it trains elsewhere and cannot resume it too.
-    if (!(await this.holdLock(runId, trained))) {
+    // Gives up before anything is stored or started: the lock goes, the trainer is ready again.
+    const abandon = async (error: string | null, notice: string | null = null): Promise<void> => {
+      release();
+      this.runId = null;
+      this.resumedFrom = null;
       this.training = false;
+      this.stopping = false;
       if (this.trainer.status === 'busy') this.trainer.status = 'ready';
-      this.error = 'another tab of this page is training it now: it cannot be resumed here';
+      if (error) this.error = error;
+      if (notice) this.notice = notice;
       await this.loadTrainings().catch(() => undefined);
-      return;
+    };
+    // Held while it trains: another tab's table says it trains elsewhere and cannot resume it too.
+    if (!(await this.holdLock(runId, trained)))
+      return abandon('another tab of this page is training it now: it cannot be resumed here');
+    // A resume goes by the training as stored now: the table may be older than another tab's work.
+    let start: Start = requested;
+    if (requested.kind === 'resume') {
+      try {
+        start = await this.storedResume(runId);
+      } catch (err) {
+        return abandon(`the training cannot be resumed: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
+    const { config, code } = start;
+    try {
+      validateCustomTrain(config);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return abandon(start.kind === 'resume' ? `the stored training cannot be resumed: ${why}` : why);
+    }
+    if (this.stopping) return abandon(null, 'Stopped before the first update: nothing was trained.');
     if (start.kind === 'resume') {
       // From here on it is this page's: Delete refuses it, and its end restores what a resume
       // that trained nothing must leave.
@@ -347,7 +391,6 @@ export class CustomEnvState {
     this.history = [];
     this.events = [];
     this.counters = null;
-    this.stopping = false;
     this.notice = null;
     const B = CUSTOM_BASELINE_EPISODES;
     const M = CUSTOM_MEASURE_EPISODES;
@@ -375,14 +418,22 @@ export class CustomEnvState {
     });
     // While setting up, Stop does not wait for the workers' baselines: they are ended with them.
     const setup = <T>(p: Promise<T>): Promise<T | typeof STOPPED> => guard(Promise.race([p, ended]));
-    const bridges = Array.from(
-      { length: config.workers },
-      (_, i) =>
-        new RolloutBridge(`rollout-custom-${i}`, (message) => {
-          crash(`rollout worker ${i} crashed: ${message}; training stopped`);
-          this.end?.();
-        }),
-    );
+    let bridges: RolloutBridge[];
+    try {
+      bridges = Array.from(
+        { length: config.workers },
+        (_, i) =>
+          new RolloutBridge(`rollout-custom-${i}`, (message) => {
+            crash(`rollout worker ${i} crashed: ${message}; training stopped`);
+            this.end?.();
+          }),
+      );
+    } catch (err) {
+      this.end = null;
+      return abandon(
+        `the rollout workers could not start: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
     const releaseTrainer = this.trainer.onCrash((message) => {
       crash(`the trainer worker crashed: ${message}; training stopped, and the trainer restarts`);
       this.end?.();
@@ -394,7 +445,9 @@ export class CustomEnvState {
     let t0 = now();
     // A resumed training's seconds go on from what it had trained.
     const seconds = () => (start.kind === 'resume' ? start.seconds : 0) + (now() - t0) / 1000;
-    const progress = (): RunProgress => (pipeline ? progressOf(pipeline, seconds()) : { seconds: seconds() });
+    const before = start.kind === 'resume' ? start.counters : {};
+    const progress = (): RunProgress =>
+      pipeline ? progressOf(pipeline, seconds(), before) : { seconds: seconds() };
     let startVersion = 0;
     let result: CustomRunResult | undefined;
     let initialising: Promise<void> | undefined;
@@ -593,11 +646,14 @@ export class CustomEnvState {
     if (!runId) return;
     try {
       const db = await this.database();
+      // A version the trainer stored but whose answer was lost (a crash) counts as trained too.
+      const stored = resumed ? ((await db.get('runs', runId))?.latestVersion ?? resumed.from) : 0;
+      const didTrain = trained || (resumed !== null && stored > resumed.from);
       // A resume that trained nothing (stopped, or failed in its setup) leaves it as it was.
-      if (!trained && resumed)
+      if (!didTrain && resumed)
         await setRunStatus(db, runId, resumed.status, resumed.baselines ? { result: resumed.baselines } : {});
       else if (this.failure) await setRunStatus(db, runId, 'failed', { progress });
-      else if (!trained) await deleteRun(db, runId);
+      else if (!didTrain) await deleteRun(db, runId);
       else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
       await this.loadTrainings();
     } catch (err) {
@@ -616,7 +672,9 @@ export class CustomEnvState {
       locks
         .request(trainingLock(runId), { ifAvailable: true }, (lock) => {
           resolve(lock !== null);
-          return lock ? until : undefined;
+          if (!lock) return undefined;
+          this.ownLocks = [...this.ownLocks, lock.name];
+          return until.finally(() => (this.ownLocks = this.ownLocks.filter((n) => n !== lock.name)));
         })
         .catch(() => resolve(true));
     });

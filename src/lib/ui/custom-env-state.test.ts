@@ -30,6 +30,7 @@ describe('a stored custom training as a row of the trainings table', () => {
       config: { eta: 2, workers: 3, iterations: 40, code: 'spec = {}' },
       seconds: 0,
       nextJobId: 0,
+      counters: {},
       resumable: true, // 12 of 40: stopped short
     });
     expect(trainingOf(run({ status: 'failed' }), null).status).toBe('failed');

@@ -4,9 +4,9 @@ import type { PipelineRunInit } from '../../../workers/trainer.worker';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import { generateTasks } from '../env/families';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import { storedStepMetrics } from '../policy/trainer';
+import { storedStepMetrics } from '../policy/metrics';
 import { CodeJobSource, scheduledRate } from '../pipeline/code-workload';
-import { Pipeline } from '../pipeline/controller';
+import { Pipeline, runCounters } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
 import { pipelineConfigOf, policyReset, settingsToJson, type RunSettings } from '../pipeline/run-settings';
 import { runTrainingTasks } from '../pipeline/run-tasks';
@@ -161,10 +161,7 @@ export class PipelineSession {
    * plus this session's pipeline's. The dashboard's own figures are this session's.
    */
   runCounters(): Record<string, number> {
-    const out: Record<string, number> = { ...this.countersBefore };
-    for (const [k, v] of Object.entries(this.pipeline.counters))
-      if (typeof v === 'number') out[k] = (out[k] ?? 0) + v;
-    return out;
+    return runCounters(this.countersBefore, this.pipeline.counters);
   }
 
   /**

@@ -4,7 +4,7 @@ import { agentFigures } from '../env/evaluate';
 import { generateTasks } from '../env/families';
 import type { Level, TaskSuite } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import type { StepMetrics } from '../policy/trainer';
+import type { StepMetrics } from '../policy/metrics';
 import type { CodeRunConfig } from '../pipeline/code-workload';
 import type { PipelineCounters } from '../pipeline/controller';
 import { now, type TimelineEvent } from '../pipeline/events';

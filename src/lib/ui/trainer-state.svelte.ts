@@ -2,7 +2,7 @@ import { TrainerBridge } from '../bridge/trainer-bridge';
 import type { TrainerInfo } from '../../../workers/trainer.worker';
 import type { BackendName } from '../policy/backend';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../policy/config';
-import type { StepMetrics } from '../policy/trainer';
+import type { StepMetrics } from '../policy/metrics';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
 
 export type TrainerStatus = 'idle' | 'starting' | 'ready' | 'training' | 'busy' | 'error';
