@@ -311,7 +311,7 @@ export class CustomEnvState {
   /**
    * Goes on with a stored training from its newest version (its weights and Adam's state), with
    * its own code and settings, up to the iterations it was asked for. The episodes it had played
-   * but not trained on are not stored for a custom environment: they are played again.
+   * but not trained on are not stored for a custom environment: the resumed part plays new ones.
    */
   resume(runId: string): Promise<void> {
     const t = this.trainings.find((x) => x.runId === runId);
