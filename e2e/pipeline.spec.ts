@@ -57,6 +57,8 @@ interface Lab {
     race(samples: number): Promise<Leg[]>;
     sweep(samples: number, etas: number[]): Promise<Leg[]>;
     storedSeqs(runId?: string, which?: 'all' | 'unconsumed'): Promise<number[]>;
+    resume(runId: string): Promise<void>;
+    deleteStored(runId: string): Promise<void>;
   };
 }
 type LabWindow = { __lab: Lab };
@@ -368,6 +370,44 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   expect(resumed.counters?.staleDroppedEpisodes ?? 0).toBeLessThan(unconsumed.length / 2);
   const after = await lab(page, (l) => l.run.storedSeqs());
   expect(before.filter((s) => !after.includes(s))).toEqual([]);
+});
+
+test('a run training in one tab can be neither resumed nor deleted in another; once stopped, it can', async ({
+  page,
+  context,
+}) => {
+  await openReady(page, QUERY);
+  await startRun(page, { eta: 2, workers: 1 });
+  await untilVersion(page, 1);
+  const runId = (await lab(page, (l) => l.run.runId)) ?? '';
+  const other = await context.newPage();
+  try {
+    await openReady(other, QUERY);
+    const row = other.getByTestId('run-list').locator('tr', { hasText: runId });
+    await expect(row.getByTestId('run-status')).toHaveText('training in another tab');
+    await expect(other.locator(`[data-testid="run-resume"][data-run="${runId}"]`)).toHaveCount(0);
+    await expect(other.locator(`[data-testid="run-delete"][data-run="${runId}"]`)).toBeDisabled();
+    // Asked directly (a stale list, a script), the other tab refuses both and stores nothing.
+    await other.evaluate((id) => (window as unknown as LabWindow).__lab.run.deleteStored(id), runId);
+    await expect(other.getByTestId('run-error')).toContainText('training in another tab');
+    const refused = await other.evaluate(async (id) => {
+      const r = (window as unknown as LabWindow).__lab.run;
+      await r.resume(id);
+      return { error: r.error, running: r.running };
+    }, runId);
+    expect(refused.running).toBe(false);
+    expect(refused.error).toContain('training in another tab');
+    const version = await lab(page, (l) => l.run.dashboard?.version ?? 0);
+    await untilVersion(page, version + 1); // the first tab trains on, its run intact
+    await lab(page, (l) => l.run.stop());
+    await other.reload();
+    await openReady(other, QUERY);
+    await expect(row.getByTestId('run-status')).toHaveText('paused');
+    await expect(other.locator(`[data-testid="run-resume"][data-run="${runId}"]`)).toBeEnabled();
+    await expect(other.locator(`[data-testid="run-delete"][data-run="${runId}"]`)).toBeEnabled();
+  } finally {
+    await other.close();
+  }
 });
 
 test('a full storage quota: old data is evicted with a visible notice, the run goes on, the replay stays whole', async ({

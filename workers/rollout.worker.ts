@@ -356,7 +356,8 @@ const api = {
         await withEviction(
           d,
           () => putTrajectories(d, records),
-          (e) => events.mark({ lane, kind: 'evict', version: engine.version, meta: { ...e } }),
+          (e) =>
+            events.mark({ lane, kind: 'evict', version: engine.version, meta: { ...e, reason: 'quota' } }),
         );
       },
       fetch: (min) => adoptFromStore(min),

@@ -27,6 +27,7 @@ import type { TrainerState } from './trainer-state.svelte';
 import { failureSignal } from './failure-signal';
 import { newRunId } from './pipeline-session';
 import { count } from './plural';
+import { TabLocks } from './tab-locks';
 
 /** Returns of the random, untrained and trained policies on a custom environment. */
 export interface CustomEnvReport {
@@ -221,8 +222,8 @@ export class CustomEnvState {
   private runId: string | null = null;
   /** The stored training the one in progress resumed (null: a fresh one). */
   private resumedFrom: ResumeStart | null = null;
-  /** The training locks this page holds (its own trainings are not "elsewhere"). */
-  private ownLocks: readonly string[] = [];
+  /** The training locks: this page's own trainings are not "elsewhere". */
+  private readonly locks = new TabLocks();
   /** Trainings started on this page; the newest's number (a late report of an earlier one is ignored). */
   private trainingsStarted = 0;
   /** Why the training in progress failed (null while it has not): what `settle` stores. */
@@ -251,8 +252,7 @@ export class CustomEnvState {
   async loadTrainings(): Promise<void> {
     const runs = await listRuns(await this.database(), 'custom');
     // Best effort: without locks, another tab's training reads as interrupted.
-    const held = (await navigator.locks?.query().catch(() => undefined))?.held ?? [];
-    const locked = held.flatMap((l) => (l.name && !this.ownLocks.includes(l.name) ? [l.name] : []));
+    const locked = await this.locks.heldElsewhere();
     this.trainings = runs
       .sort((a, b) => a.createdAt - b.createdAt)
       .map((r) => trainingOf(r, this.runId, locked));
@@ -357,7 +357,7 @@ export class CustomEnvState {
       await this.loadTrainings().catch(() => undefined);
     };
     // Held while it trains: another tab's table says it trains elsewhere and cannot resume it too.
-    if (!(await this.holdLock(runId, trained)))
+    if (!(await this.locks.hold(trainingLock(runId), trained)))
       return abandon('another tab of this page is training it now: it cannot be resumed here');
     // A resume goes by the training as stored now: the table may be older than another tab's work.
     let start: Start = requested;
@@ -659,25 +659,6 @@ export class CustomEnvState {
     } catch (err) {
       this.error ??= `the training's end could not be stored: ${err instanceof Error ? err.message : String(err)}`;
     }
-  }
-
-  /**
-   * Takes the training's Web Lock until `until` settles; false when another tab holds it. Best
-   * effort: without Web Locks (or when the request fails) the training goes on.
-   */
-  private holdLock(runId: string, until: Promise<void>): Promise<boolean> {
-    const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
-    if (!locks) return Promise.resolve(true);
-    return new Promise<boolean>((resolve) => {
-      locks
-        .request(trainingLock(runId), { ifAvailable: true }, (lock) => {
-          resolve(lock !== null);
-          if (!lock) return undefined;
-          this.ownLocks = [...this.ownLocks, lock.name];
-          return until.finally(() => (this.ownLocks = this.ownLocks.filter((n) => n !== lock.name)));
-        })
-        .catch(() => resolve(true));
-    });
   }
 
   /** Stores a training's baselines as soon as they are measured (a resume reports them). */

@@ -29,6 +29,7 @@ import { groupsFromRecords, resumeKeys } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { jobSourceOf, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { count } from './plural';
+import { TabLocks } from './tab-locks';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
@@ -64,8 +65,30 @@ export interface RunListEntry {
   trains: string;
   /** How: `η = 4, decoupled PPO` (tells apart the legs of a race or a sweep). */
   how: string;
-  /** A run that was running when the page closed, or was paused: it can be resumed. */
+  /** Another tab of the page trains it now (it holds the run's lock): no Resume, no Delete here. */
+  elsewhere: boolean;
+  /**
+   * It can go on from its newest version: it was running when the page closed, was paused, or
+   * failed (a full quota, a crash: what it stored is intact), and no tab trains it now.
+   */
   resumable: boolean;
+}
+
+/** The Web Lock a tab holds while it trains a code run (other tabs see it held). */
+export const runLock = (runId: string): string => `sandbox-rl-lab/code-run/${runId}`;
+
+/**
+ * Whether a stored run can go on from its newest version: it has one; it was running when its
+ * page closed, was paused, or failed (what it stored is intact: a full quota, a crash); and
+ * neither another tab (`elsewhere`) nor this page (`running`: the id of the run it trains) trains it.
+ */
+export function resumable(
+  r: Pick<RunRecord, 'id' | 'status' | 'latestVersion'>,
+  elsewhere: boolean,
+  running: string | null,
+): boolean {
+  const stopped = r.status === 'running' || r.status === 'paused' || r.status === 'failed';
+  return r.latestVersion >= 0 && stopped && !elsewhere && r.id !== running;
 }
 
 /** Figures of the live dashboard beside the timeline. */
@@ -233,6 +256,8 @@ export class RunState {
   /** What the current (or last) run trains on, for its evaluations. */
   private runSettings: Pick<RunSettings, 'tasks'> = { tasks: null };
   private t0 = 0;
+  /** The run this page trains holds its lock: another tab can neither resume nor delete it. */
+  private readonly locks = new TabLocks();
 
   constructor(private readonly trainer: TrainerState) {}
 
@@ -244,10 +269,12 @@ export class RunState {
   async refreshRuns(): Promise<void> {
     const db = await this.database();
     const runs = await listRuns(db, 'code');
+    const locked = await this.locks.heldElsewhere();
     this.runs = await Promise.all(
       runs.map(async (r) => {
         const c = await countTrajectories(db, r.id);
         const settings = settingsFromJson(r.config);
+        const elsewhere = locked.includes(runLock(r.id));
         return {
           id: r.id,
           status: r.status,
@@ -257,10 +284,8 @@ export class RunState {
           unconsumed: c.total - c.consumed,
           trains: trainsLabel(settings),
           how: howLabel(settings),
-          resumable:
-            r.latestVersion >= 0 &&
-            (r.status === 'running' || r.status === 'paused') &&
-            !(this.running && r.id === this.runId),
+          elsewhere,
+          resumable: resumable(r, elsewhere, this.running ? this.runId : null),
         };
       }),
     );
@@ -370,6 +395,9 @@ export class RunState {
           throw new Error(
             `run ${resumeId} is a custom environment's training: the run panel does not resume it`,
           );
+        // Held until the run ends: two tabs never train (and store) one run.
+        if (!(await this.locks.hold(runLock(resumeId), done)))
+          throw new Error(`run ${resumeId} is training in another tab of this page: stop it there first`);
         settings = settingsFromJson(record.config);
         validateSettings(settings);
         this.settings = settings;
@@ -395,6 +423,7 @@ export class RunState {
         settings = this.settingsFor(opts);
         validateSettings(settings);
         const runId = newRunId();
+        void this.locks.hold(runLock(runId), done);
         await this.trainer.api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom });
         session = this.createSession(runId, settings, null);
         this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
@@ -473,6 +502,11 @@ export class RunState {
   async deleteStored(runId: string): Promise<void> {
     if ((this.running || this.comparing) && runId === this.runId) {
       this.error = `run ${runId} is running: stop it before deleting it`;
+      return;
+    }
+    if ((await this.locks.heldElsewhere()).includes(runLock(runId))) {
+      this.error = `run ${runId} is training in another tab of this page: stop it there before deleting it`;
+      await this.refreshRuns();
       return;
     }
     try {

@@ -1,0 +1,35 @@
+/**
+ * Web Locks that keep two tabs of the page from training one stored run: the tab that trains a
+ * run holds its lock, and the others see the lock held ("in another tab"). Best effort: where
+ * the browser has no Web Locks, or a request fails, nothing is refused and nothing shows held.
+ */
+export class TabLocks {
+  /** Names of the locks this page holds now (its own runs are not "elsewhere"). */
+  private own: readonly string[] = [];
+
+  /**
+   * Takes the lock `name` until `until` settles; false when another tab holds it (the lock is
+   * not waited for).
+   */
+  hold(name: string, until: Promise<unknown>): Promise<boolean> {
+    const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
+    if (!locks) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      locks
+        .request(name, { ifAvailable: true }, (lock) => {
+          resolve(lock !== null);
+          if (!lock) return undefined;
+          this.own = [...this.own, lock.name];
+          return until.finally(() => (this.own = this.own.filter((n) => n !== lock.name)));
+        })
+        .catch(() => resolve(true));
+    });
+  }
+
+  /** Names of the locks held now by other tabs (or other pages of this origin). */
+  async heldElsewhere(): Promise<string[]> {
+    const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
+    const held = (await locks?.query().catch(() => undefined))?.held ?? [];
+    return held.flatMap((l) => (l.name && !this.own.includes(l.name) ? [l.name] : []));
+  }
+}
