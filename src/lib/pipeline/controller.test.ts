@@ -327,6 +327,30 @@ describe('Pipeline', () => {
     expect(Math.max(...w)).toBeCloseTo(1);
   });
 
+  it('prioritized replay keeps the staleness bound: trained groups that age out stay accepted', async () => {
+    // η = 1, B = 2, 8 slots: at most (η + 1)·B = 4 groups may be ahead of the trainer. Trained
+    // groups stay in the prioritized buffer until they are stale; when they go they retire (no
+    // stale drop, still accepted), or the bound would grow by B with every version.
+    const eta = 1;
+    const { p, trainer, ws, running } = setup({ eta, replay: { ...DEFAULT_REPLAY, mode: 'prioritized' } }, 4);
+    let most = 0;
+    for (let round = 0; round < 12; round++) {
+      most = Math.max(most, running());
+      for (const w of ws) w.finishAll();
+      await flush();
+      while (trainer.calls.length) {
+        trainer.finish();
+        await flush();
+        most = Math.max(most, running());
+      }
+    }
+    expect(p.version).toBeGreaterThanOrEqual(10);
+    expect(most).toBeLessThanOrEqual((eta + 1) * 2);
+    // Every group played was trained before it went stale: none is a stale drop.
+    expect(p.counters.staleDrops).toBe(0);
+    expect(p.accepted + running()).toBeLessThanOrEqual((eta + p.version + 1) * 2);
+  });
+
   it('a full FIFO buffer (unbounded η) pushes out its oldest groups, counted and no longer accepted', async () => {
     const { p, ws } = setup({ eta: Infinity, replay: { ...DEFAULT_REPLAY, capacity: 2 } }, 1);
     p.trainerLost(); // no trainer: groups pile up

@@ -172,6 +172,12 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private lostBatch: PlayedGroup<T>[] = [];
   /** Groups accepted since the last batch was drawn (prioritized mode trains once per B new groups). */
   private fresh = 0;
+  /**
+   * Prioritized mode: the buffered groups already trained on (they stay, to be drawn again). One
+   * that leaves the buffer (stale, pushed out) simply retires: it was accepted and trained, so it
+   * stays counted in `accepted` and is no stale drop. Only groups never trained leave `accepted`.
+   */
+  private readonly trainedKeys = new Set<number>();
   private lastTrainEnd: number;
   private stopped = false;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -205,11 +211,10 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     // they would have been in the run, counted, and marked consumed with the next version.
     let kept = restored.groups.length;
     for (const g of restored.groups) {
-      const pushed = this.buffer.add(g.jobId, g);
-      for (const out of pushed) this.settled.push(...out.seqs);
-      if (config.replay.mode === 'fifo') {
-        kept -= pushed.length;
-        this.counters.replayOverflow += pushed.length;
+      for (const out of this.buffer.add(g.jobId, g)) {
+        this.settled.push(...out.seqs);
+        kept -= 1;
+        this.counters.replayOverflow += 1;
       }
     }
     this.fresh = kept;
@@ -352,6 +357,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       const trained = this.lostBatch;
       const lost = new Set(trained.map((g) => g.jobId));
       if (this.config.replay.mode === 'fifo') this.buffer.removeWhere((g) => lost.has(g.jobId));
+      this.markTrained([...lost]);
       // That step trained its batch: counted as the step would have been.
       this.counters.trainSteps += 1;
       this.counters.trainedEpisodes += trained.reduce((n, g) => n + g.trajectories.length, 0);
@@ -479,12 +485,10 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       this.counters.generatedEpisodes += group.trajectories.length;
       this.counters.interrupts += group.interrupted;
       this.source.record(group);
-      const pushed = this.buffer.add(group.jobId, group);
-      for (const g of pushed) this.settled.push(...g.seqs);
-      if (this.config.replay.mode === 'fifo') {
-        // A full FIFO buffer pushes out groups never trained on (unbounded η): like a stale drop.
-        this.accepted -= pushed.length;
-        this.counters.replayOverflow += pushed.length;
+      // A full buffer pushes out its oldest groups (unbounded η): one never trained on is like a
+      // stale drop, counted as an overflow.
+      for (const g of this.buffer.add(group.jobId, group)) {
+        if (this.leftUntrained(g)) this.counters.replayOverflow += 1;
       }
     }
     this.pump();
@@ -545,16 +549,33 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.admit();
   }
 
+  /**
+   * A group left the buffer (stale, or pushed out): one never trained on leaves `accepted` (its
+   * slot under the staleness bound is free again) and its samples are marked consumed with the
+   * next version; true for such a group. A trained one just retires (false).
+   */
+  private leftUntrained(g: PlayedGroup<T>): boolean {
+    if (this.trainedKeys.delete(g.jobId)) return false;
+    this.accepted -= 1;
+    this.fresh = Math.max(0, this.fresh - 1);
+    this.settled.push(...g.seqs);
+    return true;
+  }
+
+  /** Prioritized mode keeps trained groups: it remembers which they are (`trainedKeys`). */
+  private markTrained(keys: readonly number[]): void {
+    if (this.config.replay.mode === 'prioritized') for (const k of keys) this.trainedKeys.add(k);
+  }
+
   private maybeTrain(): void {
     if (!this.trainerReady || this.training) return;
     const { eta, batchGroups: B } = this.config;
     const t = now();
     const dropped = this.buffer.removeWhere((g) => isStale(this.version, g.oldestVersion, eta));
     for (const g of dropped) {
-      this.accepted -= 1;
+      if (!this.leftUntrained(g)) continue; // a trained group ages out of the prioritized buffer
       this.counters.staleDrops += 1;
       this.counters.staleDroppedEpisodes += g.trajectories.length;
-      this.settled.push(...g.seqs);
       this.emit({
         lane: 'trainer',
         kind: 'stale-drop',
@@ -601,6 +622,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
         const trajs = groups.flatMap((g) => g.trajectories);
         this.counters.trainedEpisodes += trajs.length;
         drawn.forEach((d, i) => this.buffer.setPriority(d.key, made.priorities[i] ?? 0));
+        this.markTrained(drawn.map((d) => d.key));
         this.version = out.version;
         this.hooks.onStep?.({
           version: out.version,

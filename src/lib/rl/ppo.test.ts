@@ -77,6 +77,25 @@ describe('decoupled PPO loss', () => {
     expect(p.wMax).toBeCloseTo(10, 4);
   });
 
+  it('stays finite when a masked token was sampled at a vanishing probability (w beyond float32)', () => {
+    // log π_prox − log π_behav = 100: w = e^100 overflows float32. The cap masks the token, and
+    // neither the loss nor its gradient may turn NaN (∞·0) because of it.
+    const behav = t([[-100, 0]]);
+    const prox = t([[0, 0]]);
+    const adv = t([[1, 1]]);
+    const mask = t([[1, 1]]);
+    const loss = (lp: tf.Tensor) =>
+      decoupledPpoLoss(lp as tf.Tensor2D, prox, behav, adv, mask, eps, 5).pgLoss;
+    const logp = t([[0, Math.log(1.1)]]);
+    const p = read(decoupledPpoLoss(logp, prox, behav, adv, mask, eps, 5));
+    expect(p.pgLoss).toBeCloseTo(-1.1, 5); // token 1 alone
+    expect(p.maskedFrac).toBeCloseTo(0.5, 6);
+    expect(Number.isFinite(p.wMax)).toBe(true);
+    const [masked = NaN, kept = NaN] = tf.grad(loss)(logp).dataSync();
+    expect(masked).toBeCloseTo(0, 9);
+    expect(kept).toBeCloseTo(-1.1, 5); // d(−r·A)/dlogp = −r·A over the one kept token
+  });
+
   it('equals standard PPO when the proximal policy is the behaviour policy', () => {
     const behav = t([[-1, -2, -0.5]]);
     const logp = t([[-0.7, -2.5, -0.5]]);

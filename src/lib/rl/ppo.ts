@@ -43,10 +43,20 @@ export function ppoClipLoss(
 }
 
 /**
+ * log w is clamped here before exp: w = π_prox / π_behav of a token sampled at a probability
+ * below ~1e-38 would be +∞ in float32, and ∞·0 = NaN would reach every parameter through the
+ * gradient even though the cap masks that token. e^80 is finite and far above any cap.
+ */
+const LOG_W_MAX = 80;
+
+/**
  * The decoupled PPO loss (AReaL, DESIGN §5): r = π_θ / π_prox, w = π_prox / π_behav,
  * L = −w·min(r·A, clip(r, 1−ε, 1+ε)·A); tokens with w > `cap` are masked out. π_behav is what
  * the rollout worker recorded when it sampled; π_prox is recomputed by the trainer with the
  * weights before the update (a constant here: no gradient flows through it or through w).
+ * The loss is the mean over the tokens kept: a masked token does not count at all, so a stale
+ * batch's loss keeps its scale (AReaL's reference code divides by every policy token instead,
+ * which shrinks the loss by the fraction masked; `maskedFrac` reports that fraction).
  */
 export function decoupledPpoLoss(
   logp: tf.Tensor2D,
@@ -60,9 +70,10 @@ export function decoupledPpoLoss(
   return tf.tidy(() => {
     const logRatio = logp.sub(proxLogp) as tf.Tensor2D; // [B, T]
     const r = logRatio.exp() as tf.Tensor2D; // [B, T]
-    const w = proxLogp.sub(behavLogp).exp() as tf.Tensor2D; // [B, T]
+    const w = proxLogp.sub(behavLogp).minimum(LOG_W_MAX).exp() as tf.Tensor2D; // [B, T]
     const kept = mask.mul(w.lessEqual(cap).toFloat()) as tf.Tensor2D; // [B, T]
-    const pgLoss = maskedMean(w.mul(clippedObjective(r, advantages, eps)), kept);
+    const wKept = w.mul(kept) as tf.Tensor2D; // [B, T]: 0 on masked tokens, never ∞·0
+    const pgLoss = maskedMean(wKept.mul(clippedObjective(r, advantages, eps)), kept);
     const approxKl = maskedMean(r.sub(1).sub(logRatio), kept);
     const clipFrac = maskedMean(r.sub(1).abs().greater(eps).toFloat(), kept);
     const wMean = maskedMean(w, mask);
