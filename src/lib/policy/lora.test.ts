@@ -8,7 +8,7 @@ import { trajectoryBatch, TrajectoryRecorder } from '../rl/trajectory';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from './config';
-import { DEFAULT_LORA, initLora, loraTargets, mergedWeights, mergeLora } from './lora';
+import { DEFAULT_LORA, initLora, LORA_TRAINED_WHOLE, loraTargets, mergedWeights, mergeLora } from './lora';
 import { forward, initParams } from './model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from './sampler';
 import { PolicyTrainer } from './trainer';
@@ -30,7 +30,7 @@ describe('LoRA', () => {
   it('starts equal to the base (B = 0) and adapts every attention and MLP matrix', () => {
     const base = initParams(args, 1);
     const adapters = initLora(base, args, DEFAULT_LORA, 2);
-    expect(adapters.size).toBe(2 * loraTargets(args).length);
+    expect(adapters.size).toBe(2 * loraTargets(args).length + LORA_TRAINED_WHOLE.length);
     const merged = mergedWeights(base, adapters, DEFAULT_LORA);
     const a = forward(base, args, probe()).logits.dataSync();
     const b = forward(merged, args, probe()).logits.dataSync();
@@ -70,7 +70,9 @@ describe('LoRA', () => {
     );
     const lora = await trainer.exportPolicy();
     expect(lora.lora).toEqual(DEFAULT_LORA);
-    expect(lora.params.entries.every((e) => /lora_[ab]$/.test(e.name))).toBe(true);
+    expect(lora.params.entries.map((e) => e.name).filter((n) => !/lora_[ab]$/.test(n))).toEqual([
+      ...LORA_TRAINED_WHOLE,
+    ]);
     expect(lora.params.data.byteLength).toBeLessThan(full.params.data.byteLength / 3);
     // The rollout side: base from the full version + adapters = the trainer's weights.
     const adapters = adaptersFromCheckpoint(lora);
@@ -92,5 +94,63 @@ describe('LoRA', () => {
     fromWhole.forEach((x, i) => expect(x).toBeCloseTo(want[i] ?? NaN, 5));
     tf.dispose([...merged.values(), ...adapters.values(), ...rollBase.values(), ...wholeParams.values()]);
     trainer.dispose();
+  }, 60_000);
+
+  it('loads a LoRA version stored without the value head (an earlier build): the head stays the base’s', () => {
+    const trainer = new PolicyTrainer(args, DEFAULT_TRAINER_CONFIG, undefined, DEFAULT_LORA);
+    const own = trainer.adapters;
+    if (!own) throw new Error('no adapters');
+    const older = new Map(
+      [...own].filter(([n]) => !LORA_TRAINED_WHOLE.includes(n)).map(([n, v]) => [n, v.add(1)]),
+    );
+    trainer.loadAdapters(older);
+    expect(own.get(`${loraTargets(args)[0]}.lora_b`)?.dataSync()[0]).toBeCloseTo(1, 6);
+    expect(Array.from(own.get('value.w')?.dataSync() ?? [])).toEqual(
+      Array.from(trainer.params.get('value.w')?.dataSync() ?? []),
+    );
+    // Anything else missing is still an error.
+    const [first] = older.keys();
+    older.delete(first ?? '');
+    expect(() => trainer.loadAdapters(older)).toThrow(/lacks adapter/);
+    tf.dispose([...older.values()]);
+    trainer.dispose();
+  });
+
+  it('trains the value head beside the adapters, so the value loss is fitted by the head', async () => {
+    // Returns of 2 everywhere: a frozen random value head (|V| ≲ 1) leaves a floor of ~½(2 − V)²
+    // the adapters would strain against; trained whole, the head fits them.
+    const fit = async (lora: typeof DEFAULT_LORA | undefined) => {
+      const trainer = new PolicyTrainer(
+        args,
+        { ...DEFAULT_TRAINER_CONFIG, learningRate: 3e-2, valueCoef: 1, entropyCoef: 0 },
+        undefined,
+        lora,
+      );
+      const B = 2;
+      const T = 6;
+      const batch = {
+        batch: B,
+        length: T,
+        tokens: Int32Array.from({ length: B * T }, (_, i) => 5 + (i % 7)),
+        actions: Int32Array.from({ length: B * T }, (_, i) => 5 + ((i + 1) % 7)),
+        mask: new Float32Array(B * T).fill(1),
+        advantages: new Float32Array(B * T),
+        returns: new Float32Array(B * T).fill(2),
+      };
+      let m = await trainer.trainStep(batch);
+      const first = m.valueLoss;
+      for (let i = 0; i < 60; i++) m = await trainer.trainStep(batch);
+      const published = lora ? adaptersFromCheckpoint(await trainer.exportPolicy()) : null;
+      const head = published?.get('value.b')?.dataSync()[0];
+      tf.dispose([...(published?.values() ?? [])]);
+      trainer.dispose();
+      return { first, last: m.valueLoss, head };
+    };
+    const full = await fit(undefined);
+    const lora = await fit(DEFAULT_LORA);
+    expect(lora.last).toBeLessThan(lora.first / 10);
+    expect(lora.last).toBeLessThan(Math.max(0.05, 2 * full.last));
+    // The version publishes the trained head: a rollout side's values are the trainer's.
+    expect(lora.head).toBeGreaterThan(0.1); // value.b starts at 0 and moves towards the returns
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import { validateBatch } from '../rl/batch';
 import { actionLogProbs, clipByGlobalNorm, maskedMean } from '../rl/losses';
 import { decoupledPpoLoss, ppoClipLoss } from '../rl/ppo';
 import type { ModelArgs, TrainerConfig } from './config';
-import { initLora, mergedWeights, mergeLora, type LoraConfig } from './lora';
+import { initLora, LORA_TRAINED_WHOLE, mergedWeights, mergeLora, type LoraConfig } from './lora';
 import { countParams, forward, initParams, type Params, type Weights } from './model';
 import { packParams, packTensors, type Checkpoint } from './weights';
 import type { StepMetrics } from './metrics';
@@ -93,22 +93,32 @@ export class PolicyTrainer {
 
   /**
    * Sets the LoRA adapters to stored values (a resumed LoRA run: the base came in the
-   * constructor). Every adapter must be given, with its shape; the caller keeps `stored`.
+   * constructor). Every adapter must be given, with its shape; the caller keeps `stored`. A
+   * version stored before the value head trained beside the adapters lacks it: the head then
+   * starts from the base's, as it was.
    */
   loadAdapters(stored: Weights): void {
     const adapters = this.adapters;
     if (!adapters) throw new Error('this trainer trains every parameter: it has no LoRA adapters to load');
+    let missing = 0;
     for (const [name, v] of adapters) {
       const t = stored.get(name);
+      if (!t && LORA_TRAINED_WHOLE.includes(name)) {
+        missing += 1;
+        continue;
+      }
       if (!t) throw new Error(`the stored LoRA version lacks adapter ${name}`);
       if (t.shape.join() !== v.shape.join())
         throw new Error(
           `adapter ${name} is [${t.shape.join(', ')}] in the store, [${v.shape.join(', ')}] here`,
         );
     }
-    if (stored.size !== adapters.size)
+    if (stored.size !== adapters.size - missing)
       throw new Error(`the stored LoRA version holds ${stored.size} adapters, this trainer ${adapters.size}`);
-    for (const [name, v] of adapters) v.assign(stored.get(name) as tf.Tensor);
+    for (const [name, v] of adapters) {
+      const t = stored.get(name);
+      if (t) v.assign(t);
+    }
   }
 
   get parameterCount(): number {

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { validateModelArgs, type ModelArgs } from './config';
-import type { LoraConfig } from './lora';
+import { LORA_TRAINED_WHOLE, type LoraConfig } from './lora';
 import { paramShapes, type Params } from './model';
 
 /** Where one tensor lives inside a packed buffer. */
@@ -30,8 +30,9 @@ export interface Checkpoint {
   /** Optimiser steps taken when the checkpoint was made. */
   step: number;
   /**
-   * Present when `params` holds only LoRA adapters (`…lora_a`, `…lora_b`): the weights are the
-   * last full checkpoint merged with them (issue 5 §4).
+   * Present when `params` holds only LoRA adapters (`…lora_a`, `…lora_b`) and the tensors a LoRA
+   * run trains whole (`LORA_TRAINED_WHOLE`, the value head): the weights are the last full
+   * checkpoint merged with them (issue 5 §4).
    */
   lora?: LoraConfig;
 }
@@ -72,7 +73,8 @@ export function adaptersFromCheckpoint(ckpt: Pick<Checkpoint, 'params' | 'lora'>
   if (!ckpt.lora) throw new Error('not a LoRA checkpoint');
   const out: Params = new Map();
   for (const { name, tensor } of unpackTensors(ckpt.params)) {
-    if (!/\.lora_[ab]$/.test(name)) throw new Error(`LoRA checkpoint holds ${name}, which is no adapter`);
+    if (!/\.lora_[ab]$/.test(name) && !LORA_TRAINED_WHOLE.includes(name))
+      throw new Error(`LoRA checkpoint holds ${name}, which is no adapter`);
     out.set(name, tf.variable(tensor, true));
     tensor.dispose();
   }
