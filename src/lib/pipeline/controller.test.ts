@@ -404,9 +404,10 @@ describe('Pipeline', () => {
       {},
       {
         version: 3,
-        nextSeq: 8,
+        nextSeq: 22,
         nextJobId: 4,
         groups: [0, 1, 2, 3].map(played),
+        superseded: [20, 21], // an attempt a retry superseded: never trained, marked consumed
       },
     );
     expect(p.buffer.size).toBe(2);
@@ -414,9 +415,10 @@ describe('Pipeline', () => {
     expect(p.accepted).toBe(3 * 2 + 2);
     p.start(0);
     await flush();
-    // The first version trains the two kept groups and marks the two pushed out consumed.
+    // The first version trains the two kept groups and marks the two pushed out consumed, and
+    // the superseded attempt's seqs.
     const seqs = [...(trainer.calls[0]?.seqs ?? [])].sort((a, b) => a - b);
-    expect(seqs).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(seqs).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 20, 21]);
     // Had it stopped before that version, Stop would take the pushed-out seqs to mark them itself.
     const q = new Pipeline(
       config,

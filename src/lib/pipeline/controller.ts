@@ -190,7 +190,14 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     readonly runId: string,
     private readonly hooks: PipelineHooks = {},
     /** Where a resumed run stands: its latest version, next keys, and unconsumed groups. */
-    restored: { version: number; nextSeq: number; nextJobId: number; groups: PlayedGroup<T>[] } = {
+    restored: {
+      version: number;
+      nextSeq: number;
+      nextJobId: number;
+      groups: PlayedGroup<T>[];
+      /** Stored seqs no group takes (superseded attempts): marked consumed with the next version. */
+      superseded?: readonly number[];
+    } = {
       version: 0,
       nextSeq: 0,
       nextJobId: 0,
@@ -209,6 +216,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.nextJobId = restored.nextJobId;
     // More unconsumed groups than the buffer holds (unbounded η): the stalest are pushed out, as
     // they would have been in the run, counted, and marked consumed with the next version.
+    this.settled.push(...(restored.superseded ?? []));
     let kept = restored.groups.length;
     for (const g of restored.groups) {
       for (const out of this.buffer.add(g.jobId, g)) {

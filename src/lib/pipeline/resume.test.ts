@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Trajectory } from '../rl/trajectory';
 import type { TrajectoryRecord } from '../storage/db';
-import { groupsFromRecords, resumeKeys } from './resume';
+import { replayFromRecords, resumeKeys } from './resume';
 
 /** A stored trajectory of `jobId` whose policy tokens were written by `versions` (−1: observation). */
-const record = (seq: number, jobId: number, versions: number[]): TrajectoryRecord => {
+const record = (seq: number, jobId: number, versions: number[], createdAt = jobId): TrajectoryRecord => {
   const trajectory: Trajectory = {
     taskId: `t${jobId}`,
     level: 'easy',
@@ -21,12 +21,12 @@ const record = (seq: number, jobId: number, versions: number[]): TrajectoryRecor
     return: 0,
     parts: { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 },
   };
-  return { runId: 'r', seq, jobId, consumed: 0, createdAt: seq, trajectory };
+  return { runId: 'r', seq, jobId, consumed: 0, createdAt, trajectory };
 };
 
-describe('groupsFromRecords', () => {
+describe('replayFromRecords', () => {
   it('groups by job, keeps every seq, and orders the stalest group first', () => {
-    const groups = groupsFromRecords([
+    const { groups, superseded } = replayFromRecords([
       record(10, 5, [-1, 6, 7]),
       record(11, 5, [-1, 6]),
       record(12, 3, [-1, 4, 7]), // the oldest token of job 3 is version 4, stored after job 5's
@@ -38,10 +38,35 @@ describe('groupsFromRecords', () => {
     expect(groups.map((g) => g.seqs)).toEqual([[12], [10, 11], [13]]);
     expect(groups[1]?.trajectories).toHaveLength(2);
     expect(groups.every((g) => g.status === 'done' && g.relabelled.length === 0)).toBe(true);
+    expect(superseded).toEqual([]);
+  });
+
+  it('keeps the later attempt of a job stored twice (a retry), and supersedes the earlier', () => {
+    // Job 7 was stored at seqs 0–1, its worker lost before it answered, and the job played again
+    // at seqs 8–9 (stored later); job 8 sits between. Adjacent seqs of two attempts still part.
+    const { groups, superseded } = replayFromRecords([
+      record(0, 7, [-1, 1], 100),
+      record(1, 7, [-1, 1], 100),
+      record(2, 8, [-1, 1], 101),
+      record(3, 8, [-1, 1], 101),
+      record(8, 7, [-1, 2], 300),
+      record(9, 7, [-1, 2], 300),
+      record(4, 9, [-1, 1], 200),
+      record(5, 9, [-1, 1], 200),
+      record(6, 9, [-1, 2], 250),
+      record(7, 9, [-1, 2], 250),
+    ]);
+    expect(groups.map((g) => [g.jobId, g.seqs])).toEqual([
+      [8, [2, 3]],
+      [7, [8, 9]],
+      [9, [6, 7]],
+    ]);
+    expect(groups.every((g) => g.trajectories.length === 2)).toBe(true);
+    expect(superseded).toEqual([0, 1, 4, 5]);
   });
 
   it('has no groups without records', () => {
-    expect(groupsFromRecords([])).toEqual([]);
+    expect(replayFromRecords([])).toEqual({ groups: [], superseded: [] });
   });
 });
 

@@ -2,17 +2,43 @@ import type { RunProgress, TrajectoryRecord } from '../storage/db';
 import { oldestVersion } from './staleness';
 import type { PlayedGroup } from './types';
 
+/** A resumed run's replay: its stored, unconsumed groups, and the seqs no group takes. */
+export interface StoredReplay {
+  /** One group per job, the stalest first (see `replayFromRecords`). */
+  groups: PlayedGroup[];
+  /**
+   * Seqs of attempts a retry of the same job superseded (a worker lost after it stored a group
+   * but before it answered: the job was played again under the same id). They are not trained;
+   * the next published version marks them consumed.
+   */
+  superseded: number[];
+}
+
 /**
  * Groups of stored, unconsumed trajectories (a resumed run's replay), by job, the stalest first:
  * the buffer trains them in this order, and a group whose oldest token is old is the first to
- * pass the staleness bound η as training goes on.
+ * pass the staleness bound η as training goes on. One attempt of a job is the records stored
+ * together (one `createdAt`, consecutive seqs); of a job stored twice, the later attempt is the
+ * group and the earlier is superseded (merged, they would make one group of two attempts, with
+ * the wrong group baseline).
  */
-export function groupsFromRecords(records: readonly TrajectoryRecord[]): PlayedGroup[] {
-  const byJob = new Map<number, TrajectoryRecord[]>();
-  for (const r of records) byJob.set(r.jobId, [...(byJob.get(r.jobId) ?? []), r]);
-  const groups = [...byJob.entries()].map(([jobId, rs]): PlayedGroup => {
+export function replayFromRecords(records: readonly TrajectoryRecord[]): StoredReplay {
+  const attempts = new Map<number, TrajectoryRecord[][]>();
+  for (const r of [...records].sort((a, b) => a.seq - b.seq)) {
+    const list = attempts.get(r.jobId) ?? [];
+    const current = list.at(-1);
+    const prev = current?.at(-1);
+    if (current && prev && prev.seq + 1 === r.seq && prev.createdAt === r.createdAt) current.push(r);
+    else list.push([r]);
+    attempts.set(r.jobId, list);
+  }
+  const superseded: number[] = [];
+  const groups: PlayedGroup[] = [];
+  for (const [jobId, list] of attempts) {
+    for (const old of list.slice(0, -1)) superseded.push(...old.map((r) => r.seq));
+    const rs = list.at(-1) ?? [];
     const versions = rs.flatMap((r) => r.trajectory.versions);
-    return {
+    groups.push({
       jobId,
       status: 'done',
       trajectories: rs.map((r) => r.trajectory),
@@ -23,9 +49,10 @@ export function groupsFromRecords(records: readonly TrajectoryRecord[]): PlayedG
       interrupted: 0,
       startedAt: rs[0]?.createdAt ?? 0,
       endedAt: rs[0]?.createdAt ?? 0,
-    };
-  });
-  return groups.sort((a, b) => a.oldestVersion - b.oldestVersion || a.jobId - b.jobId);
+    });
+  }
+  groups.sort((a, b) => a.oldestVersion - b.oldestVersion || a.jobId - b.jobId);
+  return { groups, superseded: superseded.sort((a, b) => a - b) };
 }
 
 /**

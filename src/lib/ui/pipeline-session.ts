@@ -56,6 +56,8 @@ export interface Restored {
   nextSeq: number;
   nextJobId: number;
   groups: PlayedGroup[];
+  /** Stored seqs no group takes (attempts a retry superseded), marked consumed with the next version. */
+  superseded: readonly number[];
   progress: RunProgress | undefined;
   /** The run's hindsight pool as last saved (null: it refills from the resumed run's programs). */
   hindsight: HindsightSnapshot | null;

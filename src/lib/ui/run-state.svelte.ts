@@ -25,7 +25,7 @@ import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storag
 import { HistoryWriter, loadHistory, POOL_EVERY, type RunHistory } from '../storage/history-store';
 import { describeEviction } from '../storage/quota';
 import { deleteRun, getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
-import { groupsFromRecords, resumeKeys } from '../pipeline/resume';
+import { replayFromRecords, resumeKeys } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { jobSourceOf, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { count } from './plural';
@@ -408,7 +408,7 @@ export class RunState {
         session = this.createSession(resumeId, settings, {
           version: point.version,
           ...resumeKeys(point.run.progress, unconsumed, last),
-          groups: groupsFromRecords(unconsumed),
+          ...replayFromRecords(unconsumed),
           progress: point.run.progress,
           hindsight: past.hindsight,
         });
