@@ -98,14 +98,24 @@ export interface ResumePoint {
 }
 
 let trainer: PolicyTrainer | undefined;
-/** The pipeline run the trainer publishes for, and the channel it announces versions on. */
-let pipelineRun: (PipelineRunInit & { channel: BroadcastChannel }) | undefined;
+/** The pipeline run the trainer publishes for, the channel it announces versions on, its retention. */
+let pipelineRun: (PipelineRunInit & { channel: BroadcastChannel; retention: Retention }) | undefined;
 /** The MLP policy of a custom JS environment, when one is being trained. */
 let mlp: MlpLearner | undefined;
 /** The run the custom-environment training stores its versions in. */
 let customRun: CustomRunInit | undefined;
-/** The custom run's retention: the newest version it has examined, and the pass in progress. */
-let customRetention = { through: -Infinity, pass: Promise.resolve() };
+/**
+ * A run's retention: the newest version it has examined (each pass reads only newer ones), and
+ * the pass in progress. Each run has its own, so a late pass of the previous run (between the
+ * legs of a race) never moves the next run's mark.
+ */
+interface Retention {
+  through: number;
+  pass: Promise<void>;
+}
+const newRetention = (): Retention => ({ through: -Infinity, pass: Promise.resolve() });
+/** The custom run's retention. */
+let customRetention = newRetention();
 /** This worker's connection (closed for a newer page in another tab; its next use then says so). */
 const db = new LabDbConnection();
 let version = -1;
@@ -135,13 +145,9 @@ async function restoreTrainer(
   return trainerFromCheckpoint(record.checkpoint, await loraBaseOf(d, record), config, lora);
 }
 
-/** Newest version the run's retention has examined (each later call reads only newer ones). */
-let prunedThrough = -Infinity;
-
 function openPipelineRun(init: PipelineRunInit): void {
   pipelineRun?.channel.close();
-  pipelineRun = { ...init, channel: new BroadcastChannel(PARAMS_CHANNEL) };
-  prunedThrough = -Infinity;
+  pipelineRun = { ...init, channel: new BroadcastChannel(PARAMS_CHANNEL), retention: newRetention() };
 }
 
 /**
@@ -197,7 +203,7 @@ async function publishVersion(
   const announce: VersionAnnounce = { runId: r.runId, version: v, publishedAt, checkpoint: policy };
   r.channel.postMessage(announce);
   version = v;
-  void retention(r).catch(() => undefined);
+  queueRetention(r.retention, r);
   return { version: v, publishedAt };
 }
 
@@ -224,14 +230,21 @@ function versionRecord<C>(
 }
 
 /**
- * Deletes versions and consumed trajectories past the run's retention (routine: no timeline
- * mark). Milestones go by the rule their versions were written under, so no record is read.
+ * Queues a pass that deletes versions (and, for a run that stores trajectories, consumed
+ * trajectories) past the run's retention: off the critical path, one pass at a time, routine (no
+ * timeline mark). Milestones go by the rule their versions were written under, so no record is
+ * read. `ret` is the run's own retention, taken when its version was published.
  */
-async function retention(r: PipelineRunInit): Promise<void> {
-  const d = await database();
-  prunedThrough = (await pruneVersions(d, r.runId, r.keepVersions, prunedThrough, (v) => isMilestone(r, v)))
-    .examinedThrough;
-  await trimConsumed(d, r.runId, r.keepConsumed);
+function queueRetention(ret: Retention, r: CustomRunInit & { keepConsumed?: number }): void {
+  ret.pass = ret.pass
+    .then(async () => {
+      const d = await database();
+      ret.through = (
+        await pruneVersions(d, r.runId, r.keepVersions, ret.through, (v) => isMilestone(r, v))
+      ).examinedThrough;
+      if (r.keepConsumed !== undefined) await trimConsumed(d, r.runId, r.keepConsumed);
+    })
+    .catch(() => undefined);
 }
 
 const api = {
@@ -343,7 +356,7 @@ const api = {
     await setRunStatus(d, run.runId, 'running');
     mlp = new MlpLearner(args, config);
     customRun = run;
-    customRetention = { through: -Infinity, pass: Promise.resolve() };
+    customRetention = newRetention();
   },
 
   /**
@@ -372,7 +385,7 @@ const api = {
     }
     mlp = learner;
     customRun = run;
-    customRetention = { through: -Infinity, pass: Promise.resolve() };
+    customRetention = newRetention();
     return { version: record.version, args: record.checkpoint.mlp };
   },
 
@@ -400,16 +413,7 @@ const api = {
       () => putVersion(d, record, { progress }),
       (e) => (evicted = e),
     );
-    // Retention off the critical path, one pass at a time (as a pipeline run's).
-    retention.pass = retention.pass
-      .then(async () => {
-        retention.through = (
-          await pruneVersions(d, r.runId, r.keepVersions, retention.through, (x) =>
-            isMilestoneVersion(x, r.milestoneEvery),
-          )
-        ).examinedThrough;
-      })
-      .catch(() => undefined);
+    queueRetention(retention, r);
     return { snapshot: snapshotFromCheckpoint(checkpoint), ...(evicted ? { evicted } : {}) };
   },
 
