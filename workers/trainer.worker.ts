@@ -594,12 +594,19 @@ const api = {
     runId: string,
     status: RunRecord['status'],
     stopped: { progress?: RunProgress; consumed?: readonly number[] } = {},
-  ): Promise<void> {
+  ): Promise<Eviction | null> {
     if (pipelineRun?.runId === runId) {
       pipelineRun.channel.close();
       pipelineRun = undefined;
     }
-    await setRunStatus(await database(), runId, status, stopped);
+    const d = await database();
+    let evicted: Eviction | null = null;
+    await withEviction(
+      d,
+      () => setRunStatus(d, runId, status, stopped),
+      (e) => (evicted = e),
+    );
+    return evicted;
   },
 
   /** The heartbeat: answers as soon as the thread is free. */

@@ -421,11 +421,17 @@ export class PipelineSession {
     if (this.restarting) await PipelineSession.within(this.restarting, TRAINER_HANG_MS); // it crashed meanwhile
     for (const u of this.unsubscribe) u();
     const stopped = { progress: this.progress(), consumed: this.pipeline.takeSettled() };
-    if (!hung)
-      hung = !(await PipelineSession.within(
-        this.trainer.api.stopRun(this.runId, status, stopped),
-        STOP_ANSWER_MS,
-      ));
+    if (!hung) {
+      const notice = this.hooks.onNotice;
+      const stored = this.trainer.api.stopRun(this.runId, status, stopped).then(
+        (e) => e && notice(`Storage was full: deleted ${describeEviction(e)} to store how the run ended.`),
+        (err: unknown) =>
+          notice(
+            `How the run ended could not be stored (${err instanceof Error ? err.message : String(err)}): it shows as interrupted, and Resume goes on from its newest version.`,
+          ),
+      );
+      hung = !(await PipelineSession.within(stored, STOP_ANSWER_MS));
+    }
     if (hung) {
       // Its data is stored either way; the run keeps the status it had (shown as interrupted).
       this.hooks.onNotice('The trainer did not answer while the run stopped: it was started again.');
