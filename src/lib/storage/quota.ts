@@ -1,7 +1,7 @@
 import type { LabDB } from './db';
 import { trimEvents } from './events-store';
 import { trimConsumed } from './trajectories-store';
-import { listRuns, milestoneRuleOf, pruneVersions } from './weights-store';
+import { deleteRun, listRuns, milestoneRuleOf, pruneVersions } from './weights-store';
 
 /** What an eviction deleted to make room. */
 export interface Eviction {
@@ -34,15 +34,43 @@ export function describeEviction(
 }
 
 /**
- * Makes room without losing a run: deletes trajectories every run has already trained on,
- * weight versions past the newest two of each run (milestones stay), and each run's timeline
- * history past its newest `EVENTS_AFTER_EVICTION` events. Nothing unconsumed and no
- * version a run resumes from is touched.
+ * Run ids that hold data (versions, trajectories, history) but have no run record: writes that
+ * landed after their run was deleted (a late evaluation, a worker's last batch). No run lists
+ * them, so nothing else would ever delete them.
+ */
+export async function orphanRunIds(db: LabDB): Promise<string[]> {
+  const known = new Set((await db.getAllKeys('runs')).map(String));
+  const found = new Set<string>();
+  const tx = db.transaction(['weights', 'trajectories', 'metrics', 'events']);
+  for (const name of ['weights', 'trajectories', 'metrics', 'events'] as const) {
+    // One key per run: from a run's first key the cursor jumps past every key it has.
+    let cursor = await tx.objectStore(name).openKeyCursor();
+    while (cursor) {
+      const runId = String(cursor.key[0]);
+      if (!known.has(runId)) found.add(runId);
+      cursor = await cursor.continue(name === 'metrics' ? [runId, '\uffff', Infinity] : [runId, Infinity]);
+    }
+  }
+  await tx.done;
+  return [...found];
+}
+
+/**
+ * Makes room without losing a run: deletes the data of runs that no longer exist
+ * (`orphanRunIds`), trajectories every run has already trained on, weight versions past the
+ * newest two of each run (milestones stay), and each run's timeline history past its newest
+ * `EVENTS_AFTER_EVICTION` events. Nothing unconsumed and no version a run resumes from is
+ * touched.
  */
 export async function evictForSpace(db: LabDB): Promise<Eviction> {
   let trajectories = 0;
   let versions = 0;
   let events = 0;
+  for (const runId of await orphanRunIds(db)) {
+    const gone = await deleteRun(db, runId);
+    trajectories += gone.trajectories;
+    versions += gone.versions;
+  }
   for (const run of await listRuns(db)) {
     trajectories += await trimConsumed(db, run.id, 0);
     // The run's rule says which versions are milestones without reading ~1 MB records to learn it.

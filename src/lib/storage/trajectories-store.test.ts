@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it, vi } from 'vitest';
 import type { Trajectory } from '../rl/trajectory';
 import { openLabDb, type LabDB, type TrajectoryRecord, type WeightsRecord } from './db';
-import { evictForSpace, isQuotaError, withEviction } from './quota';
+import { evictForSpace, isQuotaError, orphanRunIds, withEviction } from './quota';
 import {
   countTrajectories,
   lastKeys,
@@ -185,6 +185,29 @@ describe('retention and a full quota', () => {
       get.mockRestore();
     }
     expect(await listVersions(db, 'r')).toEqual([0, 10, 20, 23, 24]);
+  });
+
+  it('an eviction deletes the data of runs that no longer exist, and nothing of the others', async () => {
+    const db = await withRun();
+    await putTrajectories(db, [record('r', 0), record('r', 1, 1)]);
+    await putVersion(db, version('r', 0, true));
+    // Written after run "gone" was deleted (a late batch, a late evaluation): no run lists them.
+    await putTrajectories(db, [record('gone', 0), record('gone', 1)]);
+    await db.put('weights', version('gone', 4));
+    const point = { iteration: 4, seconds: 1, episodes: 8, level: 'easy' as const, suite: null };
+    const evalPoint = { ...point, successTrain: 0.5, successHeldOut: null, meanRewardTrain: 0.1 };
+    await db.put('metrics', { runId: 'gone', kind: 'eval', version: 4, point: evalPoint });
+    const event = { lane: 'trainer' as const, kind: 'init' as const, t0: 0, t1: 1, version: -1 };
+    await db.put('events', { runId: 'gone', seq: 0, event });
+    await db.put('events', { runId: 'zz-gone-too', seq: 3, event });
+    expect((await orphanRunIds(db)).sort()).toEqual(['gone', 'zz-gone-too']);
+    expect(await evictForSpace(db)).toEqual({ trajectories: 3, versions: 1, events: 0 });
+    expect(await orphanRunIds(db)).toEqual([]);
+    expect(await db.count('metrics')).toBe(0);
+    expect(await db.count('events')).toBe(0);
+    // Run r keeps its unconsumed trajectory and its version (its trained trajectory went).
+    expect(await listSeqs(db, 'r')).toEqual([0]);
+    expect(await listVersions(db, 'r')).toEqual([0]);
   });
 
   it('a write that still does not fit says the storage is full', async () => {
