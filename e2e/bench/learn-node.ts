@@ -12,6 +12,7 @@
  *     [--backend auto|wasm|cpu] [--eta 0] [--workers 1] [--maxVersions N] [--taskSeed 1]
  *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
  *   RUN_CONFIG='{"lrHalfLife":0}' merged (shallowly) into the run's code config (DEFAULT_CODE_RUN)
+ *   TRAINER_CONFIG='{"valueCoef":0}' merged into the trainer's config (DEFAULT_TRAINER_CONFIG)
  *   GATE_BIAS=2                   the copy head's gate bias at the start (with MODEL_ARGS pointerDim)
  *
  * `--seconds` is training time: greedy evaluations pause the run and are not counted (the page
@@ -39,6 +40,7 @@ import {
   DEFAULT_TRAINER_CONFIG,
   validateModelArgs,
   type ModelArgs,
+  type TrainerConfig,
 } from '../../src/lib/policy/config.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
@@ -125,6 +127,7 @@ const trainer = new PolicyTrainer(modelArgs, {
   seed: SEED,
   loss: settings.loss,
   learningRate: code.learningRate,
+  ...(process.env.TRAINER_CONFIG ? (JSON.parse(process.env.TRAINER_CONFIG) as Partial<TrainerConfig>) : {}),
 });
 const source = new CodeJobSource(trainTasks, code);
 if (process.env.GATE_BIAS) {
