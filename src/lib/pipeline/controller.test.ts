@@ -351,6 +351,61 @@ describe('Pipeline', () => {
     expect(p.accepted + running()).toBeLessThanOrEqual((eta + p.version + 1) * 2);
   });
 
+  it('prioritized replay with a full buffer (unbounded η) keeps training, and a group trained meanwhile is no overflow', async () => {
+    // Rollouts faster than the trainer: every new group pushes out an old one. Each new group
+    // still counts towards the next batch, so the trainer is never starved.
+    const { p, trainer, ws } = setup(
+      { eta: Infinity, replay: { ...DEFAULT_REPLAY, mode: 'prioritized', capacity: 4 } },
+      2,
+    );
+    for (let round = 0; round < 10; round++) {
+      for (const w of ws) w.finishAll();
+      await flush();
+      for (const w of ws) w.finishAll(); // a second wave while the step computes
+      await flush();
+      expect(trainer.calls, `round ${round}`).toHaveLength(1);
+      trainer.finish();
+      await flush();
+    }
+    expect(p.version).toBe(10);
+    expect(p.counters.replayOverflow).toBeGreaterThan(0);
+    expect(p.accepted + p.counters.replayOverflow).toBe(p.counters.startedGroups - p.runningGroups);
+  });
+
+  it('prioritized replay: groups pushed out while the trainer computes them were trained, not overflowed', async () => {
+    const { p, trainer, ws } = setup(
+      { eta: Infinity, replay: { ...DEFAULT_REPLAY, mode: 'prioritized', capacity: 2 } },
+      1,
+    );
+    ws[0]?.finishAll(); // 2 groups: the buffer is full, and both are drawn
+    await flush();
+    expect(trainer.calls).toHaveLength(1);
+    ws[0]?.finishAll(); // 2 more push out the two the trainer is computing
+    await flush();
+    expect(p.counters.replayOverflow).toBe(0);
+    expect(p.accepted).toBe(4);
+    trainer.finish();
+    await flush();
+    expect(p.version).toBe(1);
+    expect(p.counters.replayOverflow).toBe(0);
+  });
+
+  it('prioritized replay at η = 0 trains again after a trainer restart whose step was not published', async () => {
+    const { p, trainer, ws, running } = setup({ eta: 0, replay: { ...DEFAULT_REPLAY, mode: 'prioritized' } });
+    for (const w of ws) w.finishAll();
+    await flush();
+    expect(trainer.calls).toHaveLength(1);
+    p.trainerLost();
+    const again = new FakeTrainer();
+    p.trainerRestored(again, 0); // nothing was published: the batch is drawn again
+    await flush();
+    expect(again.calls).toHaveLength(1);
+    again.finish();
+    await flush();
+    expect(p.version).toBe(1);
+    expect(running()).toBe(2); // and the next batch's jobs start
+  });
+
   it('a full FIFO buffer (unbounded η) pushes out its oldest groups, counted and no longer accepted', async () => {
     const { p, ws } = setup({ eta: Infinity, replay: { ...DEFAULT_REPLAY, capacity: 2 } }, 1);
     p.trainerLost(); // no trainer: groups pile up

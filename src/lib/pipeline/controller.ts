@@ -162,14 +162,17 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     fromVersion: number;
     since: number;
     settled: number[];
+    /** What the draw changed, undone when the step is lost: keys it marked trained, and `fresh` it took. */
+    undo: { marked: number[]; fresh: number };
   } | null = null;
   /**
    * Seqs of groups dropped untrained (stale, or pushed out of a full buffer). They are marked
    * consumed with the next published version, so a resumed run does not bring them back.
    */
   private settled: number[] = [];
-  /** Keys of the batch the trainer was computing when it died. */
+  /** The batch the trainer was computing when it died, and what its draw changed. */
   private lostBatch: PlayedGroup<T>[] = [];
+  private lostUndo: { marked: number[]; fresh: number } = { marked: [], fresh: 0 };
   /** Groups accepted since the last batch was drawn (prioritized mode trains once per B new groups). */
   private fresh = 0;
   /**
@@ -348,6 +351,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       this.buffer.unshift(this.training.drawn.map((d) => ({ key: d.key, item: d.item })));
       this.settled.unshift(...this.training.settled); // marking twice is harmless
       this.lostBatch = this.training.drawn.map((d) => d.item);
+      this.lostUndo = this.training.undo;
       this.training = null;
     }
   }
@@ -389,8 +393,14 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
           at: t,
         });
       }
+    } else {
+      // The lost step was not published: its draw never happened (in prioritized mode its groups
+      // are not trained, and the new groups it took count again towards the next batch).
+      for (const k of this.lostUndo.marked) this.trainedKeys.delete(k);
+      this.fresh += this.lostUndo.fresh;
     }
     this.lostBatch = [];
+    this.lostUndo = { marked: [], fresh: 0 };
     this.trainerReady = true;
     this.lastTrainEnd = now();
     this.pump();
@@ -565,14 +575,19 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private leftUntrained(g: PlayedGroup<T>): boolean {
     if (this.trainedKeys.delete(g.jobId)) return false;
     this.accepted -= 1;
-    this.fresh = Math.max(0, this.fresh - 1);
     this.settled.push(...g.seqs);
     return true;
   }
 
-  /** Prioritized mode keeps trained groups: it remembers which they are (`trainedKeys`). */
-  private markTrained(keys: readonly number[]): void {
-    if (this.config.replay.mode === 'prioritized') for (const k of keys) this.trainedKeys.add(k);
+  /**
+   * Prioritized mode keeps trained groups: it remembers which they are (`trainedKeys`), from the
+   * draw on (a group pushed out while its step computes was trained). Returns the keys it added.
+   */
+  private markTrained(keys: readonly number[]): number[] {
+    if (this.config.replay.mode !== 'prioritized') return [];
+    const added = keys.filter((k) => !this.trainedKeys.has(k));
+    for (const k of added) this.trainedKeys.add(k);
+    return added;
   }
 
   private maybeTrain(): void {
@@ -596,7 +611,8 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (this.config.replay.mode === 'prioritized' && this.fresh < B) return;
     const drawn = this.buffer.draw(B, this.rng);
     if (!drawn) return;
-    this.fresh = Math.max(0, this.fresh - B);
+    const undo = { marked: this.markTrained(drawn.map((d) => d.key)), fresh: Math.min(this.fresh, B) };
+    this.fresh -= undo.fresh;
     const groups = drawn.map((d) => d.item);
     let made: ReturnType<JobSource<B, T>['batch']>;
     try {
@@ -611,7 +627,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     const fromVersion = this.version;
     const settled = this.settled;
     this.settled = [];
-    this.training = { drawn, fromVersion, since: t, settled };
+    this.training = { drawn, fromVersion, since: t, settled, undo };
     const waitMs = t - this.lastTrainEnd;
     // The version marks its batch consumed, and with it the groups dropped since the last one.
     const seqs = [...settled, ...groups.flatMap((g) => g.seqs)];
@@ -630,7 +646,6 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
         const trajs = groups.flatMap((g) => g.trajectories);
         this.counters.trainedEpisodes += trajs.length;
         drawn.forEach((d, i) => this.buffer.setPriority(d.key, made.priorities[i] ?? 0));
-        this.markTrained(drawn.map((d) => d.key));
         this.version = out.version;
         this.hooks.onStep?.({
           version: out.version,

@@ -95,7 +95,8 @@ export class PolicyTrainer {
    * Sets the LoRA adapters to stored values (a resumed LoRA run: the base came in the
    * constructor). Every adapter must be given, with its shape; the caller keeps `stored`. A
    * version stored before the value head trained beside the adapters lacks it: the head then
-   * starts from the base's, as it was.
+   * starts from the base's, as it was, with Adam moments of zero (Adam's bias correction goes by
+   * the run's step count, so the head's first steps are several times the rate; it settles).
    */
   loadAdapters(stored: Weights): void {
     const adapters = this.adapters;

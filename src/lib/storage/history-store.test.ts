@@ -203,7 +203,7 @@ describe('deleting a run', () => {
         trajectory: {} as TrajectoryRecord['trajectory'],
       });
     }
-    expect(await deleteRun(db, 'gone')).toEqual({ versions: 1, trajectories: 1 });
+    expect(await deleteRun(db, 'gone')).toEqual({ versions: 1, trajectories: 1, events: 2 });
     expect(await db.get('runs', 'gone')).toBeUndefined();
     expect(await loadHistory(db, 'gone')).toEqual(NONE);
     expect(await db.count('trajectories', IDBKeyRange.bound(['gone', -Infinity], ['gone', Infinity]))).toBe(

@@ -39,9 +39,9 @@ export function describeEviction(
  * them, so nothing else would ever delete them.
  */
 export async function orphanRunIds(db: LabDB): Promise<string[]> {
-  const known = new Set((await db.getAllKeys('runs')).map(String));
   const found = new Set<string>();
-  const tx = db.transaction(['weights', 'trajectories', 'metrics', 'events']);
+  const tx = db.transaction(['runs', 'weights', 'trajectories', 'metrics', 'events']);
+  const known = new Set((await tx.objectStore('runs').getAllKeys()).map(String));
   for (const name of ['weights', 'trajectories', 'metrics', 'events'] as const) {
     // One key per run: from a run's first key the cursor jumps past every key it has.
     let cursor = await tx.objectStore(name).openKeyCursor();
@@ -67,9 +67,10 @@ export async function evictForSpace(db: LabDB): Promise<Eviction> {
   let versions = 0;
   let events = 0;
   for (const runId of await orphanRunIds(db)) {
-    const gone = await deleteRun(db, runId);
+    const gone = await deleteRun(db, runId, { onlyIfOrphan: true });
     trajectories += gone.trajectories;
     versions += gone.versions;
+    events += gone.events;
   }
   for (const run of await listRuns(db)) {
     trajectories += await trimConsumed(db, run.id, 0);

@@ -12,6 +12,7 @@ import {
   trimConsumed,
 } from './trajectories-store';
 import {
+  deleteRun,
   ensureRun,
   listVersions,
   loraBaseOf,
@@ -201,13 +202,22 @@ describe('retention and a full quota', () => {
     await db.put('events', { runId: 'gone', seq: 0, event });
     await db.put('events', { runId: 'zz-gone-too', seq: 3, event });
     expect((await orphanRunIds(db)).sort()).toEqual(['gone', 'zz-gone-too']);
-    expect(await evictForSpace(db)).toEqual({ trajectories: 3, versions: 1, events: 0 });
+    expect(await evictForSpace(db)).toEqual({ trajectories: 3, versions: 1, events: 2 });
     expect(await orphanRunIds(db)).toEqual([]);
     expect(await db.count('metrics')).toBe(0);
     expect(await db.count('events')).toBe(0);
     // Run r keeps its unconsumed trajectory and its version (its trained trajectory went).
     expect(await listSeqs(db, 'r')).toEqual([0]);
     expect(await listVersions(db, 'r')).toEqual([0]);
+    // A run stored meanwhile under an id the sweep found is no orphan: nothing of it goes.
+    await putTrajectories(db, [record('late', 0)]);
+    await ensureRun(db, { id: 'late', name: 'late', config: {} });
+    expect(await deleteRun(db, 'late', { onlyIfOrphan: true })).toEqual({
+      versions: 0,
+      trajectories: 0,
+      events: 0,
+    });
+    expect(await listSeqs(db, 'late')).toEqual([0]);
   });
 
   it('a write that still does not fit says the storage is full', async () => {

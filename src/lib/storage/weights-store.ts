@@ -210,18 +210,27 @@ export async function listVersions(db: LabDB, runId: string): Promise<number[]> 
 /**
  * Deletes a stored run and everything of it — its versions, trajectories, chart history and
  * timeline events — in one transaction: all of it goes, or none. Returns what went. No other run
- * depends on it: a run started from it holds its own copy as version 0.
+ * depends on it: a run started from it holds its own copy as version 0. `onlyIfOrphan`: only
+ * when no run record of that id exists, checked in the same transaction (an eviction's sweep).
  */
 export async function deleteRun(
   db: LabDB,
   runId: string,
-): Promise<{ versions: number; trajectories: number }> {
+  opts: { onlyIfOrphan?: boolean } = {},
+): Promise<{ versions: number; trajectories: number; events: number }> {
   const tx = db.transaction(['runs', 'weights', 'trajectories', 'metrics', 'events'], 'readwrite');
   const byRun = IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]);
-  const [versions, trajectories] = await Promise.all([
+  const [record, versions, trajectories, events] = await Promise.all([
+    opts.onlyIfOrphan ? tx.objectStore('runs').get(runId) : undefined,
     tx.objectStore('weights').count(byRun),
     tx.objectStore('trajectories').count(byRun),
+    tx.objectStore('events').count(byRun),
   ]);
+  if (record) {
+    // Not an orphan after all (a run of that id was stored meanwhile): nothing is deleted.
+    await tx.done;
+    return { versions: 0, trajectories: 0, events: 0 };
+  }
   await Promise.all([
     tx.objectStore('runs').delete(runId),
     tx.objectStore('weights').delete(byRun),
@@ -231,5 +240,5 @@ export async function deleteRun(
     tx.objectStore('events').delete(byRun),
     tx.done,
   ]);
-  return { versions, trajectories };
+  return { versions, trajectories, events };
 }

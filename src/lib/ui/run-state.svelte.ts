@@ -389,15 +389,16 @@ export class RunState {
       let settings: RunSettings;
       let session: PipelineSession;
       if (resumeId) {
+        // Held until the run ends, from before the run is read: two tabs never train (and store)
+        // one run, and no tab deletes it meanwhile.
+        if (!(await this.locks.hold(runLock(resumeId), done)))
+          throw new Error(`run ${resumeId} is training in another tab of this page: stop it there first`);
         const record = await db.get('runs', resumeId);
         if (!record) throw new Error(`no stored run ${resumeId}`);
         if (record.kind === 'custom')
           throw new Error(
             `run ${resumeId} is a custom environment's training: the run panel does not resume it`,
           );
-        // Held until the run ends: two tabs never train (and store) one run.
-        if (!(await this.locks.hold(runLock(resumeId), done)))
-          throw new Error(`run ${resumeId} is training in another tab of this page: stop it there first`);
         settings = settingsFromJson(record.config);
         validateSettings(settings);
         this.settings = settings;
@@ -504,7 +505,10 @@ export class RunState {
       this.error = `run ${runId} is running: stop it before deleting it`;
       return;
     }
-    if ((await this.locks.heldElsewhere()).includes(runLock(runId))) {
+    // Deleted under the run's lock: another tab cannot resume it meanwhile.
+    let release = () => {};
+    const deleted = new Promise<void>((resolve) => (release = resolve));
+    if (!(await this.locks.hold(runLock(runId), deleted))) {
       this.error = `run ${runId} is training in another tab of this page: stop it there before deleting it`;
       await this.refreshRuns();
       return;
@@ -526,6 +530,8 @@ export class RunState {
       if (this.settings.startFrom?.runId === runId) this.settings.startFrom = null;
     } catch (err) {
       this.error = `run ${runId} could not be deleted: ${err instanceof Error ? err.message : String(err)}`;
+    } finally {
+      release();
     }
     await this.refreshRuns();
   }

@@ -15,14 +15,20 @@ export class TabLocks {
     const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
     if (!locks) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
+      let held = false;
       locks
         .request(name, { ifAvailable: true }, (lock) => {
           resolve(lock !== null);
           if (!lock) return undefined;
-          this.own = [...this.own, lock.name];
-          return until.finally(() => (this.own = this.own.filter((n) => n !== lock.name)));
+          held = true;
+          this.own = [...this.own, name];
+          return until.catch(() => undefined);
         })
-        .catch(() => resolve(true));
+        .catch(() => resolve(true))
+        // Once the browser has let the lock go: a query before that still lists it as held.
+        .finally(() => {
+          if (held) this.own = this.own.filter((n) => n !== name);
+        });
     });
   }
 
