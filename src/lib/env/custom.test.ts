@@ -66,8 +66,14 @@ describe('custom JS environments', () => {
     const nanReward = envOf(COUNTER.replace('reward: a', 'reward: 0 / 0'));
     nanReward.reset();
     expect(() => nanReward.step(1)).toThrow(
-      'step(1).reward must be a finite number, got null (NaN and ±Infinity arrive as null)',
+      'step(1).reward must be a finite number of magnitude ≤ 1e9, got null (NaN and ±Infinity arrive as null)',
     );
+    // Finite, but Infinity in the policy's 32-bit floats (and squared in its value loss).
+    const hugeReward = envOf(COUNTER.replace('reward: a', 'reward: 1e39'));
+    hugeReward.reset();
+    expect(() => hugeReward.step(1)).toThrow(/reward must be a finite number of magnitude ≤ 1e9, got 1e\+39/);
+    const hugeObs = envOf(COUNTER.replace('return [n]; }', 'return [1e300]; }'));
+    expect(() => hugeObs.reset()).toThrow(/must be an array of 1 finite numbers of magnitude ≤ 1e9/);
     expect(() => badReward.step(2)).toThrow(/outside \[0, 2\)/);
   });
 

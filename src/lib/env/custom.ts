@@ -38,6 +38,16 @@ function shown(v: JsonValue | undefined): string {
   return /\bnull\b/.test(text) ? `${text} (NaN and ±Infinity arrive as null)` : text;
 }
 
+/**
+ * Largest magnitude of a reward or an observation value. The policy trains in 32-bit floats:
+ * a finite 1e39 is Infinity there, and returns summed over an episode and squared in the value
+ * loss must stay finite too.
+ */
+export const MAX_MAGNITUDE = 1e9;
+
+const inRange = (x: unknown): x is number =>
+  typeof x === 'number' && Number.isFinite(x) && Math.abs(x) <= MAX_MAGNITUDE;
+
 export class CustomEnv {
   readonly spec: CustomEnvSpec;
 
@@ -87,8 +97,8 @@ export class CustomEnv {
       throw new Error(
         `${where} must return { observation, reward, done }, got ${JSON.stringify(r)?.slice(0, 80)}`,
       );
-    if (typeof r.reward !== 'number' || !Number.isFinite(r.reward))
-      throw new Error(`${where}.reward must be a finite number, got ${shown(r.reward)}`);
+    if (!inRange(r.reward))
+      throw new Error(`${where}.reward must be a finite number of magnitude ≤ 1e9, got ${shown(r.reward)}`);
     if (typeof r.done !== 'boolean')
       throw new Error(`${where}.done must be true or false, got ${JSON.stringify(r.done)}`);
     return {
@@ -100,8 +110,8 @@ export class CustomEnv {
 
   private observation(v: JsonValue, where: string): number[] {
     const n = this.spec.observations;
-    if (!Array.isArray(v) || v.length !== n || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
-      throw new Error(`${where} must be an array of ${n} finite numbers, got ${shown(v)}`);
+    if (!Array.isArray(v) || v.length !== n || !v.every(inRange)) {
+      throw new Error(`${where} must be an array of ${n} finite numbers of magnitude ≤ 1e9, got ${shown(v)}`);
     }
     return v as number[];
   }

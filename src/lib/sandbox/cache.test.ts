@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CachedSandbox, LruCache, testsHash } from './cache';
+import { CachedSandbox, fnv1a, LruCache, testsKey } from './cache';
 import type { Sandbox, SandboxRequest, SandboxResult } from './types';
 
 class CountingSandbox implements Sandbox {
@@ -59,7 +59,28 @@ describe('CachedSandbox', () => {
   });
 
   it('keys on inputs and files, not only the program', () => {
-    expect(testsHash({ inputs: [1] })).not.toBe(testsHash({ inputs: [2] }));
-    expect(testsHash({ inputs: [1], files: { a: '1' } })).not.toBe(testsHash({ inputs: [1] }));
+    expect(testsKey({ inputs: [1] })).not.toBe(testsKey({ inputs: [2] }));
+    expect(testsKey({ inputs: [1], files: { a: '1' } })).not.toBe(testsKey({ inputs: [1] }));
+    expect(testsKey({ inputs: [-0] })).not.toBe(testsKey({ inputs: [0] }));
+  });
+
+  it('never gives one input set the result of another, even where a 32-bit hash of them collides', async () => {
+    const inner = new CountingSandbox((req) => ({
+      ok: true,
+      stdout: '',
+      outputs: (req.inputs as number[]).map((x) => 2 * x),
+      ms: 1,
+    }));
+    const s = new CachedSandbox(inner, 8);
+    const code = 'const f = (x) => 2 * x';
+    // These two collide under FNV-1a 32 of their JSON, which keyed the cache before.
+    expect(fnv1a(JSON.stringify([[553, 262], null, null]))).toBe(
+      fnv1a(JSON.stringify([[787, 340], null, null])),
+    );
+    await s.run({ code, inputs: [553, 262] });
+    const other = await s.run({ code, inputs: [787, 340] });
+    expect(other.outputs).toEqual([1574, 680]);
+    expect(other.cached).toBeUndefined();
+    expect(inner.calls).toBe(2);
   });
 });

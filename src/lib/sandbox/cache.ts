@@ -10,9 +10,15 @@ export function fnv1a(text: string): string {
   return (h >>> 0).toString(16).padStart(8, '0');
 }
 
-/** Hash of everything a run depends on besides the program text: inputs, files and limits. */
-export function testsHash(req: Omit<SandboxRequest, 'code'>): string {
-  return fnv1a(JSON.stringify([req.inputs, req.files ?? null, req.limits ?? null]));
+/**
+ * Everything a run depends on besides the program text, as a string: inputs, files and limits,
+ * whole (a hash of it let two input sets that collide share a result: `[553, 262]` and
+ * `[787, 340]` under FNV-1a). −0 is kept apart from 0, which JSON would merge.
+ */
+export function testsKey(req: Omit<SandboxRequest, 'code'>): string {
+  return JSON.stringify([req.inputs, req.files ?? null, req.limits ?? null], (_, v: unknown) =>
+    Object.is(v, -0) ? { '-0': true } : v,
+  );
 }
 
 /** Hit/miss counters of a result cache (DESIGN §6 metric). */
@@ -69,7 +75,7 @@ export class LruCache<V> {
 }
 
 /**
- * A sandbox in front of which sits an LRU of results keyed by (tests hash, program text).
+ * A sandbox in front of which sits an LRU of results keyed by (tests, program text).
  * Timeouts and internal failures depend on load, not on the program, so they are not cached.
  */
 export class CachedSandbox implements Sandbox {
@@ -87,7 +93,7 @@ export class CachedSandbox implements Sandbox {
   }
 
   async run(request: SandboxRequest): Promise<SandboxResult> {
-    const key = `${testsHash(request)}:${request.code}`;
+    const key = `${testsKey(request)}\u0000${request.code}`;
     const hit = this.cache.get(key);
     if (hit) return { ...hit, ms: 0, cached: true };
     const result = await this.inner.run(request);

@@ -27,6 +27,42 @@ describe('QuickJS sandbox contract (node)', () => {
     expect(r.ms).toBeLessThan(30 + 100);
   });
 
+  it('stops a promise job that queues itself, and the next run is not slowed by what it left', async () => {
+    // QuickJS goes on with the job queue after an interrupt inside a job: drained in one call,
+    // this run never returned and hung its worker.
+    const r = await sandbox.run({
+      code: 'const f = (x) => { Promise.resolve().then(function g() { Promise.resolve().then(g); for (let i = 0; i < 1e4; i++); }); return x; }',
+      inputs: [1],
+      limits: { deadlineMs: 30 },
+    });
+    expect(r.error?.kind).toBe('timeout');
+    expect(r.ms).toBeLessThan(30 * 4 + 500);
+    const next = await sandbox.run({
+      code: 'const f = (x) => x * 2',
+      inputs: [3],
+      limits: { deadlineMs: 30 },
+    });
+    expect(next).toMatchObject({ ok: true, outputs: [6] });
+    expect(next.ms).toBeLessThan(30);
+  });
+
+  it('runs the promise jobs a program queues within its run', async () => {
+    const r = await sandbox.run({
+      code: 'let n = 0; const f = (x) => { Promise.resolve().then(() => { n += 1; console.log("job", n); }); return x; }',
+      inputs: [1, 2],
+    });
+    expect(r).toMatchObject({ ok: true, outputs: [1, 2], stdout: 'job 1\njob 2' });
+  });
+
+  it('an output whose check runs past the deadline is a timeout, not an output error', async () => {
+    const r = await sandbox.run({
+      code: 'const f = () => ({ get a() { for (;;); } })',
+      inputs: [0],
+      limits: { deadlineMs: 30 },
+    });
+    expect(r.error?.kind).toBe('timeout');
+  });
+
   it('returns what a failing program printed before it failed', async () => {
     const r = await sandbox.run({
       code: 'function f(x) { console.log("hi", x); if (x > 1) throw new Error("too big"); }',

@@ -35,6 +35,8 @@ export const SANDBOX_INTRINSICS: Intrinsics = {
 export const MIN_POLLS = 20;
 /** Past deadline × this factor a run is stopped however little it computed. */
 export const HARD_DEADLINE_FACTOR = 4;
+/** Promise jobs run between two checks of a run's stop (`drainJobs`). */
+const JOB_BATCH = 64;
 
 /** Why the interrupt handler stops a run now, or null to let it go on (see runSync). */
 export function interruptReason(
@@ -173,10 +175,17 @@ export class QuickJSSandbox implements Sandbox {
         return interrupt.reason !== null;
       });
       vm = this.runtime.newContext({ intrinsics: SANDBOX_INTRINSICS });
-      const result = this.execute(vm, request, limits, interrupt);
+      const result = this.execute(vm, request, limits, interrupt, hardDeadline);
       return { ...result, ms: performance.now() - t0 };
     } catch (err) {
       if (err instanceof GuestError) return fail(err.kind, err.message, t0, err.stdout);
+      // The context goes before its runtime (freed the other way round, it is a use after free).
+      try {
+        vm?.dispose();
+      } catch {
+        // The runtime is rebuilt below either way.
+      }
+      vm = undefined;
       this.rebuild();
       if (err instanceof RangeError && /call stack/i.test(err.message)) {
         // The guest's recursion overflowed the host thread's stack before QuickJS's own limit.
@@ -190,6 +199,9 @@ export class QuickJSSandbox implements Sandbox {
     } finally {
       try {
         vm?.dispose();
+        // Promise jobs a stopped run left queued would run in the next run (on its time and
+        // memory): only a new runtime clears the queue.
+        if (this.runtime.hasPendingJob()) this.rebuild();
       } catch {
         this.rebuild();
       }
@@ -201,6 +213,7 @@ export class QuickJSSandbox implements Sandbox {
     req: SandboxRequest,
     limits: SandboxLimits,
     interrupt: { reason: 'deadline' | 'memory' | null },
+    hardDeadline: number,
   ): Omit<SandboxResult, 'ms'> {
     const throwIfError = <T>(
       r: { error: QuickJSHandle; value?: undefined } | { value: T; error?: undefined },
@@ -240,7 +253,7 @@ export class QuickJSSandbox implements Sandbox {
           const out = throwIfError(result, 'run');
           try {
             const check = () => (checker ??= throwIfError(vm.evalCode(CHECK_JSON, 'check.js'), 'run'));
-            outputs.push(readJson(vm, out, `f(input ${i})`, check, limits.outputChars));
+            outputs.push(readJson(vm, out, `f(input ${i})`, check, limits.outputChars, interrupt));
           } finally {
             out.dispose();
           }
@@ -249,8 +262,7 @@ export class QuickJSSandbox implements Sandbox {
         fn.dispose();
         checker?.dispose();
       }
-      const pending = this.runtime.executePendingJobs();
-      if (pending.error) pending.error.dispose();
+      this.drainJobs(interrupt, hardDeadline);
       const size = JSON.stringify(outputs).length + io.chars();
       if (size > limits.outputChars || io.overflow()) {
         throw new GuestError(
@@ -263,6 +275,30 @@ export class QuickJSSandbox implements Sandbox {
       // What the program printed before it failed goes back with the error (within the limit).
       if (err instanceof GuestError && !io.overflow()) err.stdout = io.stdout.join('\n');
       throw err;
+    }
+  }
+
+  /**
+   * Runs the promise jobs the program queued, a batch at a time. QuickJS turns an interrupt
+   * inside a job into a rejected promise and goes on with the queue, so one call draining it all
+   * never returns for a job that queues itself again (`.then(function g() { …then(g) })`). Between
+   * batches the run's own stop applies: its interrupt reason, or its hard deadline for jobs too
+   * short to be polled. Jobs still queued then are the run's timeout (or memory) failure.
+   */
+  private drainJobs(interrupt: { reason: 'deadline' | 'memory' | null }, hardDeadline: number): void {
+    while (this.runtime.hasPendingJob()) {
+      if (interrupt.reason === 'memory')
+        throw new GuestError(
+          'memory',
+          'the program grew the sandbox heap past its memory limit and was stopped',
+        );
+      if (interrupt.reason === 'deadline' || performance.now() > hardDeadline)
+        throw new GuestError(
+          'timeout',
+          'the program ran past its deadline and was stopped (in its promise jobs)',
+        );
+      const r = this.runtime.executePendingJobs(JOB_BATCH);
+      if (r.error) r.error.dispose();
     }
   }
 
@@ -299,13 +335,18 @@ function toHandle(vm: QuickJSContext, v: JsonValue): QuickJSHandle {
   return r.value;
 }
 
-/** Reads one output of `f` as JSON, refusing what JSON cannot carry (see `CHECK_JSON`). */
+/**
+ * Reads one output of `f` as JSON, refusing what JSON cannot carry (see `CHECK_JSON`). A check
+ * stopped by the run's deadline or memory limit (a getter that loops) is that failure, not an
+ * output error (which would be cached).
+ */
 function readJson(
   vm: QuickJSContext,
   h: QuickJSHandle,
   path: string,
   checker: () => QuickJSHandle,
   maxChars: number,
+  interrupt: { reason: 'deadline' | 'memory' | null },
 ): JsonValue {
   const t = vm.typeof(h);
   if (t === 'number') {
@@ -323,7 +364,9 @@ function readJson(
     if (t === 'string') return vm.getString(h);
     const problem = vm.callFunction(checker(), vm.undefined, h);
     if (problem.error) {
+      const dumped: unknown = vm.dump(problem.error);
       problem.error.dispose();
+      if (interrupt.reason !== null) throw classifyThrown(dumped, 'run', interrupt.reason);
       throw new GuestError('output', `${path} could not be checked`);
     }
     const message = problem.value;
