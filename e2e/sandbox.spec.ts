@@ -94,6 +94,34 @@ test('the sandbox panel runs a program, reports a broken one, and runs the next'
   await expect(page.getByTestId('sandbox-outputs')).toHaveText('[9]');
 });
 
+test('a sandbox worker that dies during a run ends the run with a message, and the next run gets a new worker', async ({
+  page,
+}) => {
+  // QuickJS's wasm is held back, so the first run is still waiting on its worker when it dies.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route('**/emscripten-module-*.wasm', async (route) => {
+    await held;
+    await route.continue();
+  });
+  await open(page);
+  await page.getByTestId('sandbox-choice').selectOption('quickjs');
+  await page.getByTestId('sandbox-code').fill('const f = (x) => x + 1');
+  await page.getByTestId('sandbox-inputs').fill('[1]');
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-run')).toBeDisabled();
+  await page.evaluate(() => {
+    const bridge = (window as unknown as LabWindow).__lab?.sandbox.bridge as unknown as { worker: Worker };
+    bridge.worker.dispatchEvent(new ErrorEvent('error', { message: 'injected crash' }));
+  });
+  await expect(page.getByTestId('sandbox-error')).toContainText('sandbox worker crashed: injected crash');
+  await expect(page.getByTestId('sandbox-run')).toBeEnabled();
+  release();
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-outputs')).toHaveText('[2]');
+  await expect(page.getByTestId('sandbox-error')).toHaveCount(0);
+});
+
 test('WebContainer: contract when it boots, otherwise a clear fallback to QuickJS', async ({ page }) => {
   await open(page);
   const status = page.getByTestId('webcontainer-status');

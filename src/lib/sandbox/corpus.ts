@@ -68,6 +68,15 @@ export const CONTRACT: ContractCase[] = [
     expect: 'timeout',
   },
   {
+    // QuickJS goes on with its job queue after an interrupt inside a job: this one used to hang the worker.
+    name: 'a promise job that queues itself',
+    request: {
+      code: 'const f = (x) => { Promise.resolve().then(function g() { Promise.resolve().then(g); }); return x; }',
+      inputs: [1],
+    },
+    expect: 'timeout',
+  },
+  {
     name: 'unbounded recursion',
     request: { code: 'const f = (x) => f(x + 1) + 1', inputs: [1] },
     expect: 'memory',

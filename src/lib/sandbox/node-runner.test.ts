@@ -19,6 +19,7 @@ const RESOURCE_CASES = [
   'a 100 MB string as output',
   'unbounded recursion',
   'dynamic import()',
+  'a promise job that queues itself', // Node prints the outputs, then spins in microtasks until killed
 ];
 const cases = CONTRACT.filter((c) => !HOST_ACCESS_CASES.has(c.name) && !RESOURCE_CASES.includes(c.name));
 

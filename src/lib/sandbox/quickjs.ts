@@ -286,17 +286,21 @@ export class QuickJSSandbox implements Sandbox {
    * short to be polled. Jobs still queued then are the run's timeout (or memory) failure.
    */
   private drainJobs(interrupt: { reason: 'deadline' | 'memory' | null }, hardDeadline: number): void {
-    while (this.runtime.hasPendingJob()) {
+    // Also once the queue is empty: a job the interrupt stopped ends as a rejected promise, and
+    // the run must not pass as ok for it.
+    for (let more = true; more;) {
+      more = this.runtime.hasPendingJob();
       if (interrupt.reason === 'memory')
         throw new GuestError(
           'memory',
           'the program grew the sandbox heap past its memory limit and was stopped',
         );
-      if (interrupt.reason === 'deadline' || performance.now() > hardDeadline)
+      if (interrupt.reason === 'deadline' || (more && performance.now() > hardDeadline))
         throw new GuestError(
           'timeout',
           'the program ran past its deadline and was stopped (in its promise jobs)',
         );
+      if (!more) break;
       const r = this.runtime.executePendingJobs(JOB_BATCH);
       if (r.error) r.error.dispose();
     }

@@ -1,12 +1,16 @@
 import { SandboxBridge } from '../bridge/sandbox-bridge';
 import type { CacheStats } from '../sandbox/cache';
-import type { JsonValue, SandboxKind, SandboxResult } from '../sandbox/types';
+import type { JsonValue, SandboxKind, SandboxRequest, SandboxResult } from '../sandbox/types';
 import {
   WEBCONTAINER_BOOT_TIMEOUT_MS,
   WebContainerHost,
   WebContainerSandbox,
   type WebContainerStatus,
 } from '../sandbox/webcontainer';
+import { failureSignal } from './failure-signal';
+
+/** How long the panel waits for the sandbox worker's answer to one run before it stops the worker. */
+export const ANSWER_MS = 15_000;
 
 /** Which sandbox the panel runs programs in. */
 export type SandboxChoice = 'auto' | 'quickjs' | 'webcontainer';
@@ -56,9 +60,15 @@ export class SandboxState {
   cache = $state.raw<CacheStats | null>(null);
 
   readonly bridge = new SandboxBridge((message) => {
-    this.error = `sandbox worker crashed: ${message}; it restarts on the next run`;
     this.bridge.terminate();
+    this.error = `sandbox worker crashed: ${message}; it restarts on the next run`;
+    // A run waiting on it ends with this message too (a dead worker never answers).
+    this.gone.reject(new Error(this.error));
   });
+  /** Rejects when the worker behind the run in progress dies. */
+  private gone = failureSignal();
+  /** The page's WebContainer, once booted: a restarted worker is given it again. */
+  private attachedRun: ((req: SandboxRequest) => Promise<SandboxResult>) | null = null;
   private readonly host = new WebContainerHost((s) => (this.webcontainer = s));
 
   /** Boots the page's WebContainer in the background; QuickJS serves runs meanwhile. */
@@ -66,7 +76,8 @@ export class SandboxState {
     const container = await this.host.boot(timeoutMs);
     if (container) {
       const sandbox = new WebContainerSandbox(container);
-      await this.bridge.attachWebContainer((req) => sandbox.run(req));
+      this.attachedRun = (req) => sandbox.run(req);
+      await this.bridge.attachWebContainer(this.attachedRun);
     }
   }
 
@@ -92,14 +103,39 @@ export class SandboxState {
     }
     const { kind, notice } = this.pick();
     this.running = true;
+    // A worker that crashed or was stopped is started again for this run, with a signal of its own.
+    if (this.bridge.state !== 'running') this.gone = failureSignal();
+    const gone = this.gone.promise;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // The sandbox stops a program at its deadline; a worker that still does not answer is stuck.
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.bridge.terminate();
+        reject(
+          new Error(
+            `the sandbox worker did not answer in ${ANSWER_MS / 1000} s and was stopped; it restarts on the next run`,
+          ),
+        );
+      }, ANSWER_MS);
+    });
     try {
-      this.result = await this.bridge.api.run({ code: this.code, inputs }, kind);
+      // A worker started again after a crash does not have the page's WebContainer yet.
+      if (this.bridge.state !== 'running' && this.attachedRun)
+        await this.bridge.attachWebContainer(this.attachedRun);
+      const result = await Promise.race([
+        this.bridge.api.run({ code: this.code, inputs }, kind),
+        gone,
+        stuck,
+      ]);
+      this.result = result;
       this.ranOn = kind;
       this.notice = notice;
-      this.cache = await this.bridge.api.cacheStats();
+      this.cache = await Promise.race([this.bridge.api.cacheStats(), gone, stuck]);
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     } finally {
+      clearTimeout(timer);
+      stuck.catch(() => undefined);
       this.running = false;
     }
   }
