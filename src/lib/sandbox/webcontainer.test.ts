@@ -1,6 +1,6 @@
 import type { WebContainer } from '@webcontainer/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebContainerHost, type WebContainerStatus } from './webcontainer';
+import { WebContainerHost, WebContainerSandbox, type WebContainerStatus } from './webcontainer';
 
 const g = globalThis as { crossOriginIsolated?: boolean };
 afterEach(() => {
@@ -60,5 +60,44 @@ describe('WebContainerHost', () => {
     }));
     expect(await host.boot()).toBeNull();
     expect(host.status).toEqual({ state: 'unavailable', reason: 'Unable to create more instances' });
+  });
+});
+
+/** A container whose node writes `chunks` and exits with 0; its fs refuses a file named `bad`. */
+function fakeContainer(chunks: string[]): WebContainer {
+  const fs = {
+    rm: async () => undefined,
+    mkdir: async () => undefined,
+    writeFile: async (path: string) => {
+      if (path.endsWith('/bad')) throw new Error('EINVAL: invalid file name');
+    },
+  };
+  const spawn = async () => ({
+    output: new ReadableStream<string>({
+      start(c) {
+        for (const chunk of chunks) c.enqueue(chunk);
+        c.close();
+      },
+    }),
+    exit: new Promise<number>((resolve) => setTimeout(() => resolve(0), 10)),
+    kill: () => undefined,
+  });
+  return { fs, spawn } as unknown as WebContainer;
+}
+
+describe('WebContainerSandbox', () => {
+  it('a request its container refuses comes back as an internal error, not a throw', async () => {
+    const sandbox = new WebContainerSandbox(fakeContainer([]));
+    const r = await sandbox.run({ code: 'const f = (x) => x', inputs: [1], files: { bad: 'x' } });
+    expect(r.ok).toBe(false);
+    expect(r.error).toEqual({ kind: 'internal', message: 'WebContainer: EINVAL: invalid file name' });
+  });
+
+  it('keeps no more of what node writes than the output limit allows, and says so', async () => {
+    const sandbox = new WebContainerSandbox(
+      fakeContainer(Array.from({ length: 50 }, () => 'y'.repeat(10_000))),
+    );
+    const r = await sandbox.run({ code: 'const f = (x) => x', inputs: [1], limits: { outputChars: 1000 } });
+    expect(r.error).toEqual({ kind: 'output', message: 'node wrote more than the 1000-character limit' });
   });
 });

@@ -87,6 +87,23 @@ export class WebContainerSandbox implements Sandbox {
 
   async run(request: SandboxRequest): Promise<SandboxResult> {
     const t0 = performance.now();
+    try {
+      return await this.spawnRun(request, t0);
+    } catch (err) {
+      // The container's fs or spawn refused (a file named "..", a container gone): a result, not a throw.
+      return {
+        ok: false,
+        stdout: '',
+        error: {
+          kind: 'internal',
+          message: `WebContainer: ${err instanceof Error ? err.message : String(err)}`,
+        },
+        ms: performance.now() - t0,
+      };
+    }
+  }
+
+  private async spawnRun(request: SandboxRequest, t0: number): Promise<SandboxResult> {
     const limits = resolveLimits(request.limits);
     const fs = this.container.fs;
     await fs.rm('/srl', { recursive: true, force: true });
@@ -95,8 +112,21 @@ export class WebContainerSandbox implements Sandbox {
       await fs.writeFile(`/srl/files/${name.replace(/[\\/]/g, '_')}`, text);
     await fs.writeFile('/srl/run.cjs', nodeScript(request, limits));
     const proc = await this.container.spawn('node', ['/srl/run.cjs']);
+    // What node writes past the output limit (with room for the result's own framing) is dropped:
+    // a program writing through process.stdout skips the console capture's limit.
     let text = '';
-    void proc.output.pipeTo(new WritableStream({ write: (chunk) => void (text += chunk) }));
+    let overflow = false;
+    const room = limits.outputChars * 2 + 4096;
+    void proc.output
+      .pipeTo(
+        new WritableStream({
+          write: (chunk) => {
+            overflow ||= text.length + chunk.length > room;
+            if (text.length < room) text += chunk.slice(0, room - text.length);
+          },
+        }),
+      )
+      .catch(() => undefined);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const killed = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), limits.deadlineMs + WEBCONTAINER_SPAWN_MS);
@@ -113,6 +143,13 @@ export class WebContainerSandbox implements Sandbox {
         ms,
       };
     }
+    if (overflow)
+      return {
+        ok: false,
+        stdout: '',
+        error: { kind: 'output', message: `node wrote more than the ${limits.outputChars}-character limit` },
+        ms,
+      };
     return { ...readNodeOutput(text, exit, request.inputs.length), ms };
   }
 
