@@ -217,9 +217,9 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.version = restored.version;
     this.nextSeq = restored.nextSeq;
     this.nextJobId = restored.nextJobId;
+    this.settled.push(...(restored.superseded ?? []));
     // More unconsumed groups than the buffer holds (unbounded η): the stalest are pushed out, as
     // they would have been in the run, counted, and marked consumed with the next version.
-    this.settled.push(...(restored.superseded ?? []));
     let kept = restored.groups.length;
     for (const g of restored.groups) {
       for (const out of this.buffer.add(g.jobId, g)) {
