@@ -1,25 +1,73 @@
 /**
- * Checks an object or array output inside the sandbox (only parsed when `f` returns one):
- * values JSON cannot carry faithfully (undefined, NaN, ±Infinity, functions, symbols, bigints,
- * cycles, class instances such as Promises) are reported, not coerced.
+ * The built-ins `SERIALIZE_JSON` is given, in its parameters' order, as global paths. A sandbox
+ * takes them before the program runs: the program may replace any of them (`Number.isFinite =
+ * () => true`, `Object.prototype.toJSON = …`), and the check must not see its replacements.
  */
-export const CHECK_JSON = `(v) => {
-  const seen = [];
-  const check = (v, path) => {
+export const SERIALIZE_INTRINSICS = [
+  ['Number', 'isFinite'],
+  ['Object', 'getPrototypeOf'],
+  ['Array', 'isArray'],
+  ['Object', 'keys'],
+  ['JSON', 'stringify'],
+  ['Object', 'prototype'],
+  ['Object', 'create'],
+] as const;
+
+/**
+ * Checks and serializes an output inside the sandbox, as a function of the built-ins above:
+ * `(intrinsics…) => (value, maxChars) => text`. The text is `=` and the output's JSON, or `!` and
+ * what JSON cannot carry faithfully (undefined, NaN, ±Infinity, functions, symbols, bigints,
+ * cycles, class instances such as Promises) at which path, or that it is over `maxChars`.
+ *
+ * Every property is read once, and the JSON is built from the values read: a getter that answers
+ * differently the second time, or a `toJSON` on a prototype, cannot make the output differ from
+ * what was checked. The body calls no global and no prototype method (only its parameters and
+ * syntax), and stores into null-prototype objects, so nothing the program replaced runs here
+ * except its own getters and proxies, whose answers are what gets checked.
+ */
+export const SERIALIZE_JSON = `(isFinite, getProto, isArray, keys, stringify, objectProto, create) => (root, maxChars) => {
+  const seen = create(null);
+  let depth = 0;
+  let problem = null;
+  let size = 0;
+  const fail = (p) => { if (problem === null) problem = p; return ''; };
+  const walk = (v, path) => {
+    if (problem !== null) return '';
+    if (size > maxChars) return fail(' is over the ' + maxChars + '-character limit');
     const t = typeof v;
-    if (v === null || t === 'string' || t === 'boolean') return null;
-    if (t === 'number') return Number.isFinite(v) ? null : path + ' is ' + v;
-    if (t !== 'object') return path + ' is ' + (t === 'undefined' ? 'undefined' : 'a ' + t);
-    if (seen.includes(v)) return path + ' is a cycle';
-    const proto = Object.getPrototypeOf(v);
-    if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) {
-      return path + ' is a ' + ((proto.constructor && proto.constructor.name) || 'non-plain object');
+    if (v === null) return 'null';
+    if (t === 'string' || t === 'boolean') { const s = stringify(v); size += s.length; return s; }
+    if (t === 'number') { if (!isFinite(v)) return fail(path + ' is ' + v); const s = stringify(v); size += s.length; return s; }
+    if (t !== 'object') return fail(path + ' is ' + (t === 'undefined' ? 'undefined' : 'a ' + t));
+    for (let i = 0; i < depth; i++) if (seen[i] === v) return fail(path + ' is a cycle');
+    const array = isArray(v);
+    const proto = getProto(v);
+    if (!array && proto !== objectProto && proto !== null) {
+      const ctor = proto.constructor;
+      const name = (typeof ctor === 'function' || (typeof ctor === 'object' && ctor !== null)) ? ctor.name : undefined;
+      return fail(path + ' is a ' + (typeof name === 'string' && name !== '' ? name : 'non-plain object'));
     }
-    seen.push(v);
-    const keys = Array.isArray(v) ? v.map((_, i) => i) : Object.keys(v);
-    for (const k of keys) { const p = check(v[k], path + '[' + JSON.stringify(k) + ']'); if (p) return p; }
-    seen.pop();
-    return null;
+    seen[depth] = v;
+    depth += 1;
+    let text = array ? '[' : '{';
+    if (array) {
+      const n = v.length;
+      for (let i = 0; i < n && problem === null; i++) text += (i ? ',' : '') + walk(v[i], path + '[' + i + ']');
+    } else {
+      const ks = keys(v);
+      const n = ks.length;
+      for (let i = 0; i < n && problem === null; i++) {
+        const k = ks[i];
+        const key = stringify(k);
+        size += key.length;
+        text += (i ? ',' : '') + key + ':' + walk(v[k], path + '[' + key + ']');
+      }
+    }
+    depth -= 1;
+    size += 2;
+    return text + (array ? ']' : '}');
   };
-  return check(v, '');
+  const text = walk(root, '');
+  if (problem === null && size > maxChars) fail(' is over the ' + maxChars + '-character limit');
+  return problem === null ? '=' + text : '!' + problem;
 }`;

@@ -164,6 +164,43 @@ export const CONTRACT: ContractCase[] = [
     request: hostProbe('(() => { const a = {}; a.self = a; return a; })()'),
     expect: 'output',
   },
+  // The output check must not use what the program replaced, nor read a value twice.
+  {
+    name: 'a replaced Number.isFinite does not let NaN through',
+    request: { code: 'Number.isFinite = () => true; const f = () => [NaN]', inputs: [0] },
+    expect: 'output',
+  },
+  {
+    name: 'a toJSON on Object.prototype does not change an output',
+    request: {
+      code: 'Object.prototype.toJSON = function () { return 7; }; JSON.stringify = () => "[7]"; const f = () => ({ a: [1, { b: "c" }] })',
+      inputs: [0],
+    },
+    expect: 'ok',
+    outputs: [{ a: [1, { b: 'c' }] }],
+  },
+  {
+    name: 'a getter is read once: the output is what was checked',
+    request: { code: 'let n = 0; const f = () => ({ get a() { return n++ ? NaN : 1; } })', inputs: [0] },
+    expect: 'ok',
+    outputs: [{ a: 1 }],
+  },
+  {
+    name: 'replaced Array.prototype methods do not hide a cycle',
+    request: {
+      code: 'Array.prototype.includes = () => false; Array.prototype.push = () => 0; Object.keys = () => []; const f = () => { const a = {}; a.self = a; return a; }',
+      inputs: [0],
+    },
+    expect: 'output',
+  },
+  {
+    name: 'an error the program throws saying "interrupted" is its own runtime error',
+    request: {
+      code: 'const f = () => { throw new (globalThis.InternalError || Error)("interrupted"); }',
+      inputs: [0],
+    },
+    expect: 'runtime',
+  },
 ];
 
 /**

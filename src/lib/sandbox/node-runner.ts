@@ -1,4 +1,4 @@
-import { CHECK_JSON } from './check-json';
+import { SERIALIZE_INTRINSICS, SERIALIZE_JSON } from './check-json';
 import { parseJsonResult } from './json';
 import type { SandboxLimits, SandboxRequest, SandboxResult } from './types';
 
@@ -7,7 +7,8 @@ export const RESULT_MARKER = '\u0001SRL-RESULT\u0001';
 
 /**
  * The Node.js script the WebContainer sandbox runs: the program, then a runner that calls `f`
- * on every input and prints one marked JSON line. Same output check as QuickJS (`CHECK_JSON`).
+ * on every input and prints one marked JSON line. Same output check as QuickJS (`SERIALIZE_JSON`,
+ * given the built-ins as they were before the program ran).
  */
 export function nodeScript(req: SandboxRequest, limits: SandboxLimits, filesDir = '/srl/files'): string {
   const dir = JSON.stringify(`${filesDir}/`);
@@ -21,6 +22,8 @@ globalThis.fs = {
   writeFile: (n, d) => __srl_fs.writeFileSync(${dir} + String(n).replace(/[\\\\/]/g, '_'), String(d)),
   list: () => __srl_fs.readdirSync(${dir}).sort(),
 };
+const __srl_string = JSON.stringify;
+const __srl_serialize = (${SERIALIZE_JSON})(${SERIALIZE_INTRINSICS.map(([o, n]) => `${o}.${n}`).join(', ')});
 const __srl_report = (value) => { __srl_log(${JSON.stringify(RESULT_MARKER)} + JSON.stringify({ ...value, stdout: __srl_out.join('\\n').slice(0, ${limits.outputChars}) })); };
 process.on('uncaughtException', (e) => { __srl_report({ thrown: e instanceof Error ? e.name + ': ' + e.message : 'threw a non-Error value: ' + String(e) }); process.exit(0); });
 ${req.code}
@@ -29,14 +32,19 @@ ${req.code}
   const inputs = ${JSON.stringify(req.inputs)};
   const outputs = [];
   for (let i = 0; i < inputs.length; i++) outputs[i] = f(inputs[i]); // no Array.prototype: the program may have replaced it
-  const check = ${CHECK_JSON};
+  let texts = '';
   for (let i = 0; i < outputs.length; i++) {
-    const p = check(outputs[i]);
-    if (p) return __srl_report({ problem: 'f(input ' + i + ')' + p, kind: 'output' });
+    const t = __srl_serialize(outputs[i], ${limits.outputChars});
+    if (t.charAt(0) === '!') return __srl_report({ problem: 'f(input ' + i + ')' + t.substring(1), kind: 'output' });
+    texts += (i ? ',' : '') + t.substring(1);
   }
-  const files = {};
-  for (const n of globalThis.fs.list()) files[n] = globalThis.fs.readFile(n);
-  const text = JSON.stringify({ outputs, stdout: __srl_out.join('\\n'), files });
+  // Built by hand from strings, as the outputs: the program may have replaced JSON, toJSON or Array.prototype.
+  let stdout = '';
+  for (let i = 0; i < __srl_out.length; i++) stdout += (i ? '\\n' : '') + __srl_out[i];
+  const names = globalThis.fs.list();
+  let files = '';
+  for (let i = 0; i < names.length; i++) files += (i ? ',' : '') + __srl_string('' + names[i]) + ':' + __srl_string('' + globalThis.fs.readFile(names[i]));
+  const text = '{"outputs":[' + texts + '],"stdout":' + __srl_string(stdout) + ',"files":{' + files + '}}';
   if (text.length > ${limits.outputChars}) return __srl_report({ problem: 'output over the size limit', kind: 'output' });
   __srl_log(${JSON.stringify(RESULT_MARKER)} + text);
 })();

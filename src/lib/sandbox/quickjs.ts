@@ -5,7 +5,7 @@ import type {
   QuickJSRuntime,
   QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
-import { CHECK_JSON } from './check-json';
+import { SERIALIZE_INTRINSICS, SERIALIZE_JSON } from './check-json';
 import {
   type JsonValue,
   resolveLimits,
@@ -78,7 +78,7 @@ export function classifyThrown(
       'the program grew the sandbox heap past its memory limit and was stopped',
     );
   }
-  if (/interrupted/i.test(message) && (name === 'InternalError' || interrupted === 'deadline')) {
+  if (/interrupted/i.test(message) && interrupted === 'deadline') {
     return new GuestError('timeout', 'the program ran past its deadline and was stopped');
   }
   if (/out of memory/i.test(message))
@@ -165,7 +165,9 @@ export class QuickJSSandbox implements Sandbox {
       const hardDeadline = t0 + limits.deadlineMs * HARD_DEADLINE_FACTOR;
       this.runtime.setInterruptHandler(() => {
         polls += 1;
-        interrupt.reason = interruptReason(
+        // Once stopped, it stays stopped: the reason is what tells a real interrupt from an error
+        // the program threw with "interrupted" in its message.
+        interrupt.reason ??= interruptReason(
           polls,
           performance.now(),
           deadline,
@@ -227,6 +229,12 @@ export class QuickJSSandbox implements Sandbox {
       return r.value as T;
     };
     const io = installHostIo(vm, req.files ?? {}, limits.outputChars);
+    const intrinsics = SERIALIZE_INTRINSICS.map(([object, name]) => {
+      const o = vm.getProp(vm.global, object);
+      const v = vm.getProp(o, name);
+      o.dispose();
+      return v;
+    });
 
     try {
       // Parsed once (a 100 KB program takes tens of ms to parse); see classifyThrown for how a
@@ -244,7 +252,17 @@ export class QuickJSSandbox implements Sandbox {
         );
       }
       const outputs: JsonValue[] = [];
-      let checker: QuickJSHandle | undefined;
+      let serializer: QuickJSHandle | undefined;
+      // Parsed only when f returns an object; it is given the built-ins taken before the program ran.
+      const serialize = () => {
+        if (serializer) return serializer;
+        const make = throwIfError(vm.evalCode(SERIALIZE_JSON, 'check.js'), 'run');
+        try {
+          return (serializer = throwIfError(vm.callFunction(make, vm.undefined, ...intrinsics), 'run'));
+        } finally {
+          make.dispose();
+        }
+      };
       try {
         req.inputs.forEach((input, i) => {
           const arg = toHandle(vm, input);
@@ -252,15 +270,14 @@ export class QuickJSSandbox implements Sandbox {
           arg.dispose();
           const out = throwIfError(result, 'run');
           try {
-            const check = () => (checker ??= throwIfError(vm.evalCode(CHECK_JSON, 'check.js'), 'run'));
-            outputs.push(readJson(vm, out, `f(input ${i})`, check, limits.outputChars, interrupt));
+            outputs.push(readJson(vm, out, `f(input ${i})`, serialize, limits.outputChars, interrupt));
           } finally {
             out.dispose();
           }
         });
       } finally {
         fn.dispose();
-        checker?.dispose();
+        serializer?.dispose();
       }
       this.drainJobs(interrupt, hardDeadline);
       const size = JSON.stringify(outputs).length + io.chars();
@@ -275,6 +292,8 @@ export class QuickJSSandbox implements Sandbox {
       // What the program printed before it failed goes back with the error (within the limit).
       if (err instanceof GuestError && !io.overflow()) err.stdout = io.stdout.join('\n');
       throw err;
+    } finally {
+      for (const h of intrinsics) h.dispose();
     }
   }
 
@@ -340,15 +359,15 @@ function toHandle(vm: QuickJSContext, v: JsonValue): QuickJSHandle {
 }
 
 /**
- * Reads one output of `f` as JSON, refusing what JSON cannot carry (see `CHECK_JSON`). A check
- * stopped by the run's deadline or memory limit (a getter that loops) is that failure, not an
- * output error (which would be cached).
+ * Reads one output of `f` as JSON, refusing what JSON cannot carry: numbers and strings here,
+ * objects through `SERIALIZE_JSON` in the sandbox. A check stopped by the run's deadline or
+ * memory limit (a getter that loops) is that failure, not an output error (which would be cached).
  */
 function readJson(
   vm: QuickJSContext,
   h: QuickJSHandle,
   path: string,
-  checker: () => QuickJSHandle,
+  serializer: () => QuickJSHandle,
   maxChars: number,
   interrupt: { reason: 'deadline' | 'memory' | null },
 ): JsonValue {
@@ -359,25 +378,31 @@ function readJson(
     return n;
   }
   if (t === 'boolean') return vm.dump(h) as boolean;
-  if (t === 'string' || t === 'object') {
-    const len = vm.getProp(h, 'length');
+  if (t === 'string') {
+    const len = vm.getProp(h, 'length'); // a string's own length: no program code runs
     const n = vm.typeof(len) === 'number' ? vm.getNumber(len) : 0;
     len.dispose();
-    if (t === 'string' && n > maxChars)
+    if (n > maxChars)
       throw new GuestError('output', `${path} is a string of ${n} characters, over the limit`);
-    if (t === 'string') return vm.getString(h);
-    const problem = vm.callFunction(checker(), vm.undefined, h);
-    if (problem.error) {
-      const dumped: unknown = vm.dump(problem.error);
-      problem.error.dispose();
+    return vm.getString(h);
+  }
+  if (t === 'object') {
+    const max = vm.newNumber(maxChars);
+    const r = vm.callFunction(serializer(), vm.undefined, h, max);
+    max.dispose();
+    if (r.error) {
+      const dumped: unknown = vm.dump(r.error);
+      r.error.dispose();
       if (interrupt.reason !== null) throw classifyThrown(dumped, 'run', interrupt.reason);
-      throw new GuestError('output', `${path} could not be checked`);
+      throw new GuestError(
+        'output',
+        `${path} could not be checked: ${classifyThrown(dumped, 'run', null).message}`,
+      );
     }
-    const message = problem.value;
-    const text = vm.typeof(message) === 'string' ? vm.getString(message) : null;
-    message.dispose();
-    if (text !== null) throw new GuestError('output', `${path}${text}`);
-    return vm.dump(h) as JsonValue;
+    const text = vm.typeof(r.value) === 'string' ? vm.getString(r.value) : '!';
+    r.value.dispose();
+    if (text.startsWith('!')) throw new GuestError('output', `${path}${text.slice(1)}`);
+    return JSON.parse(text.slice(1)) as JsonValue;
   }
   throw new GuestError('output', `${path} is ${t === 'undefined' ? 'undefined' : `a ${t}`}`);
 }
