@@ -372,6 +372,37 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   expect(before.filter((s) => !after.includes(s))).toEqual([]);
 });
 
+test('a Stop during a run’s start-up stops what the start-up built: nothing trains on behind the page', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  // Stop lands while the run opens its storage and resets the trainer. It used to find no session
+  // to stop; the start-up then went on, and the run trained with no Stop to end it.
+  const stopped = await page.evaluate(async () => {
+    const r = (window as unknown as LabWindow).__lab.run;
+    const run = r.start({ settings: { eta: 2, workers: 1 }, evalEvery: 0 });
+    const stopping = r.stop();
+    const whileStopping = r.running;
+    await stopping;
+    await run;
+    return { whileStopping, running: r.running, session: r.session !== null, error: r.error, runId: r.runId };
+  });
+  expect(stopped).toMatchObject({ whileStopping: true, running: false, session: false, error: null });
+  const runId = stopped.runId ?? '';
+  expect(runId).not.toBe('');
+  const seqs = await lab(page, (l) => l.run.storedSeqs());
+  await page.waitForTimeout(3_000);
+  expect(await lab(page, (l) => l.run.storedSeqs())).toEqual(seqs);
+  await expect(page.getByTestId('run-start')).toBeEnabled();
+  await expect(page.getByTestId('trainer-status')).toHaveText('ready');
+  const row = page.getByTestId('run-list').locator('tr', { hasText: runId });
+  await expect(row.getByTestId('run-status')).toHaveText('paused');
+  // The page trains the next run as usual.
+  await startRun(page, { eta: 2, workers: 1 });
+  await untilVersion(page, 1);
+  await lab(page, (l) => l.run.stop());
+});
+
 test('a run training in one tab can be neither resumed nor deleted in another; once stopped, it can', async ({
   page,
   context,

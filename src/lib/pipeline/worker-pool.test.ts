@@ -37,12 +37,18 @@ class FakeWorker implements PoolWorker {
   }
 }
 
-function pool(lanes: Lane[] = ['rollout-0', 'rollout-1'], spares = 0, withCounter = true) {
+function pool(
+  lanes: Lane[] = ['rollout-0', 'rollout-1'],
+  spares = 0,
+  withCounter = true,
+  opts: { join?: (w: FakeWorker, crash: (m: string) => void) => Promise<void>; startMs?: number } = {},
+) {
   let spawned = 0;
   const crashers = new Map<Lane, (m: string) => void>();
   const joined: [Lane, number][] = [];
   const lost: [Lane, string][] = [];
   const events: TimelineEvent[] = [];
+  const errors: string[] = [];
   const workers: FakeWorker[] = [];
   const routes = new Map<FakeWorker, (m: string) => void>();
   const p = new WorkerPool<FakeWorker>(
@@ -55,11 +61,14 @@ function pool(lanes: Lane[] = ['rollout-0', 'rollout-1'], spares = 0, withCounte
         return w;
       },
       join: async (w, lane) => {
-        crashers.set(lane, routes.get(w) ?? (() => undefined));
+        const crash = routes.get(w) ?? (() => undefined);
+        await opts.join?.(w, crash);
+        crashers.set(lane, crash);
       },
       joined: (lane, w) => joined.push([lane, w.n]),
       lost: (lane, reason) => lost.push([lane, reason]),
       emit: (e) => events.push(e),
+      onError: (m) => errors.push(m),
     },
     {
       heartbeatMs: 100,
@@ -70,9 +79,10 @@ function pool(lanes: Lane[] = ['rollout-0', 'rollout-1'], spares = 0, withCounte
       maxHangMs: 1_500,
       blockedMs: 2_000,
       spares,
+      startMs: opts.startMs ?? 60_000,
     },
   );
-  return { p, crashers, joined, lost, events, workers, routes };
+  return { p, crashers, joined, lost, events, errors, workers, routes };
 }
 
 /**
@@ -278,6 +288,71 @@ describe('WorkerPool', () => {
     await vi.advanceTimersByTimeAsync(300);
     expect(lost[0]?.[1]).toMatch(/^hung: working, but no heartbeat answered for \d+ ms/);
     p.close();
+  });
+
+  it('a replacement that crashes while it joins the run is given up and followed by another', async () => {
+    // The dead worker never answered its join: its lane stayed empty for good, and no error said so.
+    const { p, crashers, joined, workers, errors } = pool(['rollout-0'], 0, true, {
+      join: (w, crash) => {
+        if (w.n !== 1) return Promise.resolve();
+        crash('died joining');
+        return new Promise(() => undefined);
+      },
+    });
+    await p.start();
+    crashers.get('rollout-0')?.('boom');
+    await vi.waitFor(() =>
+      expect(joined).toEqual([
+        ['rollout-0', 0],
+        ['rollout-0', 2],
+      ]),
+    );
+    expect(workers[1]?.terminated).toBe(true);
+    expect(p.faults[0]?.replacedAt).not.toBeNull();
+    expect(errors).toEqual([]);
+    p.close();
+  });
+
+  it('a worker whose join never answers is given up after startMs, and one that keeps failing is reported', async () => {
+    const { p, crashers, joined, workers, errors } = pool(['rollout-0'], 0, true, {
+      join: (w) => (w.n === 0 ? Promise.resolve() : new Promise(() => undefined)),
+      startMs: 150,
+    });
+    await p.start();
+    crashers.get('rollout-0')?.('boom');
+    // Two tries (worker 1, then worker 2), each given up at 150 ms.
+    await vi.waitFor(() => expect(errors).toHaveLength(1), { timeout: 2_000 });
+    expect(errors[0]).toMatch(/could not replace rollout-0: rollout-0 did not join the run within 150 ms/);
+    expect(workers.map((w) => w.terminated)).toEqual([true, true, true]);
+    expect(joined).toHaveLength(1);
+    p.close();
+  });
+
+  it('a spare that died while it waited is not given a lane', async () => {
+    const { p, crashers, joined, workers, routes } = pool(['rollout-0'], 1);
+    await p.start();
+    await vi.waitFor(() => expect(workers).toHaveLength(2)); // the lane and a spare
+    routes.get(workers[1] as FakeWorker)?.('spare died');
+    crashers.get('rollout-0')?.('boom');
+    await vi.waitFor(() => expect(joined).toHaveLength(2));
+    expect(joined[1]).toEqual(['rollout-0', 2]); // a new worker, not the dead spare
+    expect(workers[1]?.terminated).toBe(true);
+    p.close();
+  });
+
+  it('closed while it starts, it leaves no heartbeat running', async () => {
+    const gate: { release?: () => void } = {};
+    const { p, workers } = pool(['rollout-0'], 0, true, {
+      join: () => new Promise<void>((r) => (gate.release = r)),
+    });
+    const started = p.start();
+    await vi.waitFor(() => expect(gate.release).toBeDefined());
+    const intervals = vi.spyOn(globalThis, 'setInterval');
+    p.close();
+    gate.release?.();
+    await started;
+    expect(intervals).not.toHaveBeenCalled();
+    expect(workers[0]?.terminated).toBe(true);
   });
 
   it('after close, nothing is spawned and every worker is terminated', async () => {

@@ -46,6 +46,11 @@ export interface PoolConfig {
    * (starting a worker from nothing costs its backend and sandbox start-up).
    */
   spares: number;
+  /**
+   * A worker that has not started (prepared) or joined the run within this long is given up, ms:
+   * a worker that dies or hangs there never answers, and its lane would stay empty for good.
+   */
+  startMs: number;
 }
 
 /**
@@ -65,6 +70,7 @@ export const DEFAULT_POOL: PoolConfig = {
   maxHangMs: 3_000,
   blockedMs: 10_000,
   spares: 1,
+  startMs: 60_000,
 };
 
 /** A fault the pool handled, for the page and the tests. */
@@ -96,10 +102,47 @@ export interface PoolHooks<W extends PoolWorker> {
   onError?(message: string): void;
 }
 
-/** A prepared worker and where its crash reports go (set when it takes a lane). */
+/** A prepared worker and where its crash reports go (they change as it joins and takes a lane). */
 interface Prepared<W> {
   worker: W;
-  route: { crash: ((message: string) => void) | null };
+  route: { crash: (message: string) => void };
+  /** Why a spare died while it waited for a lane (null: alive as far as the pool knows). */
+  died: string | null;
+}
+
+/** `p`, or a rejection once `ms` pass or `signal` is rejected; `late` gets what `p` gives after that. */
+function bounded<T>(
+  p: Promise<T>,
+  ms: number,
+  what: string,
+  signal: Promise<never>,
+  late: (value: T) => void,
+): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let over = false;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms);
+  });
+  void p.then(
+    (v) => {
+      if (over) late(v);
+    },
+    () => undefined,
+  );
+  return Promise.race([p, timeout, signal]).finally(() => {
+    over = true;
+    clearTimeout(timer);
+  });
+}
+
+/** A promise that a crash report rejects (a dead worker never answers the call in flight). */
+function crashSignal(what: string): { promise: Promise<never>; crash: (message: string) => void } {
+  let crash: (message: string) => void = () => undefined;
+  const promise = new Promise<never>((_, reject) => {
+    crash = (message) => reject(new Error(`${what}: ${message}`));
+  });
+  promise.catch(() => undefined); // raced, or never looked at once the worker is past this stage
+  return { promise, crash };
 }
 
 interface Member<W, R> {
@@ -157,6 +200,7 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
   /** Spawns every worker (in parallel), then the spares, and starts the heartbeat. */
   async start(): Promise<void> {
     await Promise.all(this.members.map((m) => this.spawn(m)));
+    if (this.closed) return; // closed while starting: no heartbeat to outlive it
     this.timer = setInterval(() => this.beat(), this.config.heartbeatMs);
     this.refill();
   }
@@ -181,9 +225,21 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
     }
   }
 
+  /** Starts a worker; a crash or `startMs` without an answer rejects (and terminates it if it comes). */
   private prepare(): Promise<Prepared<W>> {
-    const route: Prepared<W>['route'] = { crash: null };
-    return this.hooks.prepare((message) => route.crash?.(message)).then((worker) => ({ worker, route }));
+    const starting = crashSignal('it crashed while starting');
+    const route: Prepared<W>['route'] = { crash: starting.crash };
+    const ready = this.hooks
+      .prepare((message) => route.crash(message))
+      .then((worker) => {
+        const prepared: Prepared<W> = { worker, route, died: null };
+        // Idle as a spare until it takes a lane: a crash then marks it, and it is not used.
+        route.crash = (message) => (prepared.died = message);
+        return prepared;
+      });
+    return bounded(ready, this.config.startMs, 'the worker did not start', starting.promise, (p) =>
+      p.worker.terminate(),
+    );
   }
 
   /** Starts spares up to the configured number (failures are retried at the next refill). */
@@ -193,25 +249,49 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
     }
   }
 
-  /** Gives `m` a worker: a spare when one is ready, else a new one; joins it to the run. */
-  private async spawn(m: Member<W, R>): Promise<void> {
+  /**
+   * Gives `m` a worker: a spare when one is ready, else a new one; joins it to the run. A worker
+   * that crashes, fails or does not answer while it starts or joins is given up; a spare is then
+   * followed by a new worker, and a new one by one more try.
+   */
+  private async spawn(m: Member<W, R>, retries = 1): Promise<void> {
     const generation = ++m.generation;
     const spare = this.spares.shift();
     let prepared = spare ? await spare : null;
-    if (!prepared) prepared = await this.prepare();
+    if (prepared?.died != null) {
+      prepared.worker.terminate(); // it died while it waited: start one from nothing
+      prepared = null;
+    }
+    const fromSpare = prepared !== null;
+    if (!prepared) {
+      try {
+        prepared = await this.prepare();
+      } catch (err) {
+        if (retries <= 0 || this.closed) throw err;
+        return this.spawn(m, retries - 1);
+      }
+    }
     const { worker, route } = prepared;
+    const joining = crashSignal(`${m.lane} crashed while joining the run`);
+    route.crash = joining.crash;
+    try {
+      await bounded(
+        this.hooks.join(worker, m.lane),
+        this.config.startMs,
+        `${m.lane} did not join the run`,
+        joining.promise,
+        () => undefined,
+      );
+    } catch (err) {
+      worker.terminate();
+      if (this.closed || (!fromSpare && retries <= 0)) throw err;
+      // Start one from nothing, in a new generation: a late report of the broken one is not taken
+      // for its successor's.
+      return this.spawn(m, fromSpare ? retries : retries - 1);
+    }
     route.crash = (message) => {
       if (m.generation === generation) this.fail(m, 'crashed', message);
     };
-    try {
-      await this.hooks.join(worker, m.lane);
-    } catch (err) {
-      worker.terminate();
-      if (!spare) throw err;
-      // The spare was broken: start one from nothing.
-      m.generation -= 1;
-      return this.spawn(m);
-    }
     if (this.closed || m.generation !== generation) {
       worker.terminate();
       return;

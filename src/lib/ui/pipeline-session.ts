@@ -260,6 +260,7 @@ export class PipelineSession {
     });
     this.pipeline.start();
     await this.pool.start();
+    if (this.pipeline.isStopped) return; // stopped while its workers started: no heartbeat to outlive it
     this.trainerTimer = setInterval(() => this.beatTrainer(), 1000);
   }
 

@@ -29,6 +29,8 @@ import { replayFromRecords, resumeKeys } from '../pipeline/resume';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { jobSourceOf, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { count } from './plural';
+import { CrashSafeWorker } from './crash-safe-worker';
+import { failureSignal } from './failure-signal';
 import { TabLocks } from './tab-locks';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
@@ -193,6 +195,8 @@ const totalsOf = (c: Record<string, number>) => ({
  */
 export class RunState {
   running = $state(false);
+  /** A Stop is in progress: the step in progress publishes first, or the start-up finishes. */
+  stopping = $state(false);
   error = $state<string | null>(null);
   /** Things the user should know that did not stop the run (evictions, restarts). */
   notices = $state.raw<string[]>([]);
@@ -241,9 +245,18 @@ export class RunState {
   private storageGone: string | null = null;
   private evalChain: Promise<void> = Promise.resolve();
   private ending = false;
+  /** While a run starts: resolves when that run ends (a Stop meanwhile waits for it). */
+  private starting: Promise<void> | null = null;
+  /** How a Stop or a failure during the start-up asked the run to end, applied once it is built. */
+  private endRequested: 'paused' | 'failed' | null = null;
   /** Ticks since the storage estimate was last read (it is read every 2 s). */
   private estimates = 0;
-  private evalWorker: RolloutBridge | null = null;
+  /** The greedy evaluations' worker (its own, so the rollout workers keep playing). */
+  private readonly evaluator = new CrashSafeWorker(
+    (onCrash) => new RolloutBridge('evaluator', onCrash),
+    (w) => w.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 }),
+    (m) => (this.notices = [...this.notices.slice(-4), `the evaluation worker crashed: ${m}`]),
+  );
   private ticker: ReturnType<typeof setInterval> | undefined;
   private finished: (() => void) | null = null;
   private opts: RunOptions = {};
@@ -384,67 +397,93 @@ export class RunState {
     this.trainer.status = 'busy';
     this.t0 = performance.now();
     const done = new Promise<void>((resolve) => (this.finished = resolve));
+    // A dead trainer never answers: a crash during the start-up ends it. (Once the session exists,
+    // it restarts the trainer from the store too; the stop below then waits for that restart.)
+    let crashed = false;
+    const crash = failureSignal();
+    const offCrash = this.trainer.onCrash((m) => {
+      crashed = true;
+      crash.reject(new Error(`the trainer worker crashed while the run started: ${m}`));
+    });
+    const startup = Promise.race([this.startUp(opts, resumeId, done), crash.promise]);
+    this.starting = done;
+    let failed = false;
     try {
-      const db = await this.database();
-      let settings: RunSettings;
-      let session: PipelineSession;
-      if (resumeId) {
-        // Held until the run ends, from before the run is read: two tabs never train (and store)
-        // one run, and no tab deletes it meanwhile.
-        if (!(await this.locks.hold(runLock(resumeId), done)))
-          throw new Error(`run ${resumeId} is training in another tab of this page: stop it there first`);
-        const record = await db.get('runs', resumeId);
-        if (!record) throw new Error(`no stored run ${resumeId}`);
-        if (record.kind === 'custom')
-          throw new Error(
-            `run ${resumeId} is a custom environment's training: the run panel does not resume it`,
-          );
-        settings = settingsFromJson(record.config);
-        validateSettings(settings);
-        this.settings = settings;
-        this.tasksFollowSaved = false;
-        const point = await this.trainer.api.resumeRun(runInit(resumeId, settings), policyReset(settings));
-        const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
-        const past = await loadHistory(db, resumeId);
-        session = this.createSession(resumeId, settings, {
-          version: point.version,
-          ...resumeKeys(point.run.progress, unconsumed, last),
-          ...replayFromRecords(unconsumed),
-          progress: point.run.progress,
-          hindsight: past.hindsight,
-        });
-        this.session = session;
-        // The charts and the timeline go on from the run's stored history.
-        this.firstVersion = point.version;
-        this.steps = past.steps;
-        this.evals = past.evals;
-        session.log.push(...past.events);
-        this.history = this.historyWriter(db, resumeId, past.nextEventSeq, session.log.pushed);
-      } else {
-        settings = this.settingsFor(opts);
-        validateSettings(settings);
-        const runId = newRunId();
-        void this.locks.hold(runLock(runId), done);
-        await this.trainer.api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom });
-        session = this.createSession(runId, settings, null);
-        this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
-        this.firstVersion = 0;
-        this.history = this.historyWriter(db, runId, 0, 0);
-        await this.trainer.api.startRun(session.runInit, session.progress());
-      }
-      this.runId = session.runId;
-      this.runSettings = settings;
-      this.curriculum = session.source.curriculum.view();
-      this.ticker = setInterval(() => void this.tick(), 250);
-      await session.start();
-      this.rolloutBackend = session.rolloutBackend;
-      void this.refreshRuns();
-      if ((opts.evalEvery ?? 10) > 0) this.evaluateNow(session.pipeline.version);
+      await startup;
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
-      await this.end('failed');
+      failed = true;
+    } finally {
+      offCrash();
+      this.starting = null;
+    }
+    // A Stop (or a failure) during the start-up waited for it: it stops what the start-up built.
+    const requested = this.endRequested;
+    this.endRequested = null;
+    if (failed || requested) {
+      if (crashed && !this.session) await this.trainer.restart(); // the page gets a working trainer
+      await this.end(failed ? 'failed' : (requested ?? 'paused'));
     }
     return done;
+  }
+
+  /** What `begin` does until the run trains: prepare the trainer, build the session, start it. */
+  private async startUp(opts: RunOptions, resumeId: string | null, done: Promise<void>): Promise<void> {
+    const db = await this.database();
+    let settings: RunSettings;
+    let session: PipelineSession;
+    if (resumeId) {
+      // Held until the run ends, from before the run is read: two tabs never train (and store)
+      // one run, and no tab deletes it meanwhile.
+      if (!(await this.locks.hold(runLock(resumeId), done)))
+        throw new Error(`run ${resumeId} is training in another tab of this page: stop it there first`);
+      const record = await db.get('runs', resumeId);
+      if (!record) throw new Error(`no stored run ${resumeId}`);
+      if (record.kind === 'custom')
+        throw new Error(
+          `run ${resumeId} is a custom environment's training: the run panel does not resume it`,
+        );
+      settings = settingsFromJson(record.config);
+      validateSettings(settings);
+      this.settings = settings;
+      this.tasksFollowSaved = false;
+      const point = await this.trainer.api.resumeRun(runInit(resumeId, settings), policyReset(settings));
+      const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
+      const past = await loadHistory(db, resumeId);
+      session = this.createSession(resumeId, settings, {
+        version: point.version,
+        ...resumeKeys(point.run.progress, unconsumed, last),
+        ...replayFromRecords(unconsumed),
+        progress: point.run.progress,
+        hindsight: past.hindsight,
+      });
+      this.session = session;
+      // The charts and the timeline go on from the run's stored history.
+      this.firstVersion = point.version;
+      this.steps = past.steps;
+      this.evals = past.evals;
+      session.log.push(...past.events);
+      this.history = this.historyWriter(db, resumeId, past.nextEventSeq, session.log.pushed);
+    } else {
+      settings = this.settingsFor(opts);
+      validateSettings(settings);
+      const runId = newRunId();
+      void this.locks.hold(runLock(runId), done);
+      await this.trainer.api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom });
+      session = this.createSession(runId, settings, null);
+      this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
+      this.firstVersion = 0;
+      this.history = this.historyWriter(db, runId, 0, 0);
+      await this.trainer.api.startRun(session.runInit, session.progress());
+    }
+    this.runId = session.runId;
+    this.runSettings = settings;
+    this.curriculum = session.source.curriculum.view();
+    this.ticker = setInterval(() => void this.tick(), 250);
+    await session.start();
+    this.rolloutBackend = session.rolloutBackend;
+    void this.refreshRuns();
+    if ((opts.evalEvery ?? 10) > 0) this.evaluateNow(session.pipeline.version);
   }
 
   /** Stores the run's steps, evaluations and timeline events as they come (DESIGN §7). */
@@ -743,19 +782,13 @@ export class RunState {
       (version === undefined ? undefined : await getVersion(db, runId, version)) ??
       (await latestVersion(db, runId));
     if (!record) return null;
-    if (!this.evalWorker) {
-      const w = new RolloutBridge('evaluator', (m) => {
-        this.notices = [...this.notices.slice(-4), `the evaluation worker crashed: ${m}`];
-        this.evalWorker = null;
-      });
-      await w.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 });
-      this.evalWorker = w;
-    }
-    const worker = this.evalWorker;
     // A LoRA version holds only adapters: the evaluator merges them into the run's base.
-    await worker.api.loadPolicy(record.checkpoint, record.version, await loraBaseOf(db, record));
+    const base = await loraBaseOf(db, record);
     const tasks = runEvaluationTasks(this.runSettings, generateTasks(BUILT_IN_SEED), level);
-    const rows = await worker.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
+    const rows = await this.evaluator.use(async (worker) => {
+      await worker.api.loadPolicy(record.checkpoint, record.version, base);
+      return worker.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
+    });
     const f = agentFigures(rows, 'policy');
     const train = rows.find((r) => r.agent === 'policy' && r.split === 'train' && r.level === 'all');
     return {
@@ -797,9 +830,16 @@ export class RunState {
   }
 
   private async end(status: 'paused' | 'failed'): Promise<void> {
+    if (this.starting) {
+      // The start-up is in progress: it ends the run as soon as it has built what it stops.
+      this.endRequested = this.endRequested === 'failed' ? 'failed' : status;
+      this.stopping = true;
+      return this.starting;
+    }
     const s = this.session;
     if (this.ending || (!s && !this.running)) return;
     this.ending = true;
+    this.stopping = true;
     this.session = null;
     clearInterval(this.ticker);
     if (s) {
@@ -811,6 +851,7 @@ export class RunState {
     if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     this.running = false;
     this.ending = false;
+    this.stopping = false;
     void this.refreshRuns();
     this.finished?.();
     this.finished = null;
