@@ -1,9 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import { generateTasks } from '../env/families';
 import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
 import { initParams, type Weights } from '../policy/model';
+import type * as Hindsight from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
@@ -11,6 +12,24 @@ import type { TimelineEvent } from './events';
 import { RolloutEngine, type EngineOptions } from './rollout-engine';
 import type { RolloutJob } from './types';
 import { yieldToEventLoop } from './yield';
+
+// Relabelling that fails for its next `failures` calls (a sandbox gone mid-way), real otherwise.
+const relabel = vi.hoisted(() => ({ failures: 0 }));
+vi.mock('../rl/hindsight', async (importOriginal) => {
+  const real = await importOriginal<typeof Hindsight>();
+  return {
+    ...real,
+    relabelEpisode: (...a: Parameters<typeof real.relabelEpisode>) => {
+      if (relabel.failures === 0) return real.relabelEpisode(...a);
+      relabel.failures -= 1;
+      return Promise.reject(new Error('sandbox gone'));
+    },
+  };
+});
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** `p`'s value, or 'pending' when it has not settled within `ms`. */
+const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, sleep(ms).then(() => 'pending' as const)]);
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, dModel: 16, nHeads: 2, dMlp: 32 };
 const tasks = generateTasks(1).filter((t) => t.level === 'easy');
@@ -167,6 +186,75 @@ describe('RolloutEngine', () => {
     expect(ga.status).toBe('aborted');
     expect(gb.status).toBe('done');
     expect(stored).toHaveLength(1);
+    e.dispose();
+  });
+
+  it('a job aborted while it waits for its version resolves as aborted at once, stores nothing and frees its rows', async () => {
+    const storedJobs: number[] = [];
+    const { e, fetched } = engine({ rows: 4, persist: async (j) => void storedJobs.push(j.jobId) });
+    e.offer(0, initParams(args, 1), 0);
+    const waiting = e.play(job(7, 1, 4)); // needs version 1, which has not come
+    await sleep(30);
+    e.abort(7); // preempted, or the run stopped
+    const g = await within(waiting, 100);
+    expect(g).toMatchObject({ jobId: 7, status: 'aborted', trajectories: [], seqs: [] });
+    // It no longer asks the store for its version.
+    const asked = fetched.length;
+    await sleep(60);
+    expect(fetched).toHaveLength(asked);
+    // Version 1 arrives: the next job gets all 4 rows, and only its group is stored.
+    e.offer(1, initParams(args, 2), 0);
+    const h = await e.play(job(8, 1, 4));
+    expect(h.status).toBe('done');
+    expect(storedJobs).toEqual([8]);
+    e.dispose();
+  });
+
+  it('dispose settles the jobs still waiting for their version, and ignores versions offered after', async () => {
+    const { e, fetched, released } = engine();
+    e.offer(0, initParams(args, 1), 0);
+    const waiting = e.play(job(9, 5));
+    await sleep(30);
+    e.dispose();
+    expect(await within(waiting, 100)).toMatchObject({ jobId: 9, status: 'aborted' });
+    const asked = fetched.length;
+    await sleep(60);
+    expect(fetched).toHaveLength(asked);
+    // A store fetch still in flight at dispose: its weights are released, not adopted.
+    const late = initParams(args, 2);
+    e.offer(5, late, 0);
+    expect(released).toContain(late);
+    expect(e.version).toBe(0);
+    expect(await e.play(job(10, 0))).toMatchObject({ status: 'aborted' });
+  });
+
+  it('asks the store again while it waits: a lost announce and a failed fetch do not hang the job', async () => {
+    let calls = 0;
+    const { e } = engine({
+      fetch: async (min) => {
+        calls += 1;
+        if (calls === 1) throw new Error('store busy');
+        if (calls === 3) e.offer(min, initParams(args, 3), 0); // stored by now; never announced
+      },
+    });
+    e.offer(0, initParams(args, 1), 0);
+    const g = await within(e.play(job(2, 1)), 2000);
+    expect(g).toMatchObject({ status: 'done', oldestVersion: 1 });
+    expect(calls).toBe(3);
+    e.dispose();
+  });
+
+  it('keeps a group whose relabelling fails, without the relabelled episodes', async () => {
+    const { e, events, stored } = engine();
+    e.offer(0, initParams(args, 1), 0);
+    relabel.failures = 4; // every episode of the group
+    const g = await e.play(job(3, 0, 4, 1e6));
+    expect(relabel.failures).toBe(0);
+    expect(g.status).toBe('done');
+    expect(g.trajectories).toHaveLength(4);
+    expect(g.relabelled).toEqual([]);
+    expect(stored).toHaveLength(1);
+    expect(events.some((ev) => ev.kind === 'error' && ev.meta?.job === 3)).toBe(true);
     e.dispose();
   });
 

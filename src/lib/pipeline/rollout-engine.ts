@@ -26,7 +26,10 @@ export interface EngineOptions {
   /** Seed of the sampling stream. */
   seed: number;
   lane: Lane;
-  /** Ask for a version that has not arrived after this long, ms (the announce may be late). */
+  /**
+   * Ask the store for a version that has not arrived after this long, ms (the announce may be
+   * late or lost), and again every `fetchAfterMs` after each fetch while the job still waits.
+   */
   fetchAfterMs: number;
   emit?(event: TimelineEvent): void;
   /** Stores a finished group's trajectories; the group is returned only after this resolves. */
@@ -47,6 +50,15 @@ interface ActiveJob {
   aborted: boolean;
   resolve(group: PlayedGroup): void;
   reject(err: Error): void;
+}
+
+/** A job waiting for its minimum version: it holds no rows until it starts. */
+interface WaitingJob {
+  jobId: number;
+  min: number;
+  /** Set by `abort` (or `dispose`): the job resolves as aborted instead of starting. */
+  aborted: boolean;
+  wake(): void;
 }
 
 /** Counters a worker reports with its heartbeat. */
@@ -88,7 +100,8 @@ export class RolloutEngine {
   private agent: CachedPolicyAgent | null = null;
   private readonly recorder = new TrajectoryRecorder(-1);
   private readonly jobs = new Map<number, ActiveJob>();
-  private readonly waiters: { min: number; wake: () => void }[] = [];
+  private readonly waiting = new Set<WaitingJob>();
+  private disposed = false;
   private looping = false;
   private stepsSinceOffer = 0;
   /** Open `generate` segment: since when, with which version, tokens written. */
@@ -111,7 +124,8 @@ export class RolloutEngine {
    * at the next turn boundary.
    */
   offer(version: number, weights: Weights, publishedAt: number, args: ModelArgs = this.opts.args): void {
-    if (version <= this.latest) {
+    // A fetch still in flight when the engine was disposed must not build a new agent.
+    if (this.disposed || version <= this.latest) {
       this.opts.release(weights);
       return;
     }
@@ -119,7 +133,7 @@ export class RolloutEngine {
     this.pending = { version, weights, publishedAt, args };
     this.stepsSinceOffer = 0;
     if (!this.looping) this.adopt([]);
-    for (const w of this.waiters.filter((x) => x.min <= this.latest)) w.wake();
+    for (const w of this.waiting) if (w.min <= this.latest) w.wake();
   }
 
   /** Plays a job's group; resolves once its trajectories are stored (or with `aborted`). */
@@ -127,7 +141,15 @@ export class RolloutEngine {
     if (job.samples < 1 || job.samples > this.opts.rows)
       throw new Error(`a job of ${job.samples} episodes does not fit ${this.opts.rows} rows`);
     const queued = now();
-    await this.waitForVersion(job.minVersion);
+    if (this.disposed) return this.abortedGroup(job.jobId, this.version, queued);
+    if (this.latest < job.minVersion) {
+      const w = await this.waitForVersion(job);
+      // Checked after the await, with nothing awaited between here and `jobs.set` below: an
+      // abort that came at any point of the wait is seen, and the job never takes rows.
+      this.waiting.delete(w);
+      if (w.aborted) return this.abortedGroup(job.jobId, this.version, queued);
+    }
+    if (!this.looping && this.pending) this.adopt([]);
     if (this.activeEpisodes() + job.samples > this.opts.rows)
       throw new Error(`worker is full: ${this.activeEpisodes()} episodes running, ${this.opts.rows} rows`);
     const t0 = now();
@@ -155,33 +177,35 @@ export class RolloutEngine {
     });
   }
 
-  /** Drops a job: its `play` resolves with status `aborted`, nothing is stored. */
+  /**
+   * Drops a job, playing or still waiting for its version: its `play` resolves with status
+   * `aborted`, nothing is stored.
+   */
   abort(jobId: number): void {
+    for (const w of this.waiting)
+      if (w.jobId === jobId) {
+        w.aborted = true;
+        w.wake(); // its `play` returns the aborted group
+      }
     const a = this.jobs.get(jobId);
     if (!a) return;
     a.aborted = true;
     this.jobs.delete(jobId);
     for (const ep of a.episodes) this.recorder.forget(ep);
     a.resolve({
-      jobId,
-      status: 'aborted',
-      trajectories: [],
-      relabelled: [],
-      seqs: [],
-      oldestVersion: a.startVersion,
-      newestVersion: this.version,
+      ...this.abortedGroup(jobId, a.startVersion, a.startedAt),
       interrupted: a.interrupted.size,
-      startedAt: a.startedAt,
-      endedAt: now(),
     });
   }
 
-  /** Aborts every job (the run stopped). */
+  /** Aborts every job, the waiting ones included (the run stopped). */
   abortAll(): void {
-    for (const id of [...this.jobs.keys()]) this.abort(id);
+    for (const id of new Set([...this.jobs.keys(), ...[...this.waiting].map((w) => w.jobId)])) this.abort(id);
   }
 
+  /** Aborts every job and frees the weights; a later `play` resolves as aborted at once. */
   dispose(): void {
+    this.disposed = true;
     this.abortAll();
     this.agent?.dispose();
     this.agent = null;
@@ -201,20 +225,56 @@ export class RolloutEngine {
     this.opts.emit?.({ lane: this.opts.lane, ...e });
   }
 
-  private async waitForVersion(min: number): Promise<void> {
-    if (this.latest >= min) {
-      if (!this.looping && this.pending) this.adopt([]);
-      return;
-    }
-    const arrived = new Promise<void>((wake) => this.waiters.push({ min, wake }));
-    const timer = setTimeout(() => {
-      if (this.latest < min) void this.opts.fetch(min).catch(() => undefined);
-    }, this.opts.fetchAfterMs);
+  private abortedGroup(jobId: number, oldest: number, startedAt: number): PlayedGroup {
+    return {
+      jobId,
+      status: 'aborted',
+      trajectories: [],
+      relabelled: [],
+      seqs: [],
+      oldestVersion: oldest,
+      newestVersion: this.version,
+      interrupted: 0,
+      startedAt,
+      endedAt: now(),
+    };
+  }
+
+  /**
+   * Resolves once the engine holds `job.minVersion` or the job is aborted, with the job's entry
+   * (still in `waiting`: the caller removes it). Until then it asks the store every
+   * `fetchAfterMs`, one fetch at a time, so a lost announce or a failed fetch does not leave the
+   * job waiting for ever.
+   */
+  private async waitForVersion(job: RolloutJob): Promise<WaitingJob> {
+    let resolve = (): void => undefined;
+    const arrived = new Promise<void>((r) => (resolve = r));
+    let woken = false;
+    const w: WaitingJob = {
+      jobId: job.jobId,
+      min: job.minVersion,
+      aborted: false,
+      wake: () => {
+        woken = true;
+        resolve();
+      },
+    };
+    this.waiting.add(w);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ask = (): void => {
+      timer = setTimeout(() => {
+        this.opts
+          .fetch(w.min)
+          .catch(() => undefined) // the next fetch tries again
+          .finally(() => {
+            if (!woken) ask();
+          });
+      }, this.opts.fetchAfterMs);
+    };
+    ask();
     await arrived;
     clearTimeout(timer);
-    const i = this.waiters.findIndex((w) => w.min === min);
-    if (i >= 0) this.waiters.splice(i, 1);
-    if (!this.looping && this.pending) this.adopt([]);
+    return w;
   }
 
   /** Switches to the pending weights; episodes in `live` that already started are interrupted. */
@@ -318,6 +378,7 @@ export class RolloutEngine {
       const e = err instanceof Error ? err : new Error(String(err));
       for (const a of [...this.jobs.values()]) {
         this.jobs.delete(a.job.jobId);
+        for (const ep of a.episodes) this.recorder.forget(ep);
         a.reject(e);
       }
     } finally {
@@ -344,15 +405,25 @@ export class RolloutEngine {
       return tr;
     });
     const relabelled: Relabelled[] = [];
-    try {
-      for (const ep of a.job.relabelMaxAbs > 0 ? a.episodes : []) {
-        const programs = ep.turns.map((turn) => turn.program);
-        const { task, env, relabelMaxAbs } = a.job;
+    for (const ep of a.job.relabelMaxAbs > 0 ? a.episodes : []) {
+      const programs = ep.turns.map((turn) => turn.program);
+      const { task, env, relabelMaxAbs } = a.job;
+      try {
         relabelled.push(...(await relabelEpisode(programs, task, this.sandbox, env, relabelMaxAbs)));
+      } catch (err) {
+        // Relabelling only adds examples: the group's own trajectories are kept without them.
+        const t = now();
+        this.emit({
+          kind: 'error',
+          t0: t,
+          t1: t,
+          version: this.version,
+          meta: {
+            job: a.job.jobId,
+            message: `relabelling failed: ${err instanceof Error ? err.message : String(err)}`,
+          },
+        });
       }
-    } catch (err) {
-      a.reject(new Error(`relabelling failed: ${err instanceof Error ? err.message : String(err)}`));
-      return;
     }
     const t = now();
     const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
