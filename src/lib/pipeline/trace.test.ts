@@ -128,6 +128,124 @@ describe('toChromeTrace', () => {
   });
 });
 
+/** Start and end of a span in integer nanoseconds, as a viewer reads `ts` and `ts + dur`. */
+const nanos = (s: TraceCompleteEvent): [number, number] => {
+  const start = Math.round(s.ts * 1e3);
+  return [start, start + Math.round(s.dur * 1e3)];
+};
+
+/** Pairs of complete events on one (pid, tid) that overlap without one containing the other. */
+function partialOverlaps(events: TraceEvent[]): string[] {
+  const byTrack = new Map<string, TraceCompleteEvent[]>();
+  for (const s of spans(events)) {
+    const key = `${s.pid}/${s.tid}`;
+    byTrack.set(key, [...(byTrack.get(key) ?? []), s]);
+  }
+  const bad: string[] = [];
+  for (const [key, track] of byTrack) {
+    for (const [i, x] of track.entries()) {
+      for (const y of track.slice(i + 1)) {
+        const [x0, x1] = nanos(x);
+        const [y0, y1] = nanos(y);
+        const disjoint = x1 <= y0 || y1 <= x0;
+        const nested = (x0 <= y0 && y1 <= x1) || (y0 <= x0 && x1 <= y1);
+        if (!disjoint && !nested) bad.push(`${key}: ${x.name}[${x0},${x1}] × ${y.name}[${y0},${y1}]`);
+      }
+    }
+  }
+  return bad;
+}
+
+describe('toChromeTrace with overlapping spans on a lane', () => {
+  // Two slots on rollout-0: job A's episode [0, 10] and job B's [3, 15] overlap; the decode
+  // segments run across both and one closes after A's episode ended (generate [4, 12]).
+  const overlapping: TimelineEvent[] = [
+    ev('rollout-0', 'episode', 0, 10, 1),
+    ev('rollout-0', 'generate', 0, 4, 1),
+    ev('rollout-0', 'episode', 3, 15, 1),
+    ev('rollout-0', 'adopt', 4, 4, 2),
+    ev('rollout-0', 'generate', 4, 12, 2),
+    ev('rollout-0', 'interrupt', 12, 12, 2),
+    ev('rollout-0', 'generate', 12, 15, 2),
+    ev('rollout-0', 'wait', 15, 16, 2),
+    // Equal spans, and three spans each overlapping the next.
+    ev('rollout-0', 'episode', 20, 30, 2),
+    ev('rollout-0', 'generate', 20, 30, 2),
+    ev('rollout-0', 'episode', 40, 50, 2),
+    ev('rollout-0', 'episode', 45, 55, 2),
+    ev('rollout-0', 'episode', 48, 60, 2),
+    ev('rollout-0', 'stale-drop', 50, 50, 1),
+    // Another lane that overlaps in time with rollout-0 but not within itself.
+    ev('rollout-1', 'episode', 1, 9, 1),
+    ev('rollout-1', 'generate', 1, 9, 1),
+    ev('rollout-1', 'preempt', 9, 9, 1),
+    // Properly nested spans on one lane.
+    ev('trainer', 'init', 0, 40, 0),
+    ev('trainer', 'train-step', 2, 6, 1),
+    ev('store', 'publish', 6, 7, 2),
+  ];
+
+  it('nests the complete events on every (pid, tid) perfectly and loses no span', () => {
+    const trace = toChromeTrace(overlapping);
+    expect(partialOverlaps(trace.traceEvents)).toEqual([]);
+    const input = overlapping.filter((e) => e.t1 > e.t0);
+    const out = spans(trace.traceEvents);
+    expect(out).toHaveLength(input.length);
+    // The same spans (lane, kind, duration), and the same total duration per lane.
+    const key = (lane: string, kind: string, dur: number) => `${lane} ${kind} ${Math.round(dur * 1e3)}`;
+    expect(out.map((s) => key(s.cat, s.name, s.dur)).sort()).toEqual(
+      input.map((e) => key(e.lane, e.kind, (e.t1 - e.t0) * 1e3)).sort(),
+    );
+    for (const lane of new Set(input.map((e) => e.lane))) {
+      const want = input.filter((e) => e.lane === lane).reduce((sum, e) => sum + (e.t1 - e.t0) * 1e3, 0);
+      const got = out.filter((s) => s.cat === lane).reduce((sum, s) => sum + s.dur, 0);
+      expect(got).toBeCloseTo(want, 3);
+    }
+    // Every instant is kept, on its lane's own thread.
+    const names = threadNames(trace.traceEvents);
+    const marks = instants(trace.traceEvents);
+    expect(marks.map((m) => [m.name, names.get(m.tid)])).toEqual([
+      ['adopt', 'rollout-0'],
+      ['preempt', 'rollout-1'],
+      ['interrupt', 'rollout-0'],
+      ['stale-drop', 'rollout-0'],
+    ]);
+  });
+
+  it('puts overlapping spans on extra named threads that sort under their lane', () => {
+    const trace = toChromeTrace(overlapping);
+    const names = threadNames(trace.traceEvents);
+    const out = spans(trace.traceEvents);
+    for (const s of out)
+      expect([s.cat, `${s.cat} · slot 1`, `${s.cat} · slot 2`]).toContain(names.get(s.tid));
+    // Three episodes overlap at once on rollout-0; the other lanes nest within one thread.
+    const threadsOf = (lane: string) =>
+      new Set(out.filter((s) => s.cat === lane).map((s) => names.get(s.tid)));
+    expect(threadsOf('rollout-0')).toEqual(
+      new Set(['rollout-0', 'rollout-0 · slot 1', 'rollout-0 · slot 2']),
+    );
+    expect(threadsOf('rollout-1')).toEqual(new Set(['rollout-1']));
+    expect(threadsOf('trainer')).toEqual(new Set(['trainer']));
+    const sortIndex = new Map<number, number>();
+    for (const m of metadata(trace.traceEvents))
+      if (m.name === 'thread_sort_index') sortIndex.set(m.tid, m.args.sort_index);
+    expect(sortIndex.size).toBe(names.size);
+    const bySort = [...sortIndex].sort((a, b) => a[1] - b[1]).map(([tid]) => names.get(tid));
+    expect(bySort).toEqual([
+      'trainer',
+      'store',
+      'rollout-0',
+      'rollout-0 · slot 1',
+      'rollout-0 · slot 2',
+      'rollout-1',
+    ]);
+    // A generate segment that outlives its episode nests under the other slot's episode.
+    const generate = out.find((s) => s.name === 'generate' && s.ts === 4000);
+    const host = out.find((s) => s.name === 'episode' && s.ts === 3000);
+    expect(generate?.tid).toBe(host?.tid);
+  });
+});
+
 describe('traceFileName', () => {
   it('stamps the UTC time without characters file systems refuse', () => {
     const name = traceFileName(new Date(Date.UTC(2025, 0, 2, 3, 4, 5, 678)));
