@@ -46,16 +46,68 @@ export const DEFAULT_ENV_CONFIG: EnvConfig = {
   reward: DEFAULT_REWARD,
 };
 
+/** The largest weight a reward part may have: 100 times the default pass weight. */
+export const MAX_REWARD_WEIGHT = 100;
+
+/**
+ * The longest sandbox deadline of one run, ms (the default is 50): a rollout runs a program at
+ * every turn, and the sandbox's own warm-up run gets this long.
+ */
+export const MAX_DEADLINE_MS = 10_000;
+
+/** The largest memory, stack and output limit of one sandbox run (1 GiB, 1 Gi characters). */
+export const MAX_LIMIT_SIZE = 2 ** 30;
+
+/** A value as a message shows it: a number as it is, anything else as JSON (`""`, `"x"`, `true`). */
+const shown = (v: unknown): string => (typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v)));
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** Throws with a readable message when `c` cannot configure an environment. */
 export function validateEnvConfig(c: EnvConfig): void {
+  const config: unknown = c;
+  if (!isPlainObject(config)) throw new Error(`the env config must be an object, got ${shown(config)}`);
   for (const k of ['maxTurns', 'maxTokensPerTurn', 'contextLength'] as const) {
-    if (!Number.isInteger(c[k]) || c[k] < 1)
-      throw new Error(`env ${k} must be a positive integer, got ${c[k]}`);
+    const v: unknown = config[k];
+    if (!Number.isInteger(v) || (v as number) < 1)
+      throw new Error(`env ${k} must be a positive integer, got ${shown(v)}`);
   }
   if (c.maxTokensPerTurn < 2)
     throw new Error('env maxTokensPerTurn must be at least 2 (an operand and a control token)');
-  for (const [k, v] of Object.entries(c.reward)) {
-    if (!Number.isFinite(v) || v < 0)
-      throw new Error(`reward weight ${k} must be a finite number ≥ 0, got ${v}`);
+  if (c.maxTokensPerTurn > c.contextLength)
+    throw new Error(
+      `env maxTokensPerTurn must be at most the env contextLength (${c.contextLength}): a turn fits in the context, got ${c.maxTokensPerTurn}`,
+    );
+  // Every turn writes at least an operand and a control token.
+  const maxTurns = Math.floor(c.contextLength / 2);
+  if (c.maxTurns > maxTurns)
+    throw new Error(
+      `env maxTurns must be an integer from 1 to ${maxTurns} (a turn writes at least 2 of the ${c.contextLength} tokens of the context), got ${c.maxTurns}`,
+    );
+  if (typeof config.allowRunOnLastTurn !== 'boolean')
+    throw new Error(`env allowRunOnLastTurn must be true or false, got ${shown(config.allowRunOnLastTurn)}`);
+  const limits: unknown = config.limits;
+  if (!isPlainObject(limits)) throw new Error(`env limits must be an object, got ${shown(limits)}`);
+  const deadline = limits.deadlineMs;
+  if (
+    deadline !== undefined &&
+    !(typeof deadline === 'number' && deadline > 0 && deadline <= MAX_DEADLINE_MS)
+  )
+    throw new Error(
+      `sandbox limit deadlineMs must be a number of ms above 0, at most ${MAX_DEADLINE_MS}, got ${shown(deadline)}`,
+    );
+  for (const k of ['memoryBytes', 'stackBytes', 'outputChars'] as const) {
+    const v = limits[k];
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_LIMIT_SIZE))
+      throw new Error(`sandbox limit ${k} must be an integer from 1 to ${MAX_LIMIT_SIZE}, got ${shown(v)}`);
+  }
+  const reward: unknown = config.reward;
+  if (!isPlainObject(reward))
+    throw new Error(`env reward must be an object of weights, got ${shown(reward)}`);
+  for (const k of Object.keys(DEFAULT_REWARD) as (keyof RewardConfig)[]) {
+    const v = reward[k];
+    if (!(typeof v === 'number' && v >= 0 && v <= MAX_REWARD_WEIGHT))
+      throw new Error(`reward weight ${k} must be a number from 0 to ${MAX_REWARD_WEIGHT}, got ${shown(v)}`);
   }
 }

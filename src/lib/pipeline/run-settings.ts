@@ -1,6 +1,8 @@
+import { MAX_REWARD_WEIGHT, validateEnvConfig } from '../env/config';
 import type { Level, TaskSuite } from '../env/suite';
+import { BIG } from '../env/tokenizer';
 import { DEFAULT_CODE_RUN, type CodeRunConfig } from './code-workload';
-import type { TrainerConfig } from '../policy/config';
+import { DEFAULT_MODEL_ARGS, type TrainerConfig } from '../policy/config';
 import type { LoraConfig } from '../policy/lora';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
 import { validateRunTasks } from './run-tasks';
@@ -85,13 +87,93 @@ export function defaultSettings(cores?: number): RunSettings {
   };
 }
 
-/** Throws with a readable message when `s` cannot start a run. */
+/** The largest seed: Rng keeps 32 bits, and the rollout lanes' `seed * 31 + lane` stays exact. */
+export const MAX_SEED = 2 ** 31 - 1;
+
+/**
+ * Upper bounds of the settings the page has no control for (a share link or a stored run may
+ * still carry any value): each well past its default, short of what breaks a run or the tab.
+ */
+export const SETTINGS_LIMITS = {
+  /** Longest wait before a preemption, ms: an hour is never, in a run in a tab. */
+  preemptAfterMs: 3_600_000,
+  /** Trajectories held in memory (the replay buffer, the hindsight pool) or stored (the replay ring). */
+  trajectories: 100_000,
+  /** Newest versions kept in the store (a version of the full policy is about a megabyte). */
+  keepVersions: 1000,
+  /** Versions between milestones. */
+  milestoneEvery: 1_000_000,
+  /** Groups per training batch: with 32 episodes a group, 2 048 episodes a step. */
+  tasksPerBatch: 64,
+  /** Optimiser steps per batch (PPO epochs). */
+  updatesPerBatch: 32,
+  /** Adam's learning rate (the default is 3·10⁻³). */
+  learningRate: 1,
+  /** Sampling temperature: at 10 the policy samples near uniformly already. */
+  temperature: 10,
+  /** Tasks drawn per job to pick the most valuable one from. */
+  candidates: 100,
+  /** Episodes of the curriculum's success-rate window. */
+  curriculumWindow: 10_000,
+  /** Relabelled episodes added to a batch (the page offers up to 32). */
+  hindsightSamples: 256,
+  /** Advantage of a relabelled episode's tokens (rewards are at most `MAX_REWARD_WEIGHT` a part). */
+  hindsightAdvantage: MAX_REWARD_WEIGHT,
+  /** LoRA alpha (the page sets 2 × rank). */
+  loraAlpha: 256,
+  /** Draws over which prioritized replay's β reaches 1. */
+  betaDraws: 1_000_000,
+} as const;
+
+/** The policy's context (its learned positions): no batch row is longer. */
+const POLICY_CONTEXT = DEFAULT_MODEL_ARGS.contextLength;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A value as a message shows it: a number as it is, anything else as JSON (`""`, `"x"`, `true`). */
+const shown = (v: unknown): string => (typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v)));
+
+/** Throws `what must be an integer from min to max, got v` unless `v` is one. */
+function checkInteger(what: string, v: unknown, min: number, max: number): void {
+  if (!(Number.isInteger(v) && (v as number) >= min && (v as number) <= max))
+    throw new Error(`${what} must be an integer from ${min} to ${max}, got ${shown(v)}`);
+}
+
+/**
+ * Throws unless `v` is a number from `min` to `max`; `above`: a number above `min` (`min`
+ * itself refused), at most `max`.
+ */
+function checkNumber(what: string, v: unknown, min: number, max: number, above = false): void {
+  if (typeof v === 'number' && (above ? v > min : v >= min) && v <= max) return;
+  const range = above
+    ? min === 0
+      ? `a positive number up to ${max}`
+      : `a number above ${min}, at most ${max}`
+    : `a number from ${min} to ${max}`;
+  throw new Error(`${what} must be ${range}, got ${shown(v)}`);
+}
+
+function checkObject(what: string, v: unknown): void {
+  if (!isPlainObject(v)) throw new Error(`${what} must be an object of settings, got ${shown(v)}`);
+}
+
+/**
+ * Throws with a readable message when `s` cannot start a run: every field is checked for its
+ * type and range (a share link or a stored run may carry anything), naming the field and the value.
+ */
 export function validateSettings(s: RunSettings): void {
-  if (!Number.isInteger(s.workers) || s.workers < 1 || s.workers > 8)
-    throw new Error(`rollout workers must be an integer from 1 to 8, got ${s.workers}`);
-  if (!(s.eta >= 0)) throw new Error(`η must be 0 or more (or unbounded), got ${s.eta}`);
-  if (Number.isFinite(s.eta) && !Number.isInteger(s.eta))
-    throw new Error(`η must be an integer, got ${s.eta}`);
+  const L = SETTINGS_LIMITS;
+  checkObject('the settings', s);
+  checkObject('the code config', s.code);
+  checkObject('the replay config', s.replay);
+  checkObject('the curriculum config', s.code.curriculum);
+  checkObject('the hindsight config', s.code.hindsight);
+  checkInteger('rollout workers', s.workers, 1, 8);
+  const eta: unknown = s.eta;
+  if (typeof eta !== 'number' || !(eta >= 0))
+    throw new Error(`η must be 0 or more (or unbounded), got ${shown(eta)}`);
+  if (Number.isFinite(eta) && !Number.isInteger(eta)) throw new Error(`η must be an integer, got ${eta}`);
   const oneOf = (what: string, v: unknown, allowed: readonly unknown[]) => {
     if (!allowed.includes(v))
       throw new Error(
@@ -102,33 +184,76 @@ export function validateSettings(s: RunSettings): void {
   oneOf('the advantage estimator', s.code.estimator, ['rloo', 'grpo', 'gae']);
   oneOf('the replay mode', s.replay.mode, ['fifo', 'prioritized']);
   oneOf('the level', s.level, [null, 'easy', 'medium', 'hard']);
-  if (!Number.isInteger(s.seed)) throw new Error(`the seed must be an integer, got ${s.seed}`);
-  for (const k of ['interruptEveryTokens', 'preemptAfterMs', 'keepConsumed'] as const) {
-    if (!Number.isInteger(s[k]) || s[k] < 0) throw new Error(`${k} must be an integer ≥ 0, got ${s[k]}`);
-  }
-  for (const k of ['tasksPerBatch', 'groupSize'] as const) {
-    if (!Number.isInteger(s.code[k]) || s.code[k] < 1)
-      throw new Error(`${k} must be a positive integer, got ${s.code[k]}`);
-  }
-  for (const k of ['slotsPerWorker', 'keepVersions', 'milestoneEvery'] as const) {
-    if (!Number.isInteger(s[k]) || s[k] < 1) throw new Error(`${k} must be a positive integer, got ${s[k]}`);
-  }
-  if (s.lora) {
-    const { rank, alpha } = s.lora;
-    if (!Number.isInteger(rank) || rank < 1 || rank > MAX_LORA_RANK)
-      throw new Error(`LoRA rank must be an integer from 1 to ${MAX_LORA_RANK}, got ${rank}`);
-    if (!(alpha > 0 && Number.isFinite(alpha)))
-      throw new Error(`LoRA alpha must be a positive number, got ${alpha}`);
-  }
-  if (!(s.code.lrHalfLife >= 0) || !Number.isFinite(s.code.lrHalfLife))
+  checkInteger('the seed', s.seed, 0, MAX_SEED);
+  checkInteger('the code config seed', s.code.seed, 0, MAX_SEED);
+  // Past the context, a worker adopts at turn boundaries anyway.
+  checkInteger('interruptEveryTokens', s.interruptEveryTokens, 0, POLICY_CONTEXT);
+  checkInteger('preemptAfterMs', s.preemptAfterMs, 0, L.preemptAfterMs);
+  checkInteger('keepConsumed', s.keepConsumed, 0, L.trajectories);
+  checkInteger('tasksPerBatch', s.code.tasksPerBatch, 1, L.tasksPerBatch);
+  checkInteger('groupSize', s.code.groupSize, 1, 32);
+  checkInteger('slotsPerWorker', s.slotsPerWorker, 1, 32);
+  checkInteger('keepVersions', s.keepVersions, 1, L.keepVersions);
+  checkInteger('milestoneEvery', s.milestoneEvery, 1, L.milestoneEvery);
+  // The replay buffer (DESIGN §5).
+  checkInteger('replay capacity', s.replay.capacity, 1, L.trajectories);
+  checkNumber('replay alpha', s.replay.alpha, 0, 1);
+  checkNumber('replay beta0', s.replay.beta0, 0, 1);
+  checkInteger('replay betaDraws', s.replay.betaDraws, 0, L.betaDraws);
+  checkNumber('replay epsilon', s.replay.epsilon, 0, 1, true);
+  // The optimiser and the advantages.
+  checkNumber('learningRate', s.code.learningRate, 0, L.learningRate, true);
+  checkInteger('updatesPerBatch', s.code.updatesPerBatch, 1, L.updatesPerBatch);
+  checkNumber('gamma (the GAE discount)', s.code.gamma, 0, 1);
+  checkNumber('lambda (the GAE λ)', s.code.lambda, 0, 1);
+  if (
+    typeof s.code.lrHalfLife !== 'number' ||
+    !(s.code.lrHalfLife >= 0) ||
+    !Number.isFinite(s.code.lrHalfLife)
+  )
     throw new Error(
-      `the learning rate's half-life must be 0 (constant) or a number of versions, got ${s.code.lrHalfLife}`,
+      `the learning rate's half-life must be 0 (constant) or a number of versions, got ${shown(s.code.lrHalfLife)}`,
     );
-  if (s.startFrom) {
+  // Tasks and their sampling.
+  checkInteger('candidates', s.code.candidates, 1, L.candidates);
+  const valueWindow: unknown = s.code.valueWindow;
+  if (!(
+    valueWindow === 0 ||
+    (typeof valueWindow === 'number' && valueWindow >= 1 && Number.isFinite(valueWindow))
+  ))
+    throw new Error(`valueWindow must be 0 or a number ≥ 1, got ${shown(valueWindow)}`);
+  checkNumber('reviewFraction', s.code.reviewFraction, 0, 1);
+  checkNumber('temperature', s.code.temperature, 0, L.temperature, true);
+  const { curriculum, hindsight } = s.code;
+  if (typeof curriculum.enabled !== 'boolean')
+    throw new Error(`curriculum enabled must be true or false, got ${shown(curriculum.enabled)}`);
+  checkInteger('curriculum window', curriculum.window, 1, L.curriculumWindow);
+  checkNumber('curriculum promoteAt', curriculum.promoteAt, 0, 1, true);
+  checkInteger('hindsight samplesPerBatch', hindsight.samplesPerBatch, 0, L.hindsightSamples);
+  checkInteger('hindsight capacity', hindsight.capacity, 0, L.trajectories);
+  checkNumber('hindsight uniformFraction', hindsight.uniformFraction, 0, 1);
+  checkNumber('hindsight taskFraction', hindsight.taskFraction, 0, 1);
+  checkNumber('hindsight advantage', hindsight.advantage, 0, L.hindsightAdvantage, true);
+  // Past BIG, outputs are tokens of `big`: a relabelled task could not show them.
+  checkNumber('hindsight maxAbsOutput', hindsight.maxAbsOutput, 0, BIG, true);
+  // The environment and the batch length: an episode fills at most a row of a batch.
+  checkInteger('contextLength (the batch length)', s.code.contextLength, 1, POLICY_CONTEXT);
+  validateEnvConfig(s.code.env);
+  if (s.code.env.contextLength > s.code.contextLength)
+    throw new Error(
+      `env contextLength must be at most contextLength, the batch length (${s.code.contextLength}): an episode fills a row of a batch, got ${s.code.env.contextLength}`,
+    );
+  if (s.lora !== null) {
+    checkObject('LoRA', s.lora);
+    checkInteger('LoRA rank', s.lora.rank, 1, MAX_LORA_RANK);
+    checkNumber('LoRA alpha', s.lora.alpha, 0, L.loraAlpha, true);
+  }
+  if (s.startFrom !== null) {
+    checkObject('start from', s.startFrom);
     const { runId, version } = s.startFrom;
     if (typeof runId !== 'string' || runId === '') throw new Error('start from: no run named');
     if (!Number.isInteger(version) || version < 0)
-      throw new Error(`start from: the version must be a non-negative integer, got ${version}`);
+      throw new Error(`start from: the version must be a non-negative integer, got ${shown(version)}`);
   }
   validateRunTasks(s.tasks, s.level);
   if (s.slotsPerWorker * s.code.groupSize > 32)
@@ -176,9 +301,6 @@ export function settingsToJson(s: RunSettings): Record<string, unknown> {
   return { ...s, eta: Number.isFinite(s.eta) ? s.eta : null };
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** `stored` over `base`, object by object at every depth: what `stored` lacks keeps its default. */
 function withDefaults(base: unknown, stored: unknown): unknown {
   if (!isPlainObject(base) || !isPlainObject(stored)) return stored === undefined ? base : stored;
@@ -201,5 +323,6 @@ const BEFORE_THE_FIELD = { code: { lrHalfLife: 0, valueWindow: 0 } };
  */
 export function settingsFromJson(json: Record<string, unknown>): RunSettings {
   const s = withDefaults(withDefaults(defaultSettings(), BEFORE_THE_FIELD), json) as RunSettings;
-  return { ...s, eta: json.eta === null ? Infinity : Number(s.eta) };
+  // η is kept as stored (validation refuses a string or a boolean), null being unbounded.
+  return { ...s, eta: json.eta === null ? Infinity : s.eta };
 }
