@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { builtInSuites } from '../env/families';
 import type { TaskSuite } from '../env/suite';
 import { openLabDb } from './db';
-import { deleteSuite, listSuites, putSuite } from './suites-store';
+import { addTaskToSuite, deleteSuite, getSuite, listSuites, putSuite } from './suites-store';
 
 let n = 0;
 const name = () => `suites-${n++}`;
@@ -21,6 +21,26 @@ describe('suites store', () => {
     expect(all.find((s) => s.name === 'mine')?.suite.tasks).toHaveLength(1);
     await deleteSuite(db, 'other');
     expect((await listSuites(db)).map((s) => s.name)).toEqual(['mine']);
+  });
+
+  it('adds a task to what is saved now, keeping what another tab added meanwhile', async () => {
+    // Each tab rebuilt "my tasks" from its own list, read at load: the later Add dropped the other's task.
+    const db = await openLabDb(name());
+    const [a, b, c] = suite.tasks;
+    if (!a || !b || !c) throw new Error('fixture');
+    expect(await addTaskToSuite(db, 'my tasks', a)).toEqual({ tasks: 1, replaced: false });
+    const other = await openLabDb(db.name); // a second tab's connection
+    expect(await addTaskToSuite(other, 'my tasks', b)).toEqual({ tasks: 2, replaced: false });
+    expect(await addTaskToSuite(db, 'my tasks', c)).toEqual({ tasks: 3, replaced: false });
+    expect(await addTaskToSuite(db, 'my tasks', { ...a, examples: a.examples.slice(0, 1) })).toEqual({
+      tasks: 3,
+      replaced: true,
+    });
+    const saved = await getSuite(other, 'my tasks');
+    expect(saved?.suite.tasks.map((t) => t.id)).toEqual([b.id, c.id, a.id]);
+    await expect(addTaskToSuite(db, 'my tasks', { ...a, hidden: [] })).rejects.toThrow(/suite not saved/);
+    expect((await getSuite(db, 'my tasks'))?.suite.tasks).toHaveLength(3);
+    other.close();
   });
 
   it('refuses an invalid suite and stores nothing', async () => {

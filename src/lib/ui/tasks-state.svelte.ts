@@ -7,7 +7,7 @@ import { parseSuite, type Task, type TaskSuite } from '../env/suite';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import type { Checkpoint } from '../policy/weights';
 import { LabDbConnection, type LabDB } from '../storage/db';
-import { listSuites, putSuite } from '../storage/suites-store';
+import { addTaskToSuite, getSuite, listSuites, putSuite } from '../storage/suites-store';
 import { latestVersion, loraBaseOf } from '../storage/weights-store';
 import { count } from './plural';
 import { failureSignal } from './failure-signal';
@@ -158,7 +158,9 @@ export class TasksState {
       this.importError = `${fileName} was not imported: $.name: "${BUILT_IN_NAME}" is the built-in suite's name (it is always here; to import a copy, give the file's "name" another value: an imported suite is all held out)`;
       return false;
     }
-    const existing = this.suites.find((s) => s.name === parsed.suite.name);
+    // What is saved now (another tab may have saved a suite of this name since this one loaded).
+    const db = await this.database();
+    const existing = (await getSuite(db, parsed.suite.name))?.suite;
     if (
       existing &&
       confirmReplace &&
@@ -169,7 +171,7 @@ export class TasksState {
       return false;
     }
     const replaced = existing !== undefined;
-    await putSuite(await this.database(), parsed.suite);
+    await putSuite(db, parsed.suite);
     await this.load();
     this.selected = parsed.suite.name;
     this.importError = null;
@@ -316,14 +318,11 @@ export class TasksState {
     this.notice = null;
     try {
       const task = parseTaskText(this.taskText);
-      const mine = this.suites.find((s) => s.name === MY_TASKS);
-      const others = mine ? suiteFile(mine).tasks.filter((t) => t.id !== task.id) : [];
-      const replaced = mine !== undefined && others.length < mine.tasks.length;
-      const tasks = [...others, task];
-      await putSuite(await this.database(), { name: MY_TASKS, tasks });
+      // Read and written in one transaction: another tab's additions are kept.
+      const { tasks, replaced } = await addTaskToSuite(await this.database(), MY_TASKS, task);
       await this.load();
       this.selected = MY_TASKS;
-      this.notice = `${replaced ? 'Replaced' : 'Added'} ${task.id} ${replaced ? 'in' : 'to'} "${MY_TASKS}" (${count(tasks.length, 'task')})`;
+      this.notice = `${replaced ? 'Replaced' : 'Added'} ${task.id} ${replaced ? 'in' : 'to'} "${MY_TASKS}" (${count(tasks, 'task')})`;
     } catch (err) {
       this.tryError = err instanceof Error ? err.message : String(err);
     }
