@@ -263,7 +263,15 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
     'The editor now holds the code training 1 trained on.',
   );
   await expect(page.getByTestId('env-editor')).toContainText('CartPole');
-  // Delete takes its versions with it.
+  // Delete asks first; dismissed, nothing is deleted. Confirmed, it takes its versions with it.
+  page.once('dialog', (d) => void d.dismiss());
+  await row.getByTestId('env-training-delete').click();
+  await expect(row).toHaveCount(1);
+  expect((await storedCustomVersions(page)).versions).toHaveLength(9);
+  page.once('dialog', (d) => {
+    expect(d.message()).toContain('Delete training 1');
+    void d.accept();
+  });
   await row.getByTestId('env-training-delete').click();
   await expect(page.getByTestId('env-notice')).toHaveText('Deleted training 1 and its 9 stored versions.');
   await expect(row).toHaveCount(0);

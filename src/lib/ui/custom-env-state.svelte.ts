@@ -265,13 +265,24 @@ export class CustomEnvState {
       this.notice = 'This training is in progress: stop it before deleting it.';
       return;
     }
+    // Deleted under the training's lock: a tab whose table is stale cannot delete a training
+    // another tab has resumed since, and no tab resumes it meanwhile.
+    let release = () => {};
+    const deleted = new Promise<void>((resolve) => (release = resolve));
     try {
+      if (!(await this.locks.hold(trainingLock(runId), deleted))) {
+        this.notice = 'This training is in progress in another tab: stop it there before deleting it.';
+        await this.loadTrainings();
+        return;
+      }
       const n = this.trainings.findIndex((t) => t.runId === runId) + 1;
       const gone = await deleteRun(await this.database(), runId);
       this.notice = `Deleted training ${n} and its ${count(gone.versions, 'stored version')}.`;
       await this.loadTrainings();
     } catch (err) {
       this.error = `the training could not be deleted: ${err instanceof Error ? err.message : String(err)}`;
+    } finally {
+      release();
     }
   }
 
