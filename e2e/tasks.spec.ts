@@ -181,6 +181,27 @@ test('a bad suite file is rejected whole with its first problem and path; nothin
   }
 });
 
+test('when the code editor cannot load, a plain text box stands in and what is written there is used', async ({
+  page,
+}) => {
+  // CodeMirror loads on demand; a chunk that fails to load left a blank editor nobody could type in.
+  await page.route('**/assets/code-theme-*.js', (route) => route.abort());
+  await open(page);
+  await expect(page.getByTestId('task-editor-failed')).toContainText('The code editor did not load');
+  const box = page.getByTestId('task-editor');
+  await expect(box).toHaveValue(/"examples"/); // the editor's text is there
+  const task = {
+    id: 'plain-box',
+    level: 'easy',
+    examples: [1, 2, 4].map((x) => ({ input: x, output: 2 * x })),
+    hidden: [0, 3].map((x) => ({ input: x, output: 2 * x })),
+  };
+  await box.fill(JSON.stringify(task));
+  await page.getByTestId('task-program').fill('2*x');
+  await page.getByTestId('task-try').click();
+  await expect(page.getByTestId('task-passed')).toHaveText('5/5 tests pass');
+});
+
 test('write a task in the editor, try a program on it, add it to my tasks', async ({ page }) => {
   await open(page);
   await page.getByTestId('task-program').fill('3*x-2');

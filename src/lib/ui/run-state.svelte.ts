@@ -386,6 +386,7 @@ export class RunState {
     }
     this.running = true;
     this.error = null;
+    this.storageGone = null; // a new run opens the storage again: its own errors are its own
     this.notices = [];
     this.viewing = null;
     this.steps = [];

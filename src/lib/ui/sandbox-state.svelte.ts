@@ -121,7 +121,7 @@ export class SandboxState {
     try {
       // A worker started again after a crash does not have the page's WebContainer yet.
       if (this.bridge.state !== 'running' && this.attachedRun)
-        await this.bridge.attachWebContainer(this.attachedRun);
+        await Promise.race([this.bridge.attachWebContainer(this.attachedRun), gone, stuck]);
       const result = await Promise.race([
         this.bridge.api.run({ code: this.code, inputs }, kind),
         gone,

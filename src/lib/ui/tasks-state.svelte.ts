@@ -171,7 +171,12 @@ export class TasksState {
       return false;
     }
     const replaced = existing !== undefined;
-    await putSuite(db, parsed.suite);
+    try {
+      await putSuite(db, parsed.suite);
+    } catch (err) {
+      this.importError = `${fileName} was not imported: ${err instanceof Error ? err.message : String(err)}`;
+      return false;
+    }
     await this.load();
     this.selected = parsed.suite.name;
     this.importError = null;
