@@ -210,6 +210,8 @@ let customEnv:
       env: CustomEnv;
       rng: Rng;
       policy: AdoptedPolicy | null;
+      /** Jobs queued or playing (an abort of any other job is nothing to remember). */
+      pending: Set<number>;
       /** Jobs aborted while queued or playing (the pipeline stopped or dropped them). */
       aborted: Set<number>;
       /** The environment holds one episode's state: jobs play one after another. */
@@ -472,6 +474,7 @@ const api = {
           env,
           rng: new Rng(seed),
           policy: null,
+          pending: new Set(),
           aborted: new Set(),
           queue: Promise.resolve(),
         };
@@ -496,6 +499,7 @@ const api = {
    */
   playCustom(job: RolloutJob, yieldEvery: number): Promise<PlayedGroup<CustomTrajectory>> {
     const c = requireCustomEnv();
+    c.pending.add(job.jobId);
     const run = c.queue.then(() =>
       customCall(async () => {
         const startedAt = now();
@@ -531,12 +535,15 @@ const api = {
       }),
     );
     c.queue = run.catch(() => undefined);
-    return run;
+    return run.finally(() => {
+      c.pending.delete(job.jobId);
+      c.aborted.delete(job.jobId); // an abort that came as it finished
+    });
   },
 
   /** Drops a custom job, queued or playing: its `playCustom` resolves as aborted. */
   abortCustom(jobId: number): void {
-    customEnv?.aborted.add(jobId);
+    if (customEnv?.pending.has(jobId)) customEnv.aborted.add(jobId);
   },
 
   /** Mean return of the adopted policy (greedy or sampled) on the open custom environment, after the queued jobs. */
@@ -549,7 +556,10 @@ const api = {
       }),
     );
     c.queue = run.catch(() => undefined);
-    return run;
+    return run.finally(() => {
+      c.pending.delete(job.jobId);
+      c.aborted.delete(job.jobId); // an abort that came as it finished
+    });
   },
 };
 

@@ -44,8 +44,9 @@ async function sandboxFor(kind: SandboxKind): Promise<Sandbox> {
   return cached;
 }
 
+/** Nearest-rank quantile: the smallest value with at least q of them at or below it. */
 const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
 
 const api = {
   /** Runs one program (cached by tests + program text). */

@@ -120,6 +120,13 @@ describe('stepThroughput', () => {
     expect(t.idealSpeedup).toBeCloseTo(1000 / 600, 9);
   });
 
+  it('takes the ideal speedup over the counted steps only, not a step past the samples', () => {
+    // A step published after the run reached its samples (the one in progress at Stop) counted
+    // in the ideal speedup and not in the throughput it is compared with.
+    const late = { episodes: 16, waitMs: 0, trainMs: 900, at: 14_000 };
+    expect(stepThroughput([...steps, late], 48).idealSpeedup).toBeCloseTo(1000 / 600, 9);
+  });
+
   it('counts every step when the samples were never reached, and nothing without steps', () => {
     expect(stepThroughput(steps, 1000).counted).toBe(3);
     expect(stepThroughput([], 10)).toMatchObject({ counted: 0, trained: 0, seconds: 0, samplesPerSec: 0 });

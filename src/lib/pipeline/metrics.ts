@@ -141,7 +141,7 @@ export interface Throughput {
   busyMs: number;
   /** Fraction of the counted time the trainer computed (training + publishing). */
   trainerBusy: number;
-  /** Mean of (rollout + train) / max(rollout, train) per step after the first. */
+  /** Mean of (rollout + train) / max(rollout, train) over the counted steps. */
   idealSpeedup: number;
 }
 
@@ -165,9 +165,7 @@ export function stepThroughput(steps: readonly StepTiming[], samples: number): T
   const seconds = ((counted.at(-1)?.at ?? from) - from) / 1000;
   const trained = counted.reduce((n, s) => n + s.episodes, 0);
   const busyMs = counted.reduce((n, s) => n + s.trainMs, 0);
-  const phases = steps
-    .slice(1)
-    .map((s) => (s.waitMs + s.trainMs) / Math.max(1, Math.max(s.waitMs, s.trainMs)));
+  const phases = counted.map((s) => (s.waitMs + s.trainMs) / Math.max(1, Math.max(s.waitMs, s.trainMs)));
   return {
     counted: counted.length,
     from,

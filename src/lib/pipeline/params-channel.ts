@@ -19,8 +19,16 @@ export interface VersionAnnounce {
 export function isVersionAnnounce(data: unknown): data is VersionAnnounce {
   if (typeof data !== 'object' || data === null) return false;
   const d = data as Record<string, unknown>;
-  return typeof d.runId === 'string' && typeof d.version === 'number' && typeof d.checkpoint === 'object';
+  return (
+    typeof d.runId === 'string' &&
+    typeof d.version === 'number' &&
+    typeof d.checkpoint === 'object' &&
+    d.checkpoint !== null
+  );
 }
+
+/** Events an `EventBatcher` keeps while it has no sink. */
+const MAX_UNSENT = 5000;
 
 /**
  * Collects a worker's timeline events and hands them to the page in batches (one message per
@@ -35,6 +43,8 @@ export class EventBatcher {
 
   push(event: TimelineEvent): void {
     this.queue.push(event);
+    // Without a sink yet (or ever), only the newest events are kept.
+    if (!this.sink && this.queue.length > MAX_UNSENT) this.queue.splice(0, this.queue.length - MAX_UNSENT);
     this.timer ??= setTimeout(() => this.flush(), this.intervalMs);
   }
 
