@@ -556,10 +556,7 @@ const api = {
       }),
     );
     c.queue = run.catch(() => undefined);
-    return run.finally(() => {
-      c.pending.delete(job.jobId);
-      c.aborted.delete(job.jobId); // an abort that came as it finished
-    });
+    return run;
   },
 };
 
