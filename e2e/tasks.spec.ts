@@ -202,6 +202,19 @@ test('when the code editor cannot load, a plain text box stands in and what is w
   await expect(page.getByTestId('task-passed')).toHaveText('5/5 tests pass');
 });
 
+test('what is written in the editors is still there after a reload', async ({ page }) => {
+  await open(page);
+  await page.getByTestId('task-program').fill('x*x+7');
+  const editor = page.getByTestId('task-editor').locator('.cm-content');
+  await editor.click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.insertText('{ "id": "kept", "level": "easy" }');
+  await page.reload();
+  await expect(page.getByTestId('suite-select').locator('option')).not.toHaveCount(0);
+  await expect(page.getByTestId('task-program')).toHaveValue('x*x+7');
+  await expect(page.getByTestId('task-editor')).toContainText('"id": "kept"');
+});
+
 test('write a task in the editor, try a program on it, add it to my tasks', async ({ page }) => {
   await open(page);
   await page.getByTestId('task-program').fill('3*x-2');

@@ -27,6 +27,7 @@ import type { TrainerState } from './trainer-state.svelte';
 import { failureSignal } from './failure-signal';
 import { newRunId } from './pipeline-session';
 import { count } from './plural';
+import { DRAFTS } from './draft';
 import { TabLocks } from './tab-locks';
 
 /** Returns of the random, untrained and trained policies on a custom environment. */
@@ -190,7 +191,15 @@ function progressOf(
  * loss and publishes the next version to every worker.
  */
 export class CustomEnvState {
-  code = $state(CARTPOLE_JS);
+  #code = $state(DRAFTS.envCode.load(CARTPOLE_JS));
+  /** The environment code in the editor (kept across reloads: `DRAFTS.envCode`). */
+  get code(): string {
+    return this.#code;
+  }
+  set code(text: string) {
+    this.#code = text;
+    DRAFTS.envCode.save(text);
+  }
   iterations = $state(DEFAULT_CUSTOM_TRAIN.iterations);
   /** Max staleness η: 0 alternates rollout and training; ≥ 1 lets the workers play ahead. */
   eta = $state(DEFAULT_CUSTOM_TRAIN.eta);

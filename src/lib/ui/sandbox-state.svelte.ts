@@ -7,6 +7,7 @@ import {
   WebContainerSandbox,
   type WebContainerStatus,
 } from '../sandbox/webcontainer';
+import { DRAFTS } from './draft';
 import { failureSignal } from './failure-signal';
 
 /** How long the panel waits for the sandbox worker's answer to one run before it stops the worker. */
@@ -46,7 +47,15 @@ function pathOfInfinite(v: unknown, at: string): string | null {
 
 /** UI state of the sandbox panel and of the page's one WebContainer. */
 export class SandboxState {
-  code = $state('const f = (x) => x * 2 + 1');
+  #code = $state(DRAFTS.sandboxCode.load('const f = (x) => x * 2 + 1'));
+  /** The program in the sandbox panel (kept across reloads: `DRAFTS.sandboxCode`). */
+  get code(): string {
+    return this.#code;
+  }
+  set code(text: string) {
+    this.#code = text;
+    DRAFTS.sandboxCode.save(text);
+  }
   inputs = $state('[1, 2, 3]');
   choice = $state<SandboxChoice>('auto');
   running = $state(false);

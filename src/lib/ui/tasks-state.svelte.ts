@@ -10,6 +10,7 @@ import { LabDbConnection, type LabDB } from '../storage/db';
 import { addTaskToSuite, getSuite, listSuites, putSuite } from '../storage/suites-store';
 import { latestVersion, loraBaseOf } from '../storage/weights-store';
 import { count } from './plural';
+import { DRAFTS } from './draft';
 import { failureSignal } from './failure-signal';
 
 /** A suite the page can evaluate: the built-in one (with its split) or a saved one (all held-out). */
@@ -91,8 +92,24 @@ export class TasksState {
   /** Sampled episodes per task for the token agents (1 to `MAX_SAMPLES`). */
   samples = $state(2);
   agents = $state<AgentName[]>(['random', 'untrained', 'bruteforce']);
-  taskText = $state(JSON.stringify(EXAMPLE_TASK, null, 2));
-  program = $state('3*x-2');
+  #taskText = $state(DRAFTS.taskText.load(JSON.stringify(EXAMPLE_TASK, null, 2)));
+  /** The task JSON in the editor (kept across reloads: `DRAFTS.taskText`). */
+  get taskText(): string {
+    return this.#taskText;
+  }
+  set taskText(text: string) {
+    this.#taskText = text;
+    DRAFTS.taskText.save(text);
+  }
+  #program = $state(DRAFTS.taskProgram.load('3*x-2'));
+  /** The program tried on the task (kept across reloads: `DRAFTS.taskProgram`). */
+  get program(): string {
+    return this.#program;
+  }
+  set program(text: string) {
+    this.#program = text;
+    DRAFTS.taskProgram.save(text);
+  }
   tryRows = $state.raw<TryRow[]>([]);
   tryError = $state<string | null>(null);
   backend = $state<string | null>(null);
