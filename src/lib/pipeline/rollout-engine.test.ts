@@ -14,12 +14,13 @@ import type { RolloutJob } from './types';
 import { yieldToEventLoop } from './yield';
 
 // Relabelling that fails for its next `failures` calls (a sandbox gone mid-way), real otherwise.
-const relabel = vi.hoisted(() => ({ failures: 0 }));
+const relabel = vi.hoisted(() => ({ failures: 0, onCall: null as (() => void) | null }));
 vi.mock('../rl/hindsight', async (importOriginal) => {
   const real = await importOriginal<typeof Hindsight>();
   return {
     ...real,
     relabelEpisode: (...a: Parameters<typeof real.relabelEpisode>) => {
+      relabel.onCall?.();
       if (relabel.failures === 0) return real.relabelEpisode(...a);
       relabel.failures -= 1;
       return Promise.reject(new Error('sandbox gone'));
@@ -255,6 +256,23 @@ describe('RolloutEngine', () => {
     expect(g.relabelled).toEqual([]);
     expect(stored).toHaveLength(1);
     expect(events.some((ev) => ev.kind === 'error' && ev.meta?.job === 3)).toBe(true);
+    e.dispose();
+  });
+
+  it('a job aborted while its finished group is relabelled resolves aborted, and nothing is stored', async () => {
+    // It had left `jobs` when it finished playing: the abort was lost, and the group was stored
+    // under seqs the controller had dropped.
+    const { e, stored } = engine();
+    e.offer(0, initParams(args, 1), 0);
+    relabel.onCall = () => e.abort(6);
+    try {
+      const g = await e.play(job(6, 0, 2, 1e6));
+      expect(g.status).toBe('aborted');
+      expect(g.seqs).toEqual([]);
+      expect(stored).toEqual([]);
+    } finally {
+      relabel.onCall = null;
+    }
     e.dispose();
   });
 

@@ -101,6 +101,8 @@ export class RolloutEngine {
   private readonly recorder = new TrajectoryRecorder(-1);
   private readonly jobs = new Map<number, ActiveJob>();
   private readonly waiting = new Set<WaitingJob>();
+  /** Jobs done playing whose group is being relabelled, not yet stored. */
+  private readonly finishing = new Map<number, ActiveJob>();
   private disposed = false;
   private looping = false;
   private stepsSinceOffer = 0;
@@ -187,6 +189,8 @@ export class RolloutEngine {
         w.aborted = true;
         w.wake(); // its `play` returns the aborted group
       }
+    const finishing = this.finishing.get(jobId);
+    if (finishing) finishing.aborted = true; // its finish resolves it as aborted, unstored
     const a = this.jobs.get(jobId);
     if (!a) return;
     a.aborted = true;
@@ -399,6 +403,16 @@ export class RolloutEngine {
 
   private async finish(a: ActiveJob): Promise<void> {
     this.jobs.delete(a.job.jobId); // synchronously, before the next decode step
+    // Until its trajectories go to the store, an abort still drops the job (`abort` marks it).
+    this.finishing.set(a.job.jobId, a);
+    try {
+      await this.finishJob(a);
+    } finally {
+      this.finishing.delete(a.job.jobId);
+    }
+  }
+
+  private async finishJob(a: ActiveJob): Promise<void> {
     const trajectories = a.episodes.map((ep) => {
       const tr = this.recorder.trajectory(ep, a.job.task.id);
       this.recorder.forget(ep);
@@ -425,6 +439,15 @@ export class RolloutEngine {
         });
       }
     }
+    if (a.aborted) {
+      // Aborted while it was relabelled: nothing is stored under seqs the controller dropped.
+      a.resolve({
+        ...this.abortedGroup(a.job.jobId, a.startVersion, a.startedAt),
+        interrupted: a.interrupted.size,
+      });
+      return;
+    }
+    this.finishing.delete(a.job.jobId); // from here on it is stored: an abort comes too late
     const t = now();
     const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
     const group: PlayedGroup = {
