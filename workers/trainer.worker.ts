@@ -8,11 +8,11 @@ import {
 } from '../src/lib/policy/backend';
 import type { ModelArgs, TrainerConfig } from '../src/lib/policy/config';
 import type { LoraConfig } from '../src/lib/policy/lora';
-import { policyFromCheckpoint, trainerFromCheckpoint } from '../src/lib/policy/restore';
+import { missingBase, policyFromCheckpoint, trainerFromCheckpoint } from '../src/lib/policy/restore';
 import type { Params } from '../src/lib/policy/model';
 import { metricNumbers, type StepMetrics } from '../src/lib/policy/metrics';
 import { PolicyTrainer } from '../src/lib/policy/trainer';
-import { packOptimizer, packParams, type Checkpoint } from '../src/lib/policy/weights';
+import { packOptimizer, type Checkpoint } from '../src/lib/policy/weights';
 import { now, type TimelineEvent } from '../src/lib/pipeline/events';
 import { PARAMS_CHANNEL, type VersionAnnounce } from '../src/lib/pipeline/params-channel';
 import type { TrainOutcome } from '../src/lib/pipeline/types';
@@ -434,7 +434,12 @@ const api = {
     return requireTrainer().fingerprint();
   },
 
-  /** Publishes the current weights and Adam state as the next version of `runId` in IndexedDB. */
+  /**
+   * Publishes the current policy and Adam state as the next version of `runId` in IndexedDB, as a
+   * pipeline publish stores it: every parameter, or with LoRA the adapters (and the `lora` field).
+   * A LoRA version merges into the run's newest full version below it: when that is not this
+   * trainer's base (none yet, or another policy's), the base is stored first, as its own version.
+   */
   async save(
     runId: string,
     config: Record<string, unknown> = {},
@@ -444,24 +449,28 @@ const api = {
     const d = await database();
     await ensureRun(d, { id: runId, name: runId, config });
     const latest = await latestVersion(d, runId);
-    const next = Math.max(version, latest?.version ?? -1) + 1;
+    let next = Math.max(version, latest?.version ?? -1) + 1;
     const checkpoint: Checkpoint = {
-      format: 'sandbox-rl-lab/weights@1',
-      model: t.args,
-      params: await packParams(t.params),
+      ...(await t.exportPolicy()),
       optimizer: await packOptimizer(t.optimizer),
-      step: t.step,
     };
-    await putVersion(d, {
+    const record: WeightsRecord = {
       runId,
       version: next,
       createdAt: Date.now(),
       checkpoint,
       metrics: { step: t.step },
       milestone: false,
-    });
+    };
+    const base = await missingBase(t, await loraBaseOf(d, record));
+    let bytes = checkpoint.params.data.byteLength + (checkpoint.optimizer?.data.byteLength ?? 0);
+    if (base) {
+      await putVersion(d, { ...record, checkpoint: base, metrics: { step: base.step } });
+      bytes += base.params.data.byteLength;
+      next += 1;
+    }
+    await putVersion(d, { ...record, version: next });
     version = next;
-    const bytes = checkpoint.params.data.byteLength + (checkpoint.optimizer?.data.byteLength ?? 0);
     emit({ lane: 'store', kind: 'publish', t0, t1: now(), version, meta: { bytes } });
     return { version, bytes };
   },

@@ -2,11 +2,18 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { imitationBatch } from '../rl/synthetic';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs, type TrainerConfig } from './config';
-import { DEFAULT_LORA, mergeLora, type LoraConfig } from './lora';
+import { DEFAULT_LORA, LORA_TRAINED_WHOLE, mergeLora, type LoraConfig } from './lora';
 import { forward } from './model';
-import { policyFromCheckpoint, trainerFromCheckpoint } from './restore';
+import { missingBase, policyFromCheckpoint, trainerFromCheckpoint } from './restore';
 import { PolicyTrainer } from './trainer';
-import { packOptimizer, type Checkpoint } from './weights';
+import {
+  packOptimizer,
+  packParams,
+  packTensors,
+  unpackTensors,
+  type Checkpoint,
+  type PackedTensors,
+} from './weights';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 16, nHeads: 2, dMlp: 32 };
 const config: TrainerConfig = { ...DEFAULT_TRAINER_CONFIG, learningRate: 1e-2, loss: 'ppo' };
@@ -106,6 +113,134 @@ describe('a trainer restored from a stored version', () => {
     await expect(trainerFromCheckpoint(wrong, base, config)).rejects.toThrow(/adapter .* in the store/);
     expect(tf.memory().numTensors).toBe(before);
     t.dispose();
+  });
+});
+
+/** `packed` without the entries `drop` rejects, repacked. */
+async function without(
+  packed: PackedTensors,
+  drop: (name: string, i: number) => boolean,
+): Promise<PackedTensors> {
+  const all = unpackTensors(packed);
+  const out = await packTensors(all.filter(({ name }, i) => !drop(name, i)));
+  tf.dispose(all.map((n) => n.tensor));
+  return out;
+}
+
+describe('a stored Adam state that does not fit the trainer', () => {
+  it('a LoRA trainer stored as the Trainer panel used to (its base, with the adapters’ Adam state) is refused, saying why', async () => {
+    const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    await t.trainStep(imitationBatch(4, args.contextLength, 1));
+    const old: Checkpoint = {
+      format: 'sandbox-rl-lab/weights@1',
+      model: t.args,
+      params: await packParams(t.params),
+      optimizer: await packOptimizer(t.optimizer),
+      step: t.step,
+    };
+    const before = tf.memory().numTensors;
+    await expect(trainerFromCheckpoint(old, undefined, config)).rejects.toThrow(
+      /the stored Adam state holds \d+ moments, the trainer trains \d+ tensors \(parameters, \d+ moments\): the version's optimiser state is not for its weights/,
+    );
+    expect(tf.memory().numTensors).toBe(before);
+    t.dispose();
+  });
+
+  it('a full version with the Adam state of another model shape is refused, naming the tensor', async () => {
+    const t = new PolicyTrainer(args, config);
+    const wide = new PolicyTrainer({ ...args, dMlp: 64 }, config);
+    await wide.trainStep(imitationBatch(4, args.contextLength, 1));
+    await t.trainStep(imitationBatch(4, args.contextLength, 1));
+    const mixed = { ...(await stored(t)), optimizer: await packOptimizer(wide.optimizer) };
+    const before = tf.memory().numTensors;
+    await expect(trainerFromCheckpoint(mixed, undefined, config)).rejects.toThrow(
+      /the stored Adam moment \S+ is \[16, 64\], the trainer's \S+ \(parameters, position \d+\) \[16, 32\]/,
+    );
+    expect(tf.memory().numTensors).toBe(before);
+    t.dispose();
+    wide.dispose();
+  });
+
+  it('adapters with a full trainer’s Adam state are refused', async () => {
+    const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    const full = new PolicyTrainer(args, config);
+    const base = await t.exportPolicy(true);
+    await t.trainStep(imitationBatch(4, args.contextLength, 1));
+    await full.trainStep(imitationBatch(4, args.contextLength, 1));
+    const mixed = { ...(await stored(t)), optimizer: await packOptimizer(full.optimizer) };
+    const before = tf.memory().numTensors;
+    await expect(trainerFromCheckpoint(mixed, base, config)).rejects.toThrow(
+      /\(LoRA adapters, \d+ moments\)/,
+    );
+    expect(tf.memory().numTensors).toBe(before);
+    t.dispose();
+    full.dispose();
+  });
+
+  it('a LoRA version stored before the value head trained beside the adapters still loads and trains', async () => {
+    const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    const base = await t.exportPolicy(true);
+    await t.trainStep(imitationBatch(4, args.contextLength, 1));
+    const now = await stored(t);
+    const n = t.adapters?.size ?? 0;
+    const whole = LORA_TRAINED_WHOLE.length;
+    // Moments: iter, then n first moments, then n second ones; the value head's are the last of each.
+    const older: Checkpoint = {
+      ...now,
+      params: await without(now.params, (name) => LORA_TRAINED_WHOLE.includes(name)),
+      optimizer: await without(
+        now.optimizer ?? now.params,
+        (_n, i) => (i > n - whole && i <= n) || i > 2 * n - whole,
+      ),
+    };
+    expect(older.optimizer?.entries.length).toBe(1 + 2 * (n - whole));
+    const restored = await trainerFromCheckpoint(older, base, config);
+    const m = await restored.trainStep(imitationBatch(4, args.contextLength, 2));
+    expect(Number.isFinite(m.loss)).toBe(true);
+    t.dispose();
+    restored.dispose();
+  });
+
+  it('a checkpoint whose trainer cannot be built (LoRA rank 0) leaks nothing', async () => {
+    const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    const base = await t.exportPolicy(true);
+    const bad = { ...(await stored(t)), lora: { ...DEFAULT_LORA, rank: 0 } };
+    const before = tf.memory().numTensors;
+    await expect(trainerFromCheckpoint(bad, base, config)).rejects.toThrow(/rank must be a positive integer/);
+    expect(tf.memory().numTensors).toBe(before);
+    t.dispose();
+  });
+});
+
+describe('a version saved from the Trainer panel (save(): the policy as a pipeline publishes it)', () => {
+  it('of a LoRA trainer: its base goes first when the run lacks it, and the adapters load back onto it', async () => {
+    const batch = (i: number) => imitationBatch(4, args.contextLength, 20 + i);
+    const t = new PolicyTrainer(args, config, undefined, DEFAULT_LORA);
+    await t.trainStep(batch(0));
+    const base = await missingBase(t, undefined);
+    if (!base) throw new Error('no base');
+    expect(base.lora).toBeUndefined();
+    expect(base.optimizer).toBeUndefined();
+    expect(base.step).toBe(0);
+    const adapters = await stored(t);
+    expect(adapters.lora).toEqual(DEFAULT_LORA);
+    // The run holds it now: nothing more to store; another base (or none) needs it again.
+    expect(await missingBase(t, base)).toBeUndefined();
+    const other = new PolicyTrainer(args, { ...config, seed: 9 }, undefined, DEFAULT_LORA);
+    expect(await missingBase(t, await other.exportPolicy(true))).toBeDefined();
+    expect(await missingBase(t, adapters)).toBeDefined();
+    const full = new PolicyTrainer(args, config);
+    expect(await missingBase(full, undefined)).toBeUndefined();
+
+    const restored = await trainerFromCheckpoint(adapters, base, config);
+    expect(restored.step).toBe(1);
+    await t.trainStep(batch(1));
+    await restored.trainStep(batch(1));
+    expect(values(restored.adapters)).toEqual(values(t.adapters));
+    expect(values(restored.params)).toEqual(values(t.params));
+    const plain = await trainerFromCheckpoint(base, undefined, config); // the base alone loads too
+    expect(plain.adapters).toBeNull();
+    for (const x of [t, other, full, restored, plain]) x.dispose();
   });
 });
 

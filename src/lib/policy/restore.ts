@@ -1,9 +1,15 @@
 import * as tf from '@tensorflow/tfjs';
 import type { TrainerConfig } from './config';
-import { mergedWeights, type LoraConfig } from './lora';
+import { LORA_TRAINED_WHOLE, mergedWeights, type LoraConfig } from './lora';
 import type { Params } from './model';
 import { PolicyTrainer } from './trainer';
-import { adaptersFromCheckpoint, paramsFromCheckpoint, unpackTensors, type Checkpoint } from './weights';
+import {
+  adaptersFromCheckpoint,
+  paramsFromCheckpoint,
+  unpackTensors,
+  type Checkpoint,
+  type PackedTensors,
+} from './weights';
 
 /** Checks that `base` can be the base of the LoRA checkpoint `checkpoint`. */
 function checkBase(checkpoint: Checkpoint, base: Checkpoint | undefined): Checkpoint {
@@ -23,12 +29,95 @@ function checkBase(checkpoint: Checkpoint, base: Checkpoint | undefined): Checkp
  */
 export function policyFromCheckpoint(checkpoint: Checkpoint, base: Checkpoint | undefined): Params {
   if (!checkpoint.lora) return paramsFromCheckpoint(checkpoint);
+  const lora = checkpoint.lora;
   const baseParams = paramsFromCheckpoint(checkBase(checkpoint, base));
-  const adapters = adaptersFromCheckpoint(checkpoint);
-  const merged = mergedWeights(baseParams, adapters, checkpoint.lora);
-  const out: Params = new Map([...merged].map(([name, t]) => [name, tf.variable(t, true)]));
-  tf.dispose([...merged.values(), ...adapters.values(), ...baseParams.values()]);
-  return out;
+  let adapters: Params | undefined;
+  try {
+    adapters = adaptersFromCheckpoint(checkpoint);
+    const merged = mergedWeights(baseParams, adapters, lora);
+    const out: Params = new Map([...merged].map(([name, t]) => [name, tf.variable(t, true)]));
+    tf.dispose([...merged.values()]);
+    return out;
+  } finally {
+    tf.dispose([...(adapters?.values() ?? []), ...baseParams.values()]);
+  }
+}
+
+const shapeOf = (shape: readonly number[]) => `[${shape.join(', ')}]`;
+
+/**
+ * Checks that a stored Adam state fits `trainer`: Adam keeps its moments by position (the
+ * variables' names are not stable across sessions), `iter`, then a first moment per trained
+ * tensor, then a second moment per trained tensor, each of that tensor's shape. A state of
+ * another policy (another model, every parameter where the trainer trains adapters, or the
+ * reverse) would load silently and break the next step. It may hold no moments (no step taken
+ * yet), or, for a LoRA version stored before the value head trained beside the adapters (it
+ * lacks `LORA_TRAINED_WHOLE`), the moments of the adapters only: those tensors come last, and
+ * start with moments of zero (see `PolicyTrainer.loadAdapters`).
+ */
+function checkAdamState(state: PackedTensors, trainer: PolicyTrainer, checkpoint: Checkpoint): void {
+  const vars = [...(trainer.adapters ?? trainer.params)];
+  const what = trainer.adapters ? 'LoRA adapters' : 'parameters';
+  const [iter, ...moments] = state.entries;
+  if (iter?.name !== 'iter' || iter.shape.length !== 0)
+    throw new Error(`the stored Adam state does not start with its step counter (${iter?.name ?? 'empty'})`);
+  const stored = new Set(checkpoint.params.entries.map((e) => e.name));
+  const olderLora =
+    checkpoint.lora && trainer.adapters
+      ? LORA_TRAINED_WHOLE.filter((n) => trainer.adapters?.has(n) && !stored.has(n)).length
+      : 0;
+  const n = moments.length / 2;
+  const fits = n === 0 || n === vars.length || (olderLora > 0 && n === vars.length - olderLora);
+  if (!fits)
+    throw new Error(
+      `the stored Adam state holds ${moments.length} moments, the trainer trains ${vars.length} ` +
+        `tensors (${what}, ${2 * vars.length} moments): the version's optimiser state is not for its weights`,
+    );
+  for (let i = 0; i < n; i++) {
+    const [name, v] = vars[i] ?? [];
+    for (const m of [moments[i], moments[n + i]])
+      if (!m || !v || m.shape.join() !== v.shape.join())
+        throw new Error(
+          `the stored Adam moment ${m?.name ?? i} is ${shapeOf(m?.shape ?? [])}, the trainer's ` +
+            `${name ?? i} (${what}, position ${i}) ${shapeOf(v?.shape ?? [])}: the version's ` +
+            `optimiser state is not for its weights`,
+        );
+  }
+}
+
+/**
+ * The full version a LoRA trainer's adapters need stored before them, or undefined when they
+ * need none (a trainer of every parameter, or `storedBase` is its base). A LoRA version merges
+ * into its run's newest full version at or below it (`storedBase`): when that is not the
+ * trainer's own base (the run has none yet, or another policy's), the adapters would load onto
+ * the wrong weights, or not at all. The base goes in as a LoRA pipeline run's version 0: every
+ * parameter of the frozen base, step 0, without Adam state (the trainer's is the adapters').
+ */
+export async function missingBase(
+  trainer: PolicyTrainer,
+  storedBase: Checkpoint | undefined,
+): Promise<Checkpoint | undefined> {
+  if (!trainer.adapters || !trainer.lora) return undefined;
+  const own: Checkpoint = { ...(await trainer.exportPolicy(true)), step: 0 };
+  return storedBase && sameWeights(storedBase, own) ? undefined : own;
+}
+
+/** Whether two checkpoints hold the same model and bit-identical tensors, laid out alike. */
+function sameWeights(a: Checkpoint, b: Checkpoint): boolean {
+  const ma: Record<string, unknown> = { ...a.model };
+  const mb: Record<string, unknown> = { ...b.model };
+  if (Boolean(a.lora) !== Boolean(b.lora)) return false;
+  if ([...new Set([...Object.keys(ma), ...Object.keys(mb)])].some((k) => ma[k] !== mb[k])) return false;
+  const ea = a.params.entries;
+  const eb = b.params.entries;
+  const entry = (e: (typeof ea)[number]) => `${e.name}:${e.shape.join()}:${e.dtype}:${e.offset}`;
+  if (ea.length !== eb.length || ea.some((e, i) => !eb[i] || entry(e) !== entry(eb[i]))) return false;
+  if (a.params.data.byteLength !== b.params.data.byteLength) return false;
+  // Bitwise (as int32): -0 and 0 differ, and a NaN equals itself.
+  const da = new Int32Array(a.params.data);
+  const db = new Int32Array(b.params.data);
+  for (let i = 0; i < da.length; i++) if (da[i] !== db[i]) return false;
+  return true;
 }
 
 /**
@@ -45,30 +134,42 @@ export async function trainerFromCheckpoint(
   config: TrainerConfig,
   lora?: LoraConfig,
 ): Promise<PolicyTrainer> {
-  let trainer: PolicyTrainer;
   // Fresh adapters go only on an untrained full version (a LoRA run's version 0): a trained full
   // version's Adam state is for every parameter, and it goes on training every parameter.
   const freshAdapters = !checkpoint.lora && checkpoint.step === 0 ? lora : undefined;
-  if (checkpoint.lora) {
-    const baseParams = paramsFromCheckpoint(checkBase(checkpoint, base));
-    const adapters = adaptersFromCheckpoint(checkpoint);
-    trainer = new PolicyTrainer(checkpoint.model, config, baseParams, checkpoint.lora);
-    try {
-      trainer.loadAdapters(adapters);
-    } catch (err) {
-      trainer.dispose();
-      throw err;
-    } finally {
-      tf.dispose([...adapters.values()]);
-    }
-  } else {
-    trainer = new PolicyTrainer(checkpoint.model, config, paramsFromCheckpoint(checkpoint), freshAdapters);
+  const stored = checkpoint.lora;
+  const params = stored
+    ? paramsFromCheckpoint(checkBase(checkpoint, base))
+    : paramsFromCheckpoint(checkpoint);
+  let trainer: PolicyTrainer;
+  try {
+    trainer = new PolicyTrainer(checkpoint.model, config, params, stored ?? freshAdapters);
+  } catch (err) {
+    tf.dispose([...params.values()]);
+    throw err;
   }
-  trainer.step = checkpoint.step;
-  if (checkpoint.optimizer) {
-    const named = unpackTensors(checkpoint.optimizer);
-    await trainer.optimizer.setWeights(named);
-    tf.dispose(named.map((n) => n.tensor));
+  try {
+    if (stored) {
+      const adapters = adaptersFromCheckpoint(checkpoint);
+      try {
+        trainer.loadAdapters(adapters);
+      } finally {
+        tf.dispose([...adapters.values()]);
+      }
+    }
+    trainer.step = checkpoint.step;
+    if (checkpoint.optimizer) {
+      checkAdamState(checkpoint.optimizer, trainer, checkpoint);
+      const named = unpackTensors(checkpoint.optimizer);
+      try {
+        await trainer.optimizer.setWeights(named);
+      } finally {
+        tf.dispose(named.map((n) => n.tensor));
+      }
+    }
+  } catch (err) {
+    trainer.dispose();
+    throw err;
   }
   return trainer;
 }
