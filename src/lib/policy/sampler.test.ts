@@ -6,9 +6,10 @@ import { DEFAULT_ENV_CONFIG } from '../env/config';
 import { Rng } from '../rl/random';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import { DEFAULT_MODEL_ARGS } from './config';
+import type { Episode } from '../env/episode';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from './config';
 import { initParams } from './model';
-import { PolicyAgent, pickMasked } from './sampler';
+import { CachedPolicyAgent, DEFAULT_SAMPLER, PolicyAgent, pickMasked } from './sampler';
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {
@@ -57,6 +58,49 @@ describe('masked sampling', () => {
     expect(() => pickMasked(logits, new Uint8Array(4), { greedy: true, temperature: 1 }, new Rng(1))).toThrow(
       /no legal/,
     );
+  });
+});
+
+describe('logits that are not finite', () => {
+  const mask = new Uint8Array([1, 1, 1, 0]);
+  it.each([
+    ['NaN', [NaN, 1, 2, 0]],
+    ['+Infinity', [0, Infinity, 2, 0]],
+    ['-Infinity', [0, 1, -Infinity, 0]],
+  ])('a legal %s throws, sampled or greedy, instead of a token with a NaN log-prob', (_label, logits) => {
+    for (const greedy of [false, true])
+      expect(() => pickMasked(logits, mask, { greedy, temperature: 1 }, new Rng(1))).toThrow(
+        /the policy's logits are not finite/,
+      );
+  });
+
+  it('an illegal one is never read', () => {
+    const s = pickMasked([2, 0, 1, NaN], mask, { greedy: false, temperature: 1 }, new Rng(3));
+    expect(Number.isFinite(s.logProb)).toBe(true);
+  });
+});
+
+describe('the cached agent past the context', () => {
+  it('throws as prefill and the uncached agent do, instead of decoding at a clamped position', async () => {
+    const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 8, dModel: 16, nHeads: 2, dMlp: 32 };
+    const params = initParams(args, 1);
+    const tokens = [1, 2, 3, 4];
+    const ep = { tokens, legalMask: () => new Uint8Array(args.vocabSize).fill(1) } as unknown as Episode;
+    const opts = { ...DEFAULT_SAMPLER, rows: 1, greedy: true };
+    const cached = new CachedPolicyAgent('cached', params, args, opts);
+    await cached.choose([ep]); // prefill: 4 tokens of 8
+    tokens.push(5, 6, 7, 8); // exactly the context: still decodes
+    await cached.choose([ep]);
+    expect(cached.steps).toBe(4);
+    tokens.push(9, 10);
+    const past = /episode of 10 tokens exceeds the policy's context 8/;
+    await expect(cached.choose([ep])).rejects.toThrow(past);
+    expect(cached.steps).toBe(4);
+    await expect(new PolicyAgent('plain', params, args, opts).choose([ep])).rejects.toThrow(past);
+    cached.invalidate();
+    await expect(cached.choose([ep])).rejects.toThrow(past); // prefill
+    cached.dispose();
+    tf.dispose([...params.values()]);
   });
 });
 

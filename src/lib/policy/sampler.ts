@@ -31,7 +31,8 @@ export interface Sampled {
 
 /**
  * Picks from `logits` restricted to `mask`: log-softmax over the legal tokens only (the
- * policy head's mask, DESIGN §4), then argmax or a temperature sample.
+ * policy head's mask, DESIGN §4), then argmax or a temperature sample. A legal logit that is not
+ * finite (NaN or ±∞: weights gone bad) throws: no token is picked with a NaN log-prob.
  */
 export function pickMasked(
   logits: ArrayLike<number>,
@@ -40,7 +41,12 @@ export function pickMasked(
   rng: Rng,
 ): Sampled {
   let max = -Infinity;
-  for (let i = 0; i < mask.length; i++) if (mask[i] && (logits[i] ?? 0) > max) max = logits[i] ?? 0;
+  for (let i = 0; i < mask.length; i++) {
+    if (!mask[i]) continue;
+    const x = logits[i] ?? 0;
+    if (!Number.isFinite(x)) throw new Error(`the policy's logits are not finite (token ${i}: ${x})`);
+    if (x > max) max = x;
+  }
   if (max === -Infinity) throw new Error('no legal token to pick');
   let z = 0;
   for (let i = 0; i < mask.length; i++) if (mask[i]) z += Math.exp((logits[i] ?? 0) - max);
@@ -235,11 +241,16 @@ export class CachedPolicyAgent implements TokenAgent {
   private async step(pending: readonly Episode[]): Promise<void> {
     const R = this.opts.rows;
     const V = this.args.vocabSize;
+    const T = this.args.contextLength;
     if (!this.cache) throw new Error('no cache');
+    // As prefill: a token past the context has no position (the clamp below is for idle rows).
+    for (const e of pending)
+      if (e.tokens.length > T)
+        throw new Error(`episode of ${e.tokens.length} tokens exceeds the policy's context ${T}`);
     const tokens = new Int32Array(R).fill(PAD);
-    // An idle row writes a PAD at its next free slot: never attended (beyond its position) and
-    // overwritten when its real token arrives.
-    const positions = Int32Array.from(this.cached, (c) => Math.min(c, this.args.contextLength - 1));
+    // An idle row writes a PAD at its next free slot (a full row: its last, which it no longer
+    // needs): never attended (beyond its position) and overwritten when its real token arrives.
+    const positions = Int32Array.from(this.cached, (c) => Math.min(c, T - 1));
     const active = new Set<number>();
     for (const e of pending) {
       const r = this.row(e);

@@ -185,6 +185,9 @@ export class PolicyTrainer {
    * For `decoupled`, π_prox is `prox` when given (the policy before this batch's first step,
    * see `proximalLogProbs`), else the current weights' log-probs from this step's own forward
    * pass, as a constant: the same values a separate pass would compute, for one pass less.
+   * A loss or gradient norm that is not finite (NaN, ±∞) throws and applies nothing: the weights,
+   * Adam's state and the step count stay as they were (the pipeline then stops the run with the
+   * message, and no NaN version is published).
    */
   async trainStep(batch: TokenBatch, prox?: tf.Tensor2D): Promise<StepMetrics> {
     validateBatch(batch);
@@ -207,7 +210,7 @@ export class PolicyTrainer {
     const nanBehav = relabelled ? tf.isNaN(inputs.behav) : undefined; // [B, T]
     const vars = [...(this.adapters ?? this.params).values()];
     const { clipEps, wCap, valueCoef, entropyCoef } = this.config;
-    const parts: Record<string, tf.Scalar> = tf.tidy(() => {
+    const { parts, update } = tf.tidy(() => {
       let kept: Record<string, tf.Scalar> = {};
       const { value, grads } = tf.variableGrads(() => {
         const { logits, values } = forward(this.weights(), this.args, inputs.tokens); // [B, T, V], [B, T]
@@ -237,31 +240,50 @@ export class PolicyTrainer {
         );
         return policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
       }, vars);
-      const { clipped, norm } = clipByGlobalNorm(grads, this.config.maxGradNorm);
-      this.optimizer.applyGradients(Object.entries(clipped).map(([name, tensor]) => ({ name, tensor })));
-      return { loss: value, gradNorm: norm, ...kept };
+      const { clipped, norm } = clipByGlobalNorm(grads, this.config.maxGradNorm); // each like its variable
+      const scalars: Record<string, tf.Scalar> = { loss: value, gradNorm: norm, ...kept };
+      return { parts: scalars, update: clipped };
     });
     tf.dispose(inputs);
     nanBehav?.dispose();
-    // One readback for every scalar: on WebGPU each read is a buffer map, on the critical path.
+    // One readback for every scalar (on WebGPU each read is a buffer map, on the critical path),
+    // before the update: a step whose loss or gradient is not finite must not reach the weights.
     const names = METRIC_NAMES.filter((n) => parts[n] !== undefined);
     const packed = tf.tidy(() => tf.stack(names.map((n) => parts[n] as tf.Scalar))); // [names]
     tf.dispose(Object.values(parts));
-    const values = await packed.data();
-    packed.dispose();
-    this.step += 1;
+    let values: tf.TypedArray;
+    try {
+      values = await packed.data();
+    } catch (err) {
+      tf.dispose(Object.values(update));
+      throw err;
+    } finally {
+      packed.dispose();
+    }
     const got = (n: (typeof METRIC_NAMES)[number], fallback: number) => {
       const i = names.indexOf(n);
       return i < 0 ? fallback : (values[i] ?? NaN);
     };
+    const loss = got('loss', NaN);
+    const gradNorm = got('gradNorm', NaN);
+    if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
+      // Adam would turn every parameter NaN (and the next version would publish them): the weights,
+      // Adam's state and the step count stay as they were, and the caller learns why.
+      tf.dispose(Object.values(update));
+      const what = Number.isFinite(loss) ? `the gradient norm is ${gradNorm}` : `the loss is ${loss}`;
+      throw new Error(`training step ${this.step + 1}: ${what}: the step was not applied`);
+    }
+    this.optimizer.applyGradients(Object.entries(update).map(([name, tensor]) => ({ name, tensor })));
+    tf.dispose(Object.values(update));
+    this.step += 1;
     return {
       step: this.step,
       lossKind: kind,
-      loss: got('loss', NaN),
+      loss,
       pgLoss: got('pgLoss', NaN),
       valueLoss: got('valueLoss', NaN),
       entropy: got('entropy', NaN),
-      gradNorm: got('gradNorm', NaN),
+      gradNorm,
       approxKl: got('approxKl', 0),
       clipFrac: got('clipFrac', 0),
       wMean: got('wMean', 1),
