@@ -438,6 +438,7 @@ export class RunState {
       // one run, and no tab deletes it meanwhile.
       if (!(await this.locks.hold(runLock(resumeId), done)))
         throw new Error(`run ${resumeId} is training in another tab of this page: stop it there first`);
+      this.runId = resumeId; // from here on, its Delete is refused (also where Web Locks are missing)
       const record = await db.get('runs', resumeId);
       if (!record) throw new Error(`no stored run ${resumeId}`);
       if (record.kind === 'custom')
