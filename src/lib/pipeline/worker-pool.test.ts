@@ -41,7 +41,12 @@ function pool(
   lanes: Lane[] = ['rollout-0', 'rollout-1'],
   spares = 0,
   withCounter = true,
-  opts: { join?: (w: FakeWorker, crash: (m: string) => void) => Promise<void>; startMs?: number } = {},
+  opts: {
+    join?: (w: FakeWorker, crash: (m: string) => void) => Promise<void>;
+    /** How worker n's start goes: 'hang' never answers, 'crash' reports a crash and never answers. */
+    start?: (n: number) => 'ok' | 'hang' | 'crash';
+    startMs?: number;
+  } = {},
 ) {
   let spawned = 0;
   const crashers = new Map<Lane, (m: string) => void>();
@@ -51,11 +56,18 @@ function pool(
   const errors: string[] = [];
   const workers: FakeWorker[] = [];
   const routes = new Map<FakeWorker, (m: string) => void>();
+  /** Workers whose start the pool gave up (it aborted their `giveUp` signal). */
+  const givenUp: number[] = [];
   const p = new WorkerPool<FakeWorker>(
     lanes,
     {
-      prepare: async (onCrash) => {
-        const w = new FakeWorker(spawned++, withCounter);
+      prepare: async (onCrash, giveUp) => {
+        const n = spawned++;
+        giveUp.addEventListener('abort', () => givenUp.push(n));
+        const how = opts.start?.(n) ?? 'ok';
+        if (how === 'crash') onCrash(`worker ${n} died starting`);
+        if (how !== 'ok') return new Promise<FakeWorker>(() => undefined);
+        const w = new FakeWorker(n, withCounter);
         workers.push(w);
         routes.set(w, onCrash);
         return w;
@@ -82,7 +94,7 @@ function pool(
       startMs: opts.startMs ?? 60_000,
     },
   );
-  return { p, crashers, joined, lost, events, errors, workers, routes };
+  return { p, crashers, joined, lost, events, errors, workers, routes, givenUp };
 }
 
 /**
@@ -326,6 +338,36 @@ describe('WorkerPool', () => {
     expect(workers.map((w) => w.terminated)).toEqual([true, true, true]);
     expect(joined).toHaveLength(1);
     p.close();
+  });
+
+  it('a worker that crashes or hangs while it starts is given up (told to end) and another takes the lane', async () => {
+    // The pool never held the object of a worker that did not start: the hook must end it.
+    for (const how of ['crash', 'hang'] as const) {
+      const { p, joined, givenUp, errors } = pool(['rollout-0'], 0, true, {
+        start: (n) => (n === 0 ? how : 'ok'),
+        startMs: 150,
+      });
+      await p.start();
+      expect(givenUp).toEqual([0]);
+      expect(joined).toEqual([['rollout-0', 1]]);
+      expect(errors).toEqual([]);
+      p.close();
+    }
+  });
+
+  it('a replacement still starting when the pool closes reports no error when it fails later', async () => {
+    // Its failure came up to startMs after the Stop, and ended whatever run was current then.
+    const { p, crashers, errors, workers } = pool(['rollout-0'], 0, true, {
+      join: (w) => (w.n === 0 ? Promise.resolve() : new Promise(() => undefined)),
+      startMs: 100,
+    });
+    await p.start();
+    crashers.get('rollout-0')?.('boom');
+    await vi.waitFor(() => expect(workers).toHaveLength(2));
+    p.close();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(errors).toEqual([]);
+    expect(workers.every((w) => w.terminated)).toBe(true);
   });
 
   it('a spare that died while it waited is not given a lane', async () => {

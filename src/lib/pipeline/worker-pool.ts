@@ -88,9 +88,10 @@ export interface FaultRecord {
 export interface PoolHooks<W extends PoolWorker> {
   /**
    * Starts and initialises a worker, not yet part of the run; `onCrash` is called if it throws an
-   * uncaught error or fails to load.
+   * uncaught error or fails to load. `giveUp` aborts when the pool gives this start up (a crash,
+   * `startMs` without an answer): terminate what was started, which may never answer.
    */
-  prepare(onCrash: (message: string) => void): Promise<W>;
+  prepare(onCrash: (message: string) => void, giveUp: AbortSignal): Promise<W>;
   /** Makes a prepared worker play for `lane` (joins the run, adopts the newest version). */
   join(worker: W, lane: Lane): Promise<void>;
   /** The worker is ready: give it work. */
@@ -229,8 +230,9 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
   private prepare(): Promise<Prepared<W>> {
     const starting = crashSignal('it crashed while starting');
     const route: Prepared<W>['route'] = { crash: starting.crash };
+    const giveUp = new AbortController();
     const ready = this.hooks
-      .prepare((message) => route.crash(message))
+      .prepare((message) => route.crash(message), giveUp.signal)
       .then((worker) => {
         const prepared: Prepared<W> = { worker, route, died: null };
         // Idle as a spare until it takes a lane: a crash then marks it, and it is not used.
@@ -239,7 +241,10 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
       });
     return bounded(ready, this.config.startMs, 'the worker did not start', starting.promise, (p) =>
       p.worker.terminate(),
-    );
+    ).catch((err: unknown) => {
+      giveUp.abort(err); // a worker that crashed or hangs while it starts never answers: end it
+      throw err;
+    });
   }
 
   /** Starts spares up to the configured number (failures are retried at the next refill). */
@@ -423,10 +428,13 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
           },
         });
       },
-      (err: unknown) =>
+      (err: unknown) => {
+        // Once closed (the run stopped), a replacement's late failure is no error of any run.
+        if (this.closed) return;
         this.hooks.onError?.(
           `could not replace ${m.lane}: ${err instanceof Error ? err.message : String(err)}`,
-        ),
+        );
+      },
     );
   }
 }
