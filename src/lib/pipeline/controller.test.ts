@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { Task } from '../env/suite';
 import type { StepMetrics } from '../policy/trainer';
@@ -139,8 +139,8 @@ class FakeSource implements JobSource {
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
-function setup(over: Partial<PipelineConfig> = {}, workers = 3) {
-  const config: PipelineConfig = {
+function configOf(over: Partial<PipelineConfig> = {}): PipelineConfig {
+  return {
     eta: 0,
     batchGroups: 2,
     groupSize: 2,
@@ -153,6 +153,10 @@ function setup(over: Partial<PipelineConfig> = {}, workers = 3) {
     maxJobFailures: 1,
     ...over,
   };
+}
+
+function setup(over: Partial<PipelineConfig> = {}, workers = 3) {
+  const config = configOf(over);
   const source = new FakeSource();
   const trainer = new FakeTrainer();
   const events: TimelineEvent[] = [];
@@ -175,6 +179,24 @@ function setup(over: Partial<PipelineConfig> = {}, workers = 3) {
 }
 
 describe('Pipeline', () => {
+  it('a pipeline stopped before it starts stays stopped: no job, no timer', () => {
+    // A Stop during a run's start-up reached the pipeline first; its later start set a timer no
+    // one cleared and handed out jobs.
+    const p = new Pipeline(configOf(), new FakeSource(), new FakeTrainer(), 'run', {
+      emit: () => undefined,
+      onError: () => undefined,
+      onStep: () => undefined,
+    });
+    const w = new FakeWorker();
+    p.addWorker('w0', w, 'rollout-0');
+    p.stop();
+    const intervals = vi.spyOn(globalThis, 'setInterval');
+    p.start(100);
+    expect(intervals).not.toHaveBeenCalled();
+    expect(w.jobs.size).toBe(0);
+    intervals.mockRestore();
+  });
+
   it('η = 0 is synchronous: one batch per version, no rollout while the trainer computes', async () => {
     const { p, trainer, ws, running, steps } = setup({ eta: 0 });
     expect(running()).toBe(2); // B groups, not every free slot

@@ -236,6 +236,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
 
   /** Starts scheduling; `tickMs` > 0 runs the preemption check on a timer (0: call `tick()` yourself). */
   start(tickMs = 100): void {
+    if (this.stopped) return; // a stopped pipeline stays stopped: no timer to outlive it
     this.trainerReady = true;
     if (tickMs > 0) this.timer = setInterval(() => this.tick(), tickMs);
     this.pump();

@@ -221,11 +221,13 @@ export class PipelineSession {
 
   /** Starts the rollout workers and scheduling (the trainer has published the run's version). */
   async start(): Promise<void> {
+    if (this.pipeline.isStopped) return; // stopped before it started: no workers to outlive it
     const s = this.settings;
     const rows = s.slotsPerWorker * s.code.groupSize;
     this.pool = new WorkerPool<PooledRollout, RolloutStats>(this.lanes, {
-      prepare: async (onCrash) => {
+      prepare: async (onCrash, giveUp) => {
         const bridge = new RolloutBridge('rollout', onCrash);
+        giveUp.addEventListener('abort', () => bridge.terminate()); // it crashed or hangs: it never answers
         const counter = newBeacon();
         try {
           const r = await bridge.prepare(

@@ -30,7 +30,7 @@ import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { jobSourceOf, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { count } from './plural';
 import { CrashSafeWorker } from './crash-safe-worker';
-import { failureSignal } from './failure-signal';
+import { StartUp } from './start-up';
 import { TabLocks } from './tab-locks';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
@@ -152,6 +152,13 @@ export interface Comparison {
   planned: number;
 }
 
+/**
+ * How long a Stop waits for a run's start-up to end by itself before giving it up, ms. A start-up
+ * here takes a few seconds (its rollout workers' backends and sandboxes); one that does not end
+ * within this waits on something that does not answer (a hung trainer, a blocked storage open).
+ */
+export const STOP_STARTUP_MS = 20_000;
+
 /** Episodes each leg of the race trains on (about 40 versions). */
 export const RACE_SAMPLES = 640;
 /** Episodes each leg of the staleness sweep trains on (about 20 versions), and its η values. */
@@ -245,8 +252,11 @@ export class RunState {
   private storageGone: string | null = null;
   private evalChain: Promise<void> = Promise.resolve();
   private ending = false;
-  /** While a run starts: resolves when that run ends (a Stop meanwhile waits for it). */
-  private starting: Promise<void> | null = null;
+  /**
+   * While a run starts: its start-up, and what resolves when that run ends (a Stop meanwhile
+   * waits for it, up to `STOP_STARTUP_MS`).
+   */
+  private starting: { startup: StartUp; done: Promise<void> } | null = null;
   /** How a Stop or a failure during the start-up asked the run to end, applied once it is built. */
   private endRequested: 'paused' | 'failed' | null = null;
   /** Ticks since the storage estimate was last read (it is read every 2 s). */
@@ -398,19 +408,19 @@ export class RunState {
     this.trainer.status = 'busy';
     this.t0 = performance.now();
     const done = new Promise<void>((resolve) => (this.finished = resolve));
-    // A dead trainer never answers: a crash during the start-up ends it. (Once the session exists,
-    // it restarts the trainer from the store too; the stop below then waits for that restart.)
+    // A dead trainer never answers: a crash during the start-up gives it up (and what it would
+    // build next is not built). Once the session exists, it restarts the trainer from the store
+    // too; the stop below then waits for that restart.
+    const startup = new StartUp();
     let crashed = false;
-    const crash = failureSignal();
     const offCrash = this.trainer.onCrash((m) => {
       crashed = true;
-      crash.reject(new Error(`the trainer worker crashed while the run started: ${m}`));
+      startup.abandon(new Error(`the trainer worker crashed while the run started: ${m}`));
     });
-    const startup = Promise.race([this.startUp(opts, resumeId, done), crash.promise]);
-    this.starting = done;
+    this.starting = { startup, done };
     let failed = false;
     try {
-      await startup;
+      await startup.run((su) => this.startUp(opts, resumeId, done, su));
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
       failed = true;
@@ -422,15 +432,26 @@ export class RunState {
     const requested = this.endRequested;
     this.endRequested = null;
     if (failed || requested) {
-      if (crashed && !this.session) await this.trainer.restart(); // the page gets a working trainer
-      await this.end(failed ? 'failed' : (requested ?? 'paused'));
+      // A crashed trainer, or one a given-up start-up may have left hanging: the page gets a
+      // working one (a built session restarts its own trainer when it stops).
+      if ((crashed || startup.interrupted) && !this.session) await this.trainer.restart();
+      await this.end(requested ?? 'failed'); // a Stop's own status, even where the start-up was given up
     }
     return done;
   }
 
-  /** What `begin` does until the run trains: prepare the trainer, build the session, start it. */
-  private async startUp(opts: RunOptions, resumeId: string | null, done: Promise<void>): Promise<void> {
+  /**
+   * What `begin` does until the run trains: prepare the trainer, build the session, start it.
+   * `su.check()` after every await: a start-up given up meanwhile builds nothing more.
+   */
+  private async startUp(
+    opts: RunOptions,
+    resumeId: string | null,
+    done: Promise<void>,
+    su: StartUp,
+  ): Promise<void> {
     const db = await this.database();
+    su.check();
     let settings: RunSettings;
     let session: PipelineSession;
     if (resumeId) {
@@ -438,8 +459,10 @@ export class RunState {
       // one run, and no tab deletes it meanwhile.
       if (!(await this.locks.hold(runLock(resumeId), done)))
         throw new Error(`run ${resumeId} is training in another tab of this page: stop it there first`);
+      su.check();
       this.runId = resumeId; // from here on, its Delete is refused (also where Web Locks are missing)
       const record = await db.get('runs', resumeId);
+      su.check();
       if (!record) throw new Error(`no stored run ${resumeId}`);
       if (record.kind === 'custom')
         throw new Error(
@@ -450,8 +473,10 @@ export class RunState {
       this.settings = settings;
       this.tasksFollowSaved = false;
       const point = await this.trainer.api.resumeRun(runInit(resumeId, settings), policyReset(settings));
+      su.check();
       const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
       const past = await loadHistory(db, resumeId);
+      su.check();
       session = this.createSession(resumeId, settings, {
         version: point.version,
         ...resumeKeys(point.run.progress, unconsumed, last),
@@ -472,17 +497,20 @@ export class RunState {
       const runId = newRunId();
       void this.locks.hold(runLock(runId), done);
       await this.trainer.api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom });
+      su.check();
       session = this.createSession(runId, settings, null);
       this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
       this.firstVersion = 0;
       this.history = this.historyWriter(db, runId, 0, 0);
       await this.trainer.api.startRun(session.runInit, session.progress());
+      su.check();
     }
     this.runId = session.runId;
     this.runSettings = settings;
     this.curriculum = session.source.curriculum.view();
     this.ticker = setInterval(() => void this.tick(), 250);
-    await session.start();
+    await session.start(); // a session stopped meanwhile starts no worker
+    su.check();
     this.rolloutBackend = session.rolloutBackend;
     void this.refreshRuns();
     if ((opts.evalEvery ?? 10) > 0) this.evaluateNow(session.pipeline.version);
@@ -833,10 +861,12 @@ export class RunState {
 
   private async end(status: 'paused' | 'failed'): Promise<void> {
     if (this.starting) {
-      // The start-up is in progress: it ends the run as soon as it has built what it stops.
+      // The start-up is in progress: it ends the run as soon as it has built what it stops, or
+      // once it is given up for not ending in time.
       this.endRequested = this.endRequested === 'failed' ? 'failed' : status;
       this.stopping = true;
-      return this.starting;
+      this.starting.startup.stopWithin(STOP_STARTUP_MS);
+      return this.starting.done;
     }
     const s = this.session;
     if (this.ending || (!s && !this.running)) return;
