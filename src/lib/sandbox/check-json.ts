@@ -35,7 +35,7 @@ export const SERIALIZE_JSON = `(isFinite, getProto, isArray, keys, stringify, ob
     if (problem !== null) return '';
     if (size > maxChars) return fail(' is over the ' + maxChars + '-character limit');
     const t = typeof v;
-    if (v === null) return 'null';
+    if (v === null) { size += 4; return 'null'; }
     if (t === 'string' || t === 'boolean') { const s = stringify(v); size += s.length; return s; }
     if (t === 'number') { if (!isFinite(v)) return fail(path + ' is ' + v); const s = stringify(v); size += s.length; return s; }
     if (t !== 'object') return fail(path + ' is ' + (t === 'undefined' ? 'undefined' : 'a ' + t));
@@ -52,14 +52,17 @@ export const SERIALIZE_JSON = `(isFinite, getProto, isArray, keys, stringify, ob
     let text = array ? '[' : '{';
     if (array) {
       const n = v.length;
-      for (let i = 0; i < n && problem === null; i++) text += (i ? ',' : '') + walk(v[i], path + '[' + i + ']');
+      for (let i = 0; i < n && problem === null; i++) {
+        if (i) size += 1;
+        text += (i ? ',' : '') + walk(v[i], path + '[' + i + ']');
+      }
     } else {
       const ks = keys(v);
       const n = ks.length;
       for (let i = 0; i < n && problem === null; i++) {
         const k = ks[i];
         const key = stringify(k);
-        size += key.length;
+        size += key.length + (i ? 2 : 1); // the key, its colon and the comma before it
         text += (i ? ',' : '') + key + ':' + walk(v[k], path + '[' + key + ']');
       }
     }

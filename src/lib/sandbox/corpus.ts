@@ -194,6 +194,27 @@ export const CONTRACT: ContractCase[] = [
     expect: 'output',
   },
   {
+    // In the node runner a declaration at the program's top level shadowed the runner's own
+    // names (the script is one module): `function Array() {}` broke every object output.
+    name: 'built-ins the program declares over do not break the runner',
+    request: {
+      code: 'function Array() {} function JSON() {} function Object() {} function String() {} function console() {} var Number = 1; var process = 2; var require = 3; const f = (x) => ({ a: [x, "s"] })',
+      inputs: [1],
+    },
+    expect: 'ok',
+    outputs: [{ a: [1, 's'] }],
+  },
+  {
+    name: 'replaced string and array methods do not change what the runner reports',
+    request: {
+      code: 'String.prototype.charAt = () => "!"; String.prototype.substring = () => ""; String.prototype.slice = () => ""; String.prototype.replace = () => "../x"; RegExp.prototype[Symbol.replace] = () => "../x"; Array.prototype.join = () => "?"; Array.prototype.push = () => 0; Array.prototype.map = () => []; Array.prototype.sort = function () { return this; }; Object.defineProperty(Array.prototype, "0", { set() {}, configurable: true }); globalThis.fs.list = () => ["forged"]; const f = (x) => { console.log("at", x); fs.writeFile("b.txt", "B"); fs.writeFile("a.txt", "A"); return [x, fs.list()]; }',
+      inputs: [1],
+    },
+    expect: 'ok',
+    outputs: [[1, ['forged']]],
+    stdout: 'at 1',
+  },
+  {
     name: 'an error the program throws saying "interrupted" is its own runtime error',
     request: {
       code: 'const f = () => { throw new (globalThis.InternalError || Error)("interrupted"); }',

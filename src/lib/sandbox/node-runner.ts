@@ -9,44 +9,78 @@ export const RESULT_MARKER = '\u0001SRL-RESULT\u0001';
  * The Node.js script the WebContainer sandbox runs: the program, then a runner that calls `f`
  * on every input and prints one marked JSON line. Same output check as QuickJS (`SERIALIZE_JSON`,
  * given the built-ins as they were before the program ran).
+ *
+ * The program runs inside a function of its own, so that its top-level declarations
+ * (`function Array() {}`, `var require`) stay its own and cannot shadow the runner's names, and
+ * the runner uses only what it took before the program ran: no global, no prototype method (the
+ * program may replace `String.prototype.slice`, `Array.prototype.join`, `RegExp`'s replace, an
+ * array index setter, `fs.list`), only syntax, string indexing and null-prototype records.
  */
 export function nodeScript(req: SandboxRequest, limits: SandboxLimits, filesDir = '/srl/files'): string {
   const dir = JSON.stringify(`${filesDir}/`);
+  const marker = JSON.stringify(RESULT_MARKER);
   return `'use strict';
 const __srl_fs = require('node:fs');
-const __srl_out = [];
+const __srl_readFile = __srl_fs.readFileSync;
+const __srl_writeFile = __srl_fs.writeFileSync;
+const __srl_readdir = __srl_fs.readdirSync;
+const __srl_call = Function.prototype.call;
+const __srl_sort = __srl_call.bind(Array.prototype.sort);
+const __srl_slice = __srl_call.bind(String.prototype.slice);
+const __srl_String = String;
+const __srl_Error = Error;
+const __srl_create = Object.create;
 const __srl_log = console.log;
-console.log = (...args) => { __srl_out.push(args.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(' ')); };
-globalThis.fs = {
-  readFile: (n) => __srl_fs.readFileSync(${dir} + String(n).replace(/[\\\\/]/g, '_'), 'utf8'),
-  writeFile: (n, d) => __srl_fs.writeFileSync(${dir} + String(n).replace(/[\\\\/]/g, '_'), String(d)),
-  list: () => __srl_fs.readdirSync(${dir}).sort(),
-};
+const __srl_exit = process.exit.bind(process);
 const __srl_string = JSON.stringify;
 const __srl_serialize = (${SERIALIZE_JSON})(${SERIALIZE_INTRINSICS.map(([o, n]) => `${o}.${n}`).join(', ')});
-const __srl_report = (value) => { __srl_log(${JSON.stringify(RESULT_MARKER)} + JSON.stringify({ ...value, stdout: __srl_out.join('\\n').slice(0, ${limits.outputChars}) })); };
-process.on('uncaughtException', (e) => { __srl_report({ thrown: e instanceof Error ? e.name + ': ' + e.message : 'threw a non-Error value: ' + String(e) }); process.exit(0); });
+/** A list kept in a null-prototype record: no array method or index setter of the program's runs. */
+const __srl_list = () => { const l = __srl_create(null); l.n = 0; return l; };
+const __srl_add = (l, v) => { l[l.n] = v; l.n += 1; };
+const __srl_joined = (l, sep) => { let t = ''; for (let i = 0; i < l.n; i++) t += (i ? sep : '') + l[i]; return t; };
+const __srl_out = __srl_list();
+const __srl_name = (n) => { const s = __srl_String(n); let t = ''; for (let i = 0; i < s.length; i++) t += s[i] === '/' || s[i] === '\\\\' ? '_' : s[i]; return ${dir} + t; };
+const __srl_names = () => __srl_sort(__srl_readdir(${dir}));
+console.log = (...args) => {
+  let line = '';
+  for (let i = 0; i < args.length; i++) line += (i ? ' ' : '') + (typeof args[i] === 'string' ? args[i] : __srl_string(args[i]));
+  __srl_add(__srl_out, line);
+};
+globalThis.fs = {
+  readFile: (n) => __srl_readFile(__srl_name(n), 'utf8'),
+  writeFile: (n, d) => __srl_writeFile(__srl_name(n), __srl_String(d)),
+  list: () => __srl_names(),
+};
+/** Reports a failure, \`key\` (thrown or problem) and its message, with what the program printed. */
+const __srl_report = (key, message, kind) => {
+  const stdout = __srl_slice(__srl_joined(__srl_out, '\\n'), 0, ${limits.outputChars});
+  __srl_log(${marker} + '{"' + key + '":' + __srl_string(__srl_String(message)) + (kind ? ',"kind":"' + kind + '"' : '') + ',"stdout":' + __srl_string(stdout) + '}');
+};
+process.on('uncaughtException', (e) => { __srl_report('thrown', e instanceof __srl_Error ? e.name + ': ' + e.message : 'threw a non-Error value: ' + __srl_String(e)); __srl_exit(0); });
+const __srl_f = (() => {
 ${req.code}
-;(() => {
-  if (typeof f !== 'function') return __srl_report({ problem: typeof f === 'undefined' ? 'the program defines no function f' : 'f is ' + typeof f + ', not a function' });
+;return typeof f === 'undefined' ? undefined : f;
+})();
+(() => {
+  const f = __srl_f;
+  if (typeof f !== 'function') return __srl_report('problem', typeof f === 'undefined' ? 'the program defines no function f' : 'f is ' + typeof f + ', not a function');
   const inputs = ${JSON.stringify(req.inputs)};
-  const outputs = [];
-  for (let i = 0; i < inputs.length; i++) outputs[i] = f(inputs[i]); // no Array.prototype: the program may have replaced it
+  const outputs = __srl_list();
+  for (let i = 0; i < inputs.length; i++) __srl_add(outputs, f(inputs[i]));
   let texts = '';
-  for (let i = 0; i < outputs.length; i++) {
+  for (let i = 0; i < outputs.n; i++) {
     const t = __srl_serialize(outputs[i], ${limits.outputChars});
-    if (t.charAt(0) === '!') return __srl_report({ problem: 'f(input ' + i + ')' + t.substring(1), kind: 'output' });
-    texts += (i ? ',' : '') + t.substring(1);
+    if (t[0] === '!') return __srl_report('problem', 'f(input ' + i + ')' + __srl_slice(t, 1), 'output');
+    texts += (i ? ',' : '') + __srl_slice(t, 1);
   }
   // Built by hand from strings, as the outputs: the program may have replaced JSON, toJSON or Array.prototype.
-  let stdout = '';
-  for (let i = 0; i < __srl_out.length; i++) stdout += (i ? '\\n' : '') + __srl_out[i];
-  const names = globalThis.fs.list();
+  const stdout = __srl_joined(__srl_out, '\\n');
+  const names = __srl_names();
   let files = '';
-  for (let i = 0; i < names.length; i++) files += (i ? ',' : '') + __srl_string('' + names[i]) + ':' + __srl_string('' + globalThis.fs.readFile(names[i]));
+  for (let i = 0; i < names.length; i++) files += (i ? ',' : '') + __srl_string('' + names[i]) + ':' + __srl_string('' + __srl_readFile(${dir} + names[i], 'utf8'));
   const text = '{"outputs":[' + texts + '],"stdout":' + __srl_string(stdout) + ',"files":{' + files + '}}';
-  if (text.length > ${limits.outputChars}) return __srl_report({ problem: 'output over the size limit', kind: 'output' });
-  __srl_log(${JSON.stringify(RESULT_MARKER)} + text);
+  if (text.length > ${limits.outputChars}) return __srl_report('problem', 'output over the size limit', 'output');
+  __srl_log(${marker} + text);
 })();
 `;
 }

@@ -63,6 +63,18 @@ describe('QuickJS sandbox contract (node)', () => {
     expect(r.error?.kind).toBe('timeout');
   });
 
+  it('the output check counts every character of the JSON it builds: nulls, commas and colons', async () => {
+    // It counted only strings, numbers, keys and brackets: an array of a million nulls passed it
+    // as two characters and was built whole, a timeout or memory error instead of an output error.
+    const limits = { outputChars: 20 };
+    for (const out of ['[null, null, null, null]', '({ ab: null, cd: null })']) {
+      const r = await sandbox.run({ code: `const f = () => ${out}`, inputs: [0], limits });
+      expect(r.error).toEqual({ kind: 'output', message: 'f(input 0) is over the 20-character limit' });
+    }
+    const fits = await sandbox.run({ code: 'const f = () => [null, 1]', inputs: [0], limits });
+    expect(fits.outputs).toEqual([[null, 1]]);
+  });
+
   it('returns what a failing program printed before it failed', async () => {
     const r = await sandbox.run({
       code: 'function f(x) { console.log("hi", x); if (x > 1) throw new Error("too big"); }',
