@@ -276,6 +276,23 @@ describe('RolloutEngine', () => {
     e.dispose();
   });
 
+  it('abortAll and dispose reach a job whose finished group is being relabelled', async () => {
+    // They listed only the playing and the waiting jobs: a Stop left the relabelled group to be stored.
+    for (const end of ['abortAll', 'dispose'] as const) {
+      const { e, stored } = engine();
+      e.offer(0, initParams(args, 1), 0);
+      relabel.onCall = () => e[end]();
+      try {
+        const g = await e.play(job(7, 0, 2, 1e6));
+        expect(g.status).toBe('aborted');
+        expect(stored).toEqual([]);
+      } finally {
+        relabel.onCall = null;
+      }
+      e.dispose();
+    }
+  });
+
   it('refuses a job that does not fit its rows', async () => {
     const { e } = engine({ rows: 2 });
     e.offer(0, initParams(args, 1), 0);

@@ -202,9 +202,10 @@ export class RolloutEngine {
     });
   }
 
-  /** Aborts every job, the waiting ones included (the run stopped). */
+  /** Aborts every job, the waiting ones and those being relabelled included (the run stopped). */
   abortAll(): void {
-    for (const id of new Set([...this.jobs.keys(), ...[...this.waiting].map((w) => w.jobId)])) this.abort(id);
+    const ids = [...this.jobs.keys(), ...[...this.waiting].map((w) => w.jobId), ...this.finishing.keys()];
+    for (const id of new Set(ids)) this.abort(id);
   }
 
   /** Aborts every job and frees the weights; a later `play` resolves as aborted at once. */
