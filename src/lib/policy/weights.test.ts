@@ -2,7 +2,14 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_ARGS, type ModelArgs } from './config';
 import { initParams } from './model';
-import { packParams, paramsFromCheckpoint, unpackTensors, type Checkpoint } from './weights';
+import { DEFAULT_LORA } from './lora';
+import {
+  adaptersFromCheckpoint,
+  packParams,
+  paramsFromCheckpoint,
+  unpackTensors,
+  type Checkpoint,
+} from './weights';
 
 const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 8, dModel: 16, dMlp: 32 };
 
@@ -26,6 +33,17 @@ describe('weights as data', () => {
     const packed = await packParams(params);
     const wrong = { model: { ...small, dMlp: 64 }, params: packed };
     expect(() => paramsFromCheckpoint(wrong)).toThrow(/h0\.mlp\.w1 has shape/);
+    tf.dispose([...params.values()]);
+  });
+
+  it('refuses a LoRA version that holds more than adapters, and leaks no tensor doing so', async () => {
+    const params = initParams(small, 5);
+    const packed = await packParams(params);
+    const before = tf.memory().numTensors;
+    expect(() => adaptersFromCheckpoint({ params: packed, lora: DEFAULT_LORA })).toThrow(
+      /LoRA checkpoint holds \S+, which is no adapter/,
+    );
+    expect(tf.memory().numTensors).toBe(before); // it unpacked the tensors before the name check
     tf.dispose([...params.values()]);
   });
 

@@ -71,10 +71,12 @@ export function unpackTensors(packed: PackedTensors): { name: string; tensor: tf
 /** Adapters of a LoRA checkpoint, as variables. */
 export function adaptersFromCheckpoint(ckpt: Pick<Checkpoint, 'params' | 'lora'>): Params {
   if (!ckpt.lora) throw new Error('not a LoRA checkpoint');
-  const out: Params = new Map();
-  for (const { name, tensor } of unpackTensors(ckpt.params)) {
+  // Checked on the manifest, before any tensor is made: a refused checkpoint leaks none.
+  for (const { name } of ckpt.params.entries)
     if (!/\.lora_[ab]$/.test(name) && !LORA_TRAINED_WHOLE.includes(name))
       throw new Error(`LoRA checkpoint holds ${name}, which is no adapter`);
+  const out: Params = new Map();
+  for (const { name, tensor } of unpackTensors(ckpt.params)) {
     out.set(name, tf.variable(tensor, true));
     tensor.dispose();
   }
