@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import { runEpisodes } from '../env/evaluate';
+import { Episode } from '../env/episode';
 import { generateTasks } from '../env/families';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
@@ -92,6 +93,54 @@ describe.each([
     adopting.dispose();
     for (const v of params.values()) v.dispose();
   }, 60_000);
+});
+
+describe('episodes that join a cached batch while others play (a new job on a busy worker)', () => {
+  it.each([
+    ['vocabulary head', plainArgs],
+    ['copy head', copyArgs],
+  ])(
+    'are prefilled alone into free rows, and every episode gets the uncached policy’s tokens and log-probs (%s)',
+    async (_label, args) => {
+      const params = initParams(args, 11);
+      const tasks = generateTasks(1).slice(0, 6);
+      const env = { ...DEFAULT_ENV_CONFIG, contextLength: 40, maxTurns: 2, maxTokensPerTurn: 5 };
+      const opts = { ...DEFAULT_SAMPLER, greedy: true, rows: 4 };
+      const plain = new PolicyAgent('plain', params, args, opts);
+      const cached = new CachedPolicyAgent('cached', params, args, opts);
+      // The same episodes twice, one copy per agent, played in lockstep.
+      const mine = tasks.map((t) => new Episode(t, env));
+      const theirs = tasks.map((t) => new Episode(t, env));
+      /** Which episodes play at each call: two, then two join, then the last two take the rows of those done. */
+      const playing = (call: number) => {
+        const ids = call < 3 ? [0, 1] : [0, 1, 2, 3];
+        const live = ids.filter((i) => !mine[i]?.done);
+        for (const i of [4, 5]) if (live.length < 4 && call >= 3 && !mine[i]?.done) live.push(i);
+        return live.filter((i) => !mine[i]?.done);
+      };
+      let prefillsSeen = 0;
+      for (let call = 0; call < 200 && mine.some((e) => !e.done); call++) {
+        const ids = playing(call);
+        if (ids.length === 0) break;
+        const before = tf.memory().numTensors;
+        const a = await plain.choose(ids.map((i) => theirs[i] as Episode));
+        const b = await cached.choose(ids.map((i) => mine[i] as Episode));
+        expect(b).toEqual(a);
+        cached.lastLogProbs.forEach((lp, j) => expect(lp).toBeCloseTo(plain.lastLogProbs[j] ?? NaN, 4));
+        if (call > 0) expect(tf.memory().numTensors).toBeLessThanOrEqual(before); // the cache is replaced, not grown
+        for (const [j, i] of ids.entries()) {
+          await theirs[i]?.step(a[j] ?? 0, sandbox);
+          await mine[i]?.step(b[j] ?? 0, sandbox);
+        }
+        prefillsSeen = cached.prefills;
+      }
+      expect(mine.every((e) => e.done)).toBe(true);
+      expect(prefillsSeen).toBeGreaterThanOrEqual(3); // the first two, the two that joined, the last two
+      cached.dispose();
+      for (const v of params.values()) v.dispose();
+    },
+    60_000,
+  );
 });
 
 describe('new weights with other model args', () => {

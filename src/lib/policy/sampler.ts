@@ -15,8 +15,8 @@ export interface SamplerOptions {
   /** Seed of the sampling stream. */
   seed: number;
   /**
-   * Rows per forward pass: batches are padded to this many rows and to the full context, so
-   * every pass has one shape (WebGPU compiles a shader per shape).
+   * Rows per forward pass: batches are padded to this many rows and (uncached) to the full
+   * context, so that passes have few shapes (WebGPU compiles a shader per shape).
    */
   rows: number;
 }
@@ -200,40 +200,91 @@ export class CachedPolicyAgent implements TokenAgent {
     return r;
   }
 
-  /** Rebuilds the cache from every episode's current tokens in one full forward pass. */
+  /**
+   * Fills the cache rows of the episodes that have none: every episode's after new weights (the
+   * cache was dropped), else only those that joined since the last call (a new job's), in one
+   * forward pass over just their tokens. Episodes keep their rows while they play; the rows of
+   * those gone (done, aborted) are taken by the newcomers. The pass is as long as the longest
+   * newcomer, rounded up to 8 positions, and as wide as their count rounded up to a power of two
+   * (a handful of shapes, each compiled once on WebGPU): a causal pass gives the same keys and
+   * values at every real position whatever follows, so this equals a full-context prefill of
+   * every row (the cache tests check it), at a fraction of its cost.
+   */
   private async prefill(episodes: readonly Episode[]): Promise<void> {
-    this.invalidate();
     const R = this.opts.rows;
     const T = this.args.contextLength;
     const V = this.args.vocabSize;
-    this.rows = new Map(episodes.map((e, i) => [e, i]));
-    const ids = new Int32Array(R * T).fill(PAD);
-    const last = new Int32Array(R * 2);
-    episodes.forEach((ep, r) => {
-      if (ep.tokens.length > T)
-        throw new Error(`episode of ${ep.tokens.length} tokens exceeds the policy's context ${T}`);
-      ids.set(ep.tokens, r * T);
-      last[r * 2] = r;
-      last[r * 2 + 1] = Math.max(0, ep.tokens.length - 1);
+    const whole = this.cache === null;
+    if (whole) this.rows = new Map();
+    else for (const e of [...this.rows.keys()]) if (!episodes.includes(e)) this.rows.delete(e);
+    const taken = new Set(this.rows.values());
+    const free = Array.from({ length: R }, (_, r) => r).filter((r) => !taken.has(r));
+    const fresh = episodes.filter((e) => !this.rows.has(e));
+    for (const e of fresh)
+      if (e.tokens.length > T)
+        throw new Error(`episode of ${e.tokens.length} tokens exceeds the policy's context ${T}`);
+    fresh.forEach((e, i) => this.rows.set(e, free[i] ?? -1));
+    const longest = Math.max(1, ...fresh.map((e) => e.tokens.length));
+    const L = Math.min(T, Math.ceil(longest / 8) * 8);
+    let K = 1;
+    while (K < fresh.length) K *= 2;
+    K = Math.min(K, R);
+    const ids = new Int32Array(K * L).fill(PAD);
+    const last = new Int32Array(K * 2);
+    // Cache row r takes newcomer i where place[r, i] = 1; a row of no newcomer keeps what it had
+    // (keep = 1) or, after new weights, nothing. One-hot products and masks copy exactly, and
+    // cost far less than gather and concat on the wasm backend.
+    const place = new Float32Array(R * K);
+    const keep = new Float32Array(R).fill(whole ? 0 : 1);
+    fresh.forEach((ep, i) => {
+      ids.set(ep.tokens, i * L);
+      last[i * 2] = i;
+      last[i * 2 + 1] = Math.max(0, ep.tokens.length - 1);
+      const r = this.row(ep);
+      place[r * K + i] = 1;
+      keep[r] = 0;
     });
+    const old = this.cache;
     const { next, kv } = tf.tidy(() => {
-      const tokens = tf.tensor2d(ids, [R, T], 'int32'); // [R, T]
-      const out = forward(this.params, this.args, tokens, true); // logits [R, T, V], values [R, T]
-      const at = tf.tensor2d(last, [R, 2], 'int32'); // [R, 2]
-      const logits = tf.gatherND(out.logits, at) as tf.Tensor2D; // [R, V]
-      const values = tf.gatherND(out.values, at).reshape([R, 1]); // [R, 1]
-      return { next: tf.concat([logits, values], 1), kv: out.kv.map((c) => ({ k: c.k, v: c.v })) }; // [R, V + 1]
+      const tokens = tf.tensor2d(ids, [K, L], 'int32'); // [K, L]
+      const out = forward(this.params, this.args, tokens, true); // logits [K, L, V], values [K, L]
+      const at = tf.tensor2d(last, [K, 2], 'int32'); // [K, 2]
+      const logits = tf.gatherND(out.logits, at) as tf.Tensor2D; // [K, V]
+      const values = tf.gatherND(out.values, at).reshape([K, 1]); // [K, 1]
+      const placeK = tf.tensor2d(place, [R, K]); // [R, K]
+      const keepR = tf.tensor4d(keep, [R, 1, 1, 1]); // [R, 1, 1, 1]
+      const merge = (prev: tf.Tensor4D | undefined, made: tf.Tensor4D): tf.Tensor4D => {
+        const [, H, , E] = made.shape;
+        const full =
+          L < T
+            ? made.pad([
+                [0, 0],
+                [0, 0],
+                [0, T - L],
+                [0, 0],
+              ])
+            : made; // [K, H, T, E]
+        const placed = tf.matMul(placeK, full.reshape([K, H * T * E])).reshape([R, H, T, E]); // [R, H, T, E]
+        return (prev && !whole ? prev.mul(keepR).add(placed) : placed) as tf.Tensor4D; // [R, H, T, E]
+      };
+      const layers = out.kv.map((c, l) => ({ k: merge(old?.[l]?.k, c.k), v: merge(old?.[l]?.v, c.v) }));
+      return { next: tf.concat([logits, values], 1), kv: layers }; // [K, V + 1]
     });
+    if (old) for (const c of old) tf.dispose([c.k, c.v]);
     this.cache = kv;
-    this.cached = Array.from({ length: R }, (_, r) => episodes[r]?.tokens.length ?? 0);
-    this.logits = new Float32Array(R * V);
-    this.values = new Float32Array(R);
+    if (whole) {
+      this.cached = new Array<number>(R).fill(0);
+      this.logits = new Float32Array(R * V);
+      this.values = new Float32Array(R);
+    }
     const data = await next.data();
     next.dispose();
-    for (let r = 0; r < R; r++) {
-      this.logits.set(data.subarray(r * (V + 1), r * (V + 1) + V), r * V);
-      this.values[r] = data[r * (V + 1) + V] ?? 0;
-    }
+    fresh.forEach((ep, i) => {
+      const r = this.row(ep);
+      this.cached[r] = ep.tokens.length;
+      this.logits.set(data.subarray(i * (V + 1), i * (V + 1) + V), r * V);
+      this.values[r] = data[i * (V + 1) + V] ?? 0;
+    });
     this.prefills += 1;
   }
 
