@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { validateModelArgs, type ModelArgs } from './config';
-import { matMulPlainGrad } from './matmul';
+import { affinePlainGrad, matMulPlainGrad } from './matmul';
 
 /** Trainable parameters by name, in a fixed creation order (the order checkpoints use). */
 export type Params = Map<string, tf.Variable>;
@@ -99,9 +99,11 @@ function causalMask(T: number): tf.Tensor2D {
 /** Applies a [D, N] matrix to the last axis of a [B, T, D] tensor. */
 function linear(x: tf.Tensor3D, w: tf.Tensor, b?: tf.Tensor): tf.Tensor3D {
   const [B, T, D] = x.shape;
-  const y = matMulPlainGrad(x.reshape([B * T, D]), w as tf.Tensor2D); // [B·T, N]
-  const out = y.reshape([B, T, w.shape[1] ?? 1]) as tf.Tensor3D; // [B, T, N]
-  return b ? out.add(b) : out;
+  const x2 = x.reshape([B * T, D]) as tf.Tensor2D; // [B·T, D]
+  const y = b
+    ? affinePlainGrad(x2, w as tf.Tensor2D, b as tf.Tensor1D)
+    : matMulPlainGrad(x2, w as tf.Tensor2D); // [B·T, N]
+  return y.reshape([B, T, w.shape[1] ?? 1]) as tf.Tensor3D; // [B, T, N]
 }
 
 /** Keys and values of one layer, [B, H, T, Dh] each (T: the positions computed or cached). */
