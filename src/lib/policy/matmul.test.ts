@@ -49,7 +49,11 @@ describe('affinePlainGrad', () => {
     )([x, w, b]);
     expect(tf.memory().numTensors - before).toBe(3); // the three gradients
     const theirs = tf.grads((a: tf.Tensor, c: tf.Tensor, d: tf.Tensor) =>
-      tf.matMul(a as tf.Tensor2D, c as tf.Tensor2D).add(d).mul(probe).sum(),
+      tf
+        .matMul(a as tf.Tensor2D, c as tf.Tensor2D)
+        .add(d)
+        .mul(probe)
+        .sum(),
     )([x, w, b]);
     const value = affinePlainGrad(x, w, b);
     const expected = tf.matMul(x, w).add(b);
