@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { validateModelArgs, type ModelArgs } from './config';
 import { affinePlainGrad, matMulPlainGrad } from './matmul';
+import { gelu, layerNorm } from './ops';
 
 /** Trainable parameters by name, in a fixed creation order (the order checkpoints use). */
 export type Params = Map<string, tf.Variable>;
@@ -78,16 +79,6 @@ function p(params: Weights, name: string): tf.Tensor {
   const v = params.get(name);
   if (!v) throw new Error(`missing parameter ${name}`);
   return v;
-}
-
-function layerNorm(x: tf.Tensor3D, g: tf.Tensor, b: tf.Tensor): tf.Tensor3D {
-  const { mean, variance } = tf.moments(x, -1, true); // [B, T, 1] each
-  return x.sub(mean).div(variance.add(1e-5).sqrt()).mul(g).add(b); // [B, T, D]
-}
-
-/** GELU, sigmoid approximation x·σ(1.702x): one fused-friendly op on every backend. */
-function gelu(x: tf.Tensor3D): tf.Tensor3D {
-  return x.mul(tf.sigmoid(x.mul(1.702))); // [B, T, M]
 }
 
 /** Additive causal mask: 0 on and below the diagonal, −1e9 above. [T, T] */
