@@ -47,11 +47,14 @@ describe('weights as data', () => {
     tf.dispose([...params.values()]);
   });
 
-  it('rejects an entry that points past the end of the buffer', () => {
-    const bad = {
-      entries: [{ name: 'a', shape: [4], dtype: 'float32' as const, offset: 2 }],
-      data: new ArrayBuffer(16),
-    };
-    expect(() => unpackTensors(bad)).toThrow(/outside the buffer/);
+  it('rejects an entry that points past the end of the buffer, or a name twice, making no tensor', () => {
+    const entry = (name: string, offset: number) => ({ name, shape: [2], dtype: 'float32' as const, offset });
+    const before = tf.memory().numTensors;
+    // The first entry is fine: it was made before the second was checked, and leaked.
+    const outside = { entries: [entry('a', 0), entry('b', 3)], data: new ArrayBuffer(16) };
+    expect(() => unpackTensors(outside)).toThrow(/b lies outside the buffer/);
+    const twice = { entries: [entry('a', 0), entry('a', 2)], data: new ArrayBuffer(16) };
+    expect(() => unpackTensors(twice)).toThrow(/a appears twice/);
+    expect(tf.memory().numTensors).toBe(before);
   });
 });

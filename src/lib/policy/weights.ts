@@ -59,13 +59,20 @@ export async function packTensors(tensors: { name: string; tensor: tf.Tensor }[]
 /** Splits a packed buffer back into tensors, checking every entry lies inside it. */
 export function unpackTensors(packed: PackedTensors): { name: string; tensor: tf.Tensor }[] {
   const all = new Float32Array(packed.data);
-  return packed.entries.map((e) => {
+  // Every entry is checked before any tensor is made: a refused buffer leaks none.
+  const names = new Set<string>();
+  for (const e of packed.entries) {
     const n = size(e.shape);
     if (!Number.isInteger(e.offset) || e.offset < 0 || e.offset + n > all.length) {
       throw new Error(`weights entry ${e.name} lies outside the buffer (${all.length} floats)`);
     }
-    return { name: e.name, tensor: tf.tensor(all.subarray(e.offset, e.offset + n), e.shape, e.dtype) };
-  });
+    if (names.has(e.name)) throw new Error(`weights entry ${e.name} appears twice`);
+    names.add(e.name);
+  }
+  return packed.entries.map((e) => ({
+    name: e.name,
+    tensor: tf.tensor(all.subarray(e.offset, e.offset + size(e.shape)), e.shape, e.dtype),
+  }));
 }
 
 /** Adapters of a LoRA checkpoint, as variables. */
