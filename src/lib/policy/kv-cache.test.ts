@@ -143,6 +143,45 @@ describe('episodes that join a cached batch while others play (a new job on a bu
   );
 });
 
+describe('a newcomer prefill that fails', () => {
+  it('leaves no cache behind: the next call prefills every row and plays as the uncached policy', async () => {
+    const args = plainArgs;
+    const params = initParams(args, 13);
+    const tasks = generateTasks(1).slice(0, 6);
+    const env = { ...DEFAULT_ENV_CONFIG, contextLength: 40, maxTurns: 2, maxTokensPerTurn: 5 };
+    const opts = { ...DEFAULT_SAMPLER, greedy: true, rows: 4 };
+    const cached = new CachedPolicyAgent('cached', params, args, opts);
+    const plain = new PolicyAgent('plain', params, args, opts);
+    const mine = tasks.map((t) => new Episode(t, env));
+    const theirs = tasks.map((t) => new Episode(t, env));
+    const play = async (ids: number[]) => {
+      const live = ids.filter((i) => !mine[i]?.done);
+      const b = await cached.choose(live.map((i) => mine[i] as Episode));
+      const a = await plain.choose(live.map((i) => theirs[i] as Episode));
+      expect(b).toEqual(a);
+      cached.lastLogProbs.forEach((lp, j) => expect(lp).toBeCloseTo(plain.lastLogProbs[j] ?? NaN, 4));
+      for (const [j, i] of live.entries()) {
+        await mine[i]?.step(b[j] ?? 0, sandbox);
+        await theirs[i]?.step(a[j] ?? 0, sandbox);
+      }
+    };
+    for (let k = 0; k < 3; k++) await play([0, 1, 2, 3]);
+    // 2 and 3 leave (aborted, say); 4 and 5 join into their rows, and that pass fails (a weight
+    // gone missing). Had the rows been handed over anyway, 4 and 5 would decode on from 2's and
+    // 3's positions and keys.
+    const key = 'h0.attn.wqkv';
+    const w = params.get(key) as tf.Variable;
+    params.delete(key);
+    await expect(cached.choose([0, 1, 4, 5].map((i) => mine[i] as Episode))).rejects.toThrow(
+      /missing parameter/,
+    );
+    params.set(key, w);
+    for (let k = 0; k < 4; k++) await play([0, 1, 4, 5]);
+    cached.dispose();
+    for (const v of params.values()) v.dispose();
+  }, 60_000);
+});
+
 describe('new weights with other model args', () => {
   it('are decoded with those args (a run stored by another build), as a fresh agent of those args would', async () => {
     const plain = initParams(plainArgs, 3);

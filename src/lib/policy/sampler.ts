@@ -205,12 +205,24 @@ export class CachedPolicyAgent implements TokenAgent {
    * cache was dropped), else only those that joined since the last call (a new job's), in one
    * forward pass over just their tokens. Episodes keep their rows while they play; the rows of
    * those gone (done, aborted) are taken by the newcomers. The pass is as long as the longest
-   * newcomer, rounded up to 8 positions, and as wide as their count rounded up to a power of two
-   * (a handful of shapes, each compiled once on WebGPU): a causal pass gives the same keys and
-   * values at every real position whatever follows, so this equals a full-context prefill of
-   * every row (the cache tests check it), at a fraction of its cost.
+   * newcomer, rounded up to 8 positions, and as wide as their count rounded up to a power of two;
+   * on WebGPU and WebGL, which compile a shader for each shape, to 16 positions and at least a
+   * quarter of the rows (at most 12 shapes). A causal pass gives the same keys and values at every
+   * real position whatever follows, so this equals a full-context prefill of every row (the cache
+   * tests check it), at a fraction of its cost. A pass that fails leaves no cache (the next call
+   * prefills every row), never a row with another episode's state.
    */
   private async prefill(episodes: readonly Episode[]): Promise<void> {
+    try {
+      await this.fill(episodes);
+    } catch (err) {
+      this.invalidate();
+      this.rows = new Map();
+      throw err;
+    }
+  }
+
+  private async fill(episodes: readonly Episode[]): Promise<void> {
     const R = this.opts.rows;
     const T = this.args.contextLength;
     const V = this.args.vocabSize;
@@ -224,9 +236,11 @@ export class CachedPolicyAgent implements TokenAgent {
       if (e.tokens.length > T)
         throw new Error(`episode of ${e.tokens.length} tokens exceeds the policy's context ${T}`);
     fresh.forEach((e, i) => this.rows.set(e, free[i] ?? -1));
+    const coarse = ['webgpu', 'webgl'].includes(tf.getBackend());
     const longest = Math.max(1, ...fresh.map((e) => e.tokens.length));
-    const L = Math.min(T, Math.ceil(longest / 8) * 8);
-    let K = 1;
+    const grain = coarse ? 16 : 8;
+    const L = Math.min(T, Math.ceil(longest / grain) * grain);
+    let K = coarse ? Math.max(1, Math.ceil(R / 4)) : 1;
     while (K < fresh.length) K *= 2;
     K = Math.min(K, R);
     const ids = new Int32Array(K * L).fill(PAD);
