@@ -106,6 +106,12 @@ export const CONTRACT: ContractCase[] = [
   },
   { name: 'syntax error', request: { code: 'const f = (x) => x +', inputs: [0] }, expect: 'syntax' },
   {
+    // The node runner once ran the program inside a function, where this returned f itself.
+    name: 'a top-level return is a syntax error',
+    request: { code: 'return (x) => x + 1', inputs: [0] },
+    expect: 'syntax',
+  },
+  {
     name: 'a SyntaxError thrown by running code is a runtime error',
     request: { code: 'JSON.parse("{"); const f = (x) => x', inputs: [0] },
     expect: 'runtime',

@@ -10,8 +10,9 @@ export const RESULT_MARKER = '\u0001SRL-RESULT\u0001';
  * on every input and prints one marked JSON line. Same output check as QuickJS (`SERIALIZE_JSON`,
  * given the built-ins as they were before the program ran).
  *
- * The program runs inside a function of its own, so that its top-level declarations
- * (`function Array() {}`, `var require`) stay its own and cannot shadow the runner's names, and
+ * The program runs inside a class's static block, a scope of its own where a top-level `return`
+ * is still a syntax error (as in QuickJS), so that its top-level declarations (`function
+ * Array() {}`, `var require`) stay its own and cannot shadow the runner's names, and
  * the runner uses only what it took before the program ran: no global, no prototype method (the
  * program may replace `String.prototype.slice`, `Array.prototype.join`, `RegExp`'s replace, an
  * array index setter, `fs.list`), only syntax, string indexing and null-prototype records.
@@ -57,10 +58,11 @@ const __srl_report = (key, message, kind) => {
   __srl_log(${marker} + '{"' + key + '":' + __srl_string(__srl_String(message)) + (kind ? ',"kind":"' + kind + '"' : '') + ',"stdout":' + __srl_string(stdout) + '}');
 };
 process.on('uncaughtException', (e) => { __srl_report('thrown', e instanceof __srl_Error ? e.name + ': ' + e.message : 'threw a non-Error value: ' + __srl_String(e)); __srl_exit(0); });
-const __srl_f = (() => {
+let __srl_f;
+class __srl_Program { static {
 ${req.code}
-;return typeof f === 'undefined' ? undefined : f;
-})();
+;__srl_f = typeof f === 'undefined' ? undefined : f;
+} }
 (() => {
   const f = __srl_f;
   if (typeof f !== 'function') return __srl_report('problem', typeof f === 'undefined' ? 'the program defines no function f' : 'f is ' + typeof f + ', not a function');
