@@ -19,7 +19,7 @@ import type { RunProgress } from '../storage/db';
 import { describeEviction } from '../storage/quota';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
-import { failureSignal } from './failure-signal';
+import { failureSignal, settlesWithin } from './failure-signal';
 
 /** A rollout worker of the pool: its bridge, as the pipeline's port. */
 class PooledRollout implements PoolWorker<RolloutStats>, RolloutPort {
@@ -389,21 +389,6 @@ export class PipelineSession {
     ]);
   }
 
-  /** Waits for `p` at most `ms`; true if it settled in time. */
-  private static async within(p: Promise<unknown>, ms: number): Promise<boolean> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    const settled = await Promise.race([
-      p.then(
-        () => true as const,
-        () => true as const,
-      ),
-      late,
-    ]);
-    clearTimeout(timer);
-    return settled;
-  }
-
   /**
    * Stops scheduling and the workers; the trainer records how the run ended. The step in progress
    * publishes its version first. A trainer that crashes meanwhile releases the wait; one that
@@ -416,12 +401,12 @@ export class PipelineSession {
     this.pool?.close();
     let hung = false;
     // A restart in progress finishes first, so the run it reopens is the one closed below.
-    if (this.restarting) hung = !(await PipelineSession.within(this.restarting, TRAINER_HANG_MS));
+    if (this.restarting) hung = !(await settlesWithin(this.restarting, TRAINER_HANG_MS));
     if (!hung) {
       await this.pipeline.trainerIdle(TRAINER_HANG_MS);
       hung = this.pipeline.inFlight !== null;
     }
-    if (this.restarting) await PipelineSession.within(this.restarting, TRAINER_HANG_MS); // it crashed meanwhile
+    if (this.restarting) await settlesWithin(this.restarting, TRAINER_HANG_MS); // it crashed meanwhile
     for (const u of this.unsubscribe) u();
     const stopped = { progress: this.progress(), consumed: this.pipeline.takeSettled() };
     if (!hung) {
@@ -433,7 +418,7 @@ export class PipelineSession {
             `How the run ended could not be stored (${err instanceof Error ? err.message : String(err)}): it shows as interrupted, and Resume goes on from its newest version.`,
           ),
       );
-      hung = !(await PipelineSession.within(stored, STOP_ANSWER_MS));
+      hung = !(await settlesWithin(stored, STOP_ANSWER_MS));
     }
     if (hung) {
       // Its data is stored either way; the run keeps the status it had (shown as interrupted).

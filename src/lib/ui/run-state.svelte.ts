@@ -30,6 +30,7 @@ import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { jobSourceOf, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { count } from './plural';
 import { CrashSafeWorker } from './crash-safe-worker';
+import { settlesWithin } from './failure-signal';
 import { StartUp } from './start-up';
 import { TabLocks } from './tab-locks';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
@@ -158,6 +159,13 @@ export interface Comparison {
  * within this waits on something that does not answer (a hung trainer, a blocked storage open).
  */
 export const STOP_STARTUP_MS = 20_000;
+/** How long the end of a run waits for the run list to be read again, ms. */
+const REFRESH_WAIT_MS = 5_000;
+/** How long a run that ends after a failed start-up waits for the trainer it starts again, ms. */
+const RESTART_WAIT_MS = 30_000;
+/** What a start-up step waits on, as a Stop that gives it up names it. */
+const TRAINER = 'the trainer';
+const STORAGE = 'the storage';
 
 /** Episodes each leg of the race trains on (about 40 versions). */
 export const RACE_SAMPLES = 640;
@@ -279,6 +287,8 @@ export class RunState {
   /** What the current (or last) run trains on, for its evaluations. */
   private runSettings: Pick<RunSettings, 'tasks'> = { tasks: null };
   private t0 = 0;
+  /** Reads of the run list started so far (`refreshRuns` keeps only the newest one's). */
+  private runsRead = 0;
   /** The run this page trains holds its lock: another tab can neither resume nor delete it. */
   private readonly locks = new TabLocks();
 
@@ -290,10 +300,13 @@ export class RunState {
 
   /** Reads the stored runs for the run list. */
   async refreshRuns(): Promise<void> {
+    // Reads overlap (every 5 versions, at the end of a run): only the newest one's list is kept,
+    // so a slow earlier read cannot put back an older version after a later one.
+    const seq = ++this.runsRead;
     const db = await this.database();
     const runs = await listRuns(db, 'code');
     const locked = await this.locks.heldElsewhere();
-    this.runs = await Promise.all(
+    const listed = await Promise.all(
       runs.map(async (r) => {
         const c = await countTrajectories(db, r.id);
         const settings = settingsFromJson(r.config);
@@ -312,6 +325,7 @@ export class RunState {
         };
       }),
     );
+    if (seq === this.runsRead) this.runs = listed;
   }
 
   /** Starts a new run; resolves when it ends (stopped, finished, or failed). */
@@ -432,9 +446,11 @@ export class RunState {
     const requested = this.endRequested;
     this.endRequested = null;
     if (failed || requested) {
-      // A crashed trainer, or one a given-up start-up may have left hanging: the page gets a
-      // working one (a built session restarts its own trainer when it stops).
-      if ((crashed || startup.interrupted) && !this.session) await this.trainer.restart();
+      // A crashed trainer, or one the given-up start-up was waiting on (it may hang): the page gets
+      // a working one (a built session restarts its own trainer when it stops). The run ends once
+      // the new trainer is up, or after RESTART_WAIT_MS whatever it does (it goes on starting).
+      if ((crashed || startup.gaveUpWaitingOn === TRAINER) && !this.session)
+        await settlesWithin(this.trainer.restart(), RESTART_WAIT_MS);
       await this.end(requested ?? 'failed'); // a Stop's own status, even where the start-up was given up
     }
     return done;
@@ -442,7 +458,7 @@ export class RunState {
 
   /**
    * What `begin` does until the run trains: prepare the trainer, build the session, start it.
-   * `su.check()` after every await: a start-up given up meanwhile builds nothing more.
+   * Every await is a `su.step`: a start-up given up meanwhile builds nothing more.
    */
   private async startUp(
     opts: RunOptions,
@@ -450,19 +466,16 @@ export class RunState {
     done: Promise<void>,
     su: StartUp,
   ): Promise<void> {
-    const db = await this.database();
-    su.check();
+    const db = await su.step(STORAGE, this.database());
     let settings: RunSettings;
     let session: PipelineSession;
     if (resumeId) {
       // Held until the run ends, from before the run is read: two tabs never train (and store)
       // one run, and no tab deletes it meanwhile.
-      if (!(await this.locks.hold(runLock(resumeId), done)))
+      if (!(await su.step("the run's lock", this.locks.hold(runLock(resumeId), done))))
         throw new Error(`run ${resumeId} is training in another tab of this page: stop it there first`);
-      su.check();
       this.runId = resumeId; // from here on, its Delete is refused (also where Web Locks are missing)
-      const record = await db.get('runs', resumeId);
-      su.check();
+      const record = await su.step(STORAGE, db.get('runs', resumeId));
       if (!record) throw new Error(`no stored run ${resumeId}`);
       if (record.kind === 'custom')
         throw new Error(
@@ -472,11 +485,14 @@ export class RunState {
       validateSettings(settings);
       this.settings = settings;
       this.tasksFollowSaved = false;
-      const point = await this.trainer.api.resumeRun(runInit(resumeId, settings), policyReset(settings));
-      su.check();
-      const [unconsumed, last] = await Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId)]);
-      const past = await loadHistory(db, resumeId);
-      su.check();
+      const point = await su.step(
+        TRAINER,
+        this.trainer.api.resumeRun(runInit(resumeId, settings), policyReset(settings)),
+      );
+      const [unconsumed, last, past] = await su.step(
+        STORAGE,
+        Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId), loadHistory(db, resumeId)]),
+      );
       session = this.createSession(resumeId, settings, {
         version: point.version,
         ...resumeKeys(point.run.progress, unconsumed, last),
@@ -496,21 +512,21 @@ export class RunState {
       validateSettings(settings);
       const runId = newRunId();
       void this.locks.hold(runLock(runId), done);
-      await this.trainer.api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom });
-      su.check();
+      await su.step(
+        TRAINER,
+        this.trainer.api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom }),
+      );
       session = this.createSession(runId, settings, null);
       this.session = session; // from here on, a failure stops it (its listeners, the trainer's run)
       this.firstVersion = 0;
       this.history = this.historyWriter(db, runId, 0, 0);
-      await this.trainer.api.startRun(session.runInit, session.progress());
-      su.check();
+      await su.step(TRAINER, this.trainer.api.startRun(session.runInit, session.progress()));
     }
     this.runId = session.runId;
     this.runSettings = settings;
     this.curriculum = session.source.curriculum.view();
     this.ticker = setInterval(() => void this.tick(), 250);
-    await session.start(); // a session stopped meanwhile starts no worker
-    su.check();
+    await su.step('the rollout workers', session.start()); // a session stopped meanwhile starts no worker
     this.rolloutBackend = session.rolloutBackend;
     void this.refreshRuns();
     if ((opts.evalEvery ?? 10) > 0) this.evaluateNow(session.pipeline.version);
@@ -884,7 +900,12 @@ export class RunState {
     this.running = false;
     this.ending = false;
     this.stopping = false;
-    void this.refreshRuns();
+    // The list has the run's newest version before a Stop resolves: a "start from" picked right
+    // after it took the version listed at the run's start (0), a race the LoRA e2e test lost.
+    await settlesWithin(
+      this.refreshRuns().catch(() => undefined),
+      REFRESH_WAIT_MS,
+    );
     this.finished?.();
     this.finished = null;
   }

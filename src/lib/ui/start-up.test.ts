@@ -41,16 +41,15 @@ describe('StartUp', () => {
     await new Promise((r) => setTimeout(r, 0));
     expect(built).toEqual([]);
     expect(() => s.check()).toThrow(StartUpAbandoned);
-    expect(s.interrupted).toBe(true);
   });
 
-  it('a Stop gives a start-up that does not answer its time, then gives it up', async () => {
+  it('a Stop gives a start-up that does not answer its time, then gives it up, naming what it waited on', async () => {
     vi.useFakeTimers();
     const s = new StartUp();
     const hung = gate();
     const running = s.run(async (su) => {
-      await hung.promise;
-      su.check();
+      await su.step('the storage', Promise.resolve());
+      await su.step('the trainer', hung.promise);
     });
     const outcome = running.then(
       () => 'ended',
@@ -60,7 +59,31 @@ describe('StartUp', () => {
     await vi.advanceTimersByTimeAsync(9_999);
     expect(s.abandoned).toBeNull();
     await vi.advanceTimersByTimeAsync(1);
-    expect(await outcome).toBe("the run's start-up did not end within 10 s of the Stop: it was given up");
+    expect(await outcome).toBe(
+      "the run's start-up did not end within 10 s of the Stop (it was waiting for the trainer): it was given up",
+    );
+    expect(s.gaveUpWaitingOn).toBe('the trainer'); // the page starts that one again
+    hung.release();
+    await vi.advanceTimersByTimeAsync(0);
+  });
+
+  it('a step checks after its await: a start-up given up meanwhile goes no further', async () => {
+    const s = new StartUp();
+    const storage = gate();
+    const built: string[] = [];
+    const running = s.run(async (su) => {
+      const db = await su.step(
+        'the storage',
+        storage.promise.then(() => 'db'),
+      );
+      built.push(db);
+    });
+    s.abandon(new Error('the trainer worker crashed'));
+    await expect(running).rejects.toThrow('crashed');
+    storage.release();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(built).toEqual([]);
+    expect(s.gaveUpWaitingOn).toBe('the storage');
   });
 
   it('a Stop answered in time changes nothing: the start-up ends by itself', async () => {
@@ -89,6 +112,6 @@ describe('StartUp', () => {
     ).rejects.toThrow('no stored run r1');
     s.abandon(new Error('later'));
     expect(s.abandoned?.message).toBe('no stored run r1');
-    expect(s.interrupted).toBe(false); // its own failure: nothing it waits on is suspect
+    expect(s.gaveUpWaitingOn).toBeNull(); // its own failure: nothing it waits on is suspect
   });
 });

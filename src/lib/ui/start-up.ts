@@ -17,6 +17,9 @@ export class StartUpAbandoned extends Error {
 export class StartUp {
   private abandonedBy: Error | null = null;
   private fromOutside = false;
+  /** What the step in progress waits on (`step`). */
+  private pending: string | null = null;
+  private pendingAtGiveUp: string | null = null;
   private readonly signal = failureSignal();
   private stopTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -31,11 +34,22 @@ export class StartUp {
   }
 
   /**
-   * True when the start-up was given up from outside (a crash, a Stop it did not answer in time)
-   * rather than by a failure of its own: what it waited on may never answer.
+   * Awaits `p`, one step of the start-up waiting on `what` (named in the message of a Stop that
+   * gives it up), then `check()`s.
    */
-  get interrupted(): boolean {
-    return this.fromOutside;
+  async step<T>(what: string, p: Promise<T>): Promise<T> {
+    this.pending = what;
+    try {
+      return await p;
+    } finally {
+      if (this.pending === what) this.pending = null;
+      this.check();
+    }
+  }
+
+  /** What the start-up was waiting on when it was given up from outside (null: nothing named). */
+  get gaveUpWaitingOn(): string | null {
+    return this.fromOutside ? this.pendingAtGiveUp : null;
   }
 
   /** Gives the start-up up: `run` rejects with `why` (the first reason wins). */
@@ -47,6 +61,7 @@ export class StartUp {
     if (this.abandonedBy) return;
     this.abandonedBy = why;
     this.fromOutside = fromOutside;
+    this.pendingAtGiveUp = this.pending;
     clearTimeout(this.stopTimer);
     this.signal.reject(why);
   }
@@ -57,13 +72,12 @@ export class StartUp {
    */
   stopWithin(ms: number): void {
     if (this.abandonedBy || this.stopTimer !== undefined) return;
-    this.stopTimer = setTimeout(
-      () =>
-        this.abandon(
-          new Error(`the run's start-up did not end within ${ms / 1000} s of the Stop: it was given up`),
-        ),
-      ms,
-    );
+    this.stopTimer = setTimeout(() => {
+      const on = this.pending ? ` (it was waiting for ${this.pending})` : '';
+      this.abandon(
+        new Error(`the run's start-up did not end within ${ms / 1000} s of the Stop${on}: it was given up`),
+      );
+    }, ms);
   }
 
   /**
