@@ -95,6 +95,38 @@ describe.each([
   }, 60_000);
 });
 
+/**
+ * A cached and an uncached agent of one policy playing copies of the same six episodes in
+ * lockstep: `play(ids)` makes both choose for those of `ids` still playing, checks that they
+ * chose the same tokens with the same log-probs, and steps both copies.
+ */
+function lockstep(args: ModelArgs, seed: number) {
+  const params = initParams(args, seed);
+  const tasks = generateTasks(1).slice(0, 6);
+  const env = { ...DEFAULT_ENV_CONFIG, contextLength: 40, maxTurns: 2, maxTokensPerTurn: 5 };
+  const opts = { ...DEFAULT_SAMPLER, greedy: true, rows: 4 };
+  const plain = new PolicyAgent('plain', params, args, opts);
+  const cached = new CachedPolicyAgent('cached', params, args, opts);
+  const mine = tasks.map((t) => new Episode(t, env));
+  const theirs = tasks.map((t) => new Episode(t, env));
+  const play = async (ids: number[]): Promise<void> => {
+    const live = ids.filter((i) => !mine[i]?.done);
+    const a = await plain.choose(live.map((i) => theirs[i] as Episode));
+    const b = await cached.choose(live.map((i) => mine[i] as Episode));
+    expect(b).toEqual(a);
+    cached.lastLogProbs.forEach((lp, j) => expect(lp).toBeCloseTo(plain.lastLogProbs[j] ?? NaN, 4));
+    for (const [j, i] of live.entries()) {
+      await theirs[i]?.step(a[j] ?? 0, sandbox);
+      await mine[i]?.step(b[j] ?? 0, sandbox);
+    }
+  };
+  const dispose = () => {
+    cached.dispose();
+    for (const v of params.values()) v.dispose();
+  };
+  return { params, cached, mine, play, dispose };
+}
+
 describe('episodes that join a cached batch while others play (a new job on a busy worker)', () => {
   it.each([
     ['vocabulary head', plainArgs],
@@ -102,42 +134,21 @@ describe('episodes that join a cached batch while others play (a new job on a bu
   ])(
     'are prefilled alone into free rows, and every episode gets the uncached policy’s tokens and log-probs (%s)',
     async (_label, args) => {
-      const params = initParams(args, 11);
-      const tasks = generateTasks(1).slice(0, 6);
-      const env = { ...DEFAULT_ENV_CONFIG, contextLength: 40, maxTurns: 2, maxTokensPerTurn: 5 };
-      const opts = { ...DEFAULT_SAMPLER, greedy: true, rows: 4 };
-      const plain = new PolicyAgent('plain', params, args, opts);
-      const cached = new CachedPolicyAgent('cached', params, args, opts);
-      // The same episodes twice, one copy per agent, played in lockstep.
-      const mine = tasks.map((t) => new Episode(t, env));
-      const theirs = tasks.map((t) => new Episode(t, env));
+      const { cached, mine, play, dispose } = lockstep(args, 11);
       /** Which episodes play at each call: two, then two join, then the last two take the rows of those done. */
       const playing = (call: number) => {
-        const ids = call < 3 ? [0, 1] : [0, 1, 2, 3];
-        const live = ids.filter((i) => !mine[i]?.done);
+        const live = (call < 3 ? [0, 1] : [0, 1, 2, 3]).filter((i) => !mine[i]?.done);
         for (const i of [4, 5]) if (live.length < 4 && call >= 3 && !mine[i]?.done) live.push(i);
-        return live.filter((i) => !mine[i]?.done);
+        return live;
       };
-      let prefillsSeen = 0;
       for (let call = 0; call < 200 && mine.some((e) => !e.done); call++) {
-        const ids = playing(call);
-        if (ids.length === 0) break;
         const before = tf.memory().numTensors;
-        const a = await plain.choose(ids.map((i) => theirs[i] as Episode));
-        const b = await cached.choose(ids.map((i) => mine[i] as Episode));
-        expect(b).toEqual(a);
-        cached.lastLogProbs.forEach((lp, j) => expect(lp).toBeCloseTo(plain.lastLogProbs[j] ?? NaN, 4));
+        await play(playing(call));
         if (call > 0) expect(tf.memory().numTensors).toBeLessThanOrEqual(before); // the cache is replaced, not grown
-        for (const [j, i] of ids.entries()) {
-          await theirs[i]?.step(a[j] ?? 0, sandbox);
-          await mine[i]?.step(b[j] ?? 0, sandbox);
-        }
-        prefillsSeen = cached.prefills;
       }
       expect(mine.every((e) => e.done)).toBe(true);
-      expect(prefillsSeen).toBeGreaterThanOrEqual(3); // the first two, the two that joined, the last two
-      cached.dispose();
-      for (const v of params.values()) v.dispose();
+      expect(cached.prefills).toBeGreaterThanOrEqual(3); // the first two, the two that joined, the last two
+      dispose();
     },
     60_000,
   );
@@ -145,26 +156,7 @@ describe('episodes that join a cached batch while others play (a new job on a bu
 
 describe('a newcomer prefill that fails', () => {
   it('leaves no cache behind: the next call prefills every row and plays as the uncached policy', async () => {
-    const args = plainArgs;
-    const params = initParams(args, 13);
-    const tasks = generateTasks(1).slice(0, 6);
-    const env = { ...DEFAULT_ENV_CONFIG, contextLength: 40, maxTurns: 2, maxTokensPerTurn: 5 };
-    const opts = { ...DEFAULT_SAMPLER, greedy: true, rows: 4 };
-    const cached = new CachedPolicyAgent('cached', params, args, opts);
-    const plain = new PolicyAgent('plain', params, args, opts);
-    const mine = tasks.map((t) => new Episode(t, env));
-    const theirs = tasks.map((t) => new Episode(t, env));
-    const play = async (ids: number[]) => {
-      const live = ids.filter((i) => !mine[i]?.done);
-      const b = await cached.choose(live.map((i) => mine[i] as Episode));
-      const a = await plain.choose(live.map((i) => theirs[i] as Episode));
-      expect(b).toEqual(a);
-      cached.lastLogProbs.forEach((lp, j) => expect(lp).toBeCloseTo(plain.lastLogProbs[j] ?? NaN, 4));
-      for (const [j, i] of live.entries()) {
-        await mine[i]?.step(b[j] ?? 0, sandbox);
-        await theirs[i]?.step(a[j] ?? 0, sandbox);
-      }
-    };
+    const { params, cached, mine, play, dispose } = lockstep(plainArgs, 13);
     for (let k = 0; k < 3; k++) await play([0, 1, 2, 3]);
     // 2 and 3 leave (aborted, say); 4 and 5 join into their rows, and that pass fails (a weight
     // gone missing). Had the rows been handed over anyway, 4 and 5 would decode on from 2's and
@@ -177,8 +169,7 @@ describe('a newcomer prefill that fails', () => {
     );
     params.set(key, w);
     for (let k = 0; k < 4; k++) await play([0, 1, 4, 5]);
-    cached.dispose();
-    for (const v of params.values()) v.dispose();
+    dispose();
   }, 60_000);
 });
 
