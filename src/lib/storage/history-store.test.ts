@@ -107,6 +107,32 @@ describe("a run's stored history", () => {
     db.close();
   });
 
+  it('flushes called while one waits join it: one write of the events, however many calls', async () => {
+    // One write per call queued up without end when the storage was slower than the page's
+    // flushes, and the steps' chart points waited behind all of them.
+    const db = await freshDb();
+    const log = new EventLog(100);
+    const w = new HistoryWriter(db, 'r', { nextEventSeq: 0, pushed: 0 }, hooks([]), 100);
+    const opened: string[] = [];
+    const open = db.transaction.bind(db);
+    db.transaction = ((stores: Parameters<typeof open>[0], ...rest: []) => {
+      opened.push(String(stores));
+      return open(stores, ...rest);
+    }) as typeof db.transaction;
+    for (let v = 1; v <= 5; v++) {
+      log.push(ev(v));
+      w.flushEvents(log);
+      w.step(step(v));
+    }
+    await w.settled();
+    expect(opened.filter((s) => s === 'events')).toHaveLength(1);
+    const stored = await loadHistory(db, 'r');
+    expect(stored.events.map((e) => e.t0)).toEqual([1, 2, 3, 4, 5]);
+    expect(stored.steps.map((s) => s.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(stored.nextEventSeq).toBe(5);
+    db.close();
+  });
+
   it('says once that it stopped storing when a write fails, and the caller goes on', async () => {
     const db = await freshDb();
     const errors: string[] = [];

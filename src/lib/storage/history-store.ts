@@ -57,6 +57,9 @@ export async function loadHistory(
 export class HistoryWriter {
   private chain: Promise<void> = Promise.resolve();
   private failed = false;
+  /** Events taken from the log, for the flush waiting in the queue (`eventsQueued`). */
+  private waitingEvents: { seq: number; event: TimelineEvent }[] = [];
+  private eventsQueued = false;
   /** `log.pushed` already written. */
   private written: number;
   private nextSeq: number;
@@ -89,7 +92,13 @@ export class HistoryWriter {
     this.write((db) => db.put('metrics', { runId: this.runId, kind: 'hindsight', version: 0, pool }));
   }
 
-  /** Stores the events of `log` pushed since the last flush (`events` the newest it holds). */
+  /**
+   * Stores the events of `log` pushed since the last flush (`events` the newest it holds). They
+   * are taken now, and written by the one flush waiting in the queue: flushes called while one
+   * waits join it. The page flushes 4 times a second; when the storage is slower than that, one
+   * write per call queued up without end, and a step's chart point waited behind all of them (a
+   * reload then lost several).
+   */
   flushEvents(log: { events: readonly TimelineEvent[]; pushed: number }): void {
     const fresh = Math.min(log.pushed - this.written, log.events.length);
     if (fresh <= 0) return;
@@ -97,13 +106,22 @@ export class HistoryWriter {
     this.written = log.pushed;
     const first = this.nextSeq;
     this.nextSeq += batch.length;
+    this.waitingEvents.push(...batch.map((event, i) => ({ seq: first + i, event })));
+    if (this.eventsQueued) return;
+    this.eventsQueued = true;
     const runId = this.runId;
+    let rows: { seq: number; event: TimelineEvent }[] | null = null;
     this.write(async (db) => {
+      if (rows === null) {
+        // Taken once: a write retried after an eviction writes the same rows.
+        rows = this.waitingEvents;
+        this.waitingEvents = [];
+        this.eventsQueued = false;
+      }
+      if (rows.length === 0) return;
       const tx = db.transaction('events', 'readwrite');
-      const puts: Promise<unknown>[] = batch.map((event, i) =>
-        tx.store.put({ runId, seq: first + i, event }),
-      );
-      const oldest = first + batch.length - this.keepEvents;
+      const puts: Promise<unknown>[] = rows.map(({ seq, event }) => tx.store.put({ runId, seq, event }));
+      const oldest = (rows.at(-1)?.seq ?? 0) + 1 - this.keepEvents;
       if (oldest > 0) puts.push(tx.store.delete(IDBKeyRange.bound([runId, -Infinity], [runId, oldest - 1])));
       await Promise.all([...puts, tx.done]);
     });
