@@ -749,8 +749,8 @@ test('the tasks panel evaluates a stored run’s trained policy beside the basel
   await expect(page.getByTestId('eval-policy-run')).toContainText('no stored run yet');
   // Train until an evaluation solves a fifth of the easy training tasks (the constants come
   // first), so that the trained policy and the untrained one differ in what they solve. On easy
-  // alone: the curriculum can promote early (20 lucky episodes), and its evaluations then score
-  // medium tasks, which this budget does not learn (a CI run timed out so).
+  // alone: once the curriculum promotes, its evaluations score medium tasks, which this budget does
+  // not learn (a CI run timed out so when the curriculum still promoted on 20 lucky episodes).
   await page.evaluate(() => {
     void (window as unknown as LabWindow).__lab.run.start({
       settings: { eta: 2, workers: 1 },

@@ -62,7 +62,13 @@ describe('CodeJobSource', () => {
       curriculum: { enabled: true, window: 8, promoteAt: 0.7 },
     });
     for (let i = 0; i < 20; i++) expect(src.nextTask().task.level).toBe('easy');
+    // Every episode of one task solved is a third of the level's three tasks.
     src.record(group(0, TASKS[0] as Task, () => true, 8));
+    expect(src.curriculum.view()).toMatchObject({ level: 'easy', rate: 1 / 3, tasks: 3, tried: 1 });
+    src.record(group(1, TASKS[1] as Task, () => true, 8));
+    src.record(group(2, TASKS[2] as Task, () => false, 8)); // 16 / 24 < 0.7
+    expect(src.curriculum.level).toBe('easy');
+    src.record(group(3, TASKS[2] as Task, () => true, 1)); // its window slides: 17 / 24 ≥ 0.7
     expect(src.curriculum.level).toBe('medium');
     const drawn = Array.from({ length: 40 }, () => src.nextTask());
     // Mostly the new level at class normal; a review fraction of easier tasks at class low.

@@ -136,10 +136,7 @@ export class CodeJobSource implements JobSource {
       throw new Error(`valueWindow must be 0 or a number ≥ 1, got ${config.valueWindow}`);
     if (!(config.temperature > 0 && Number.isFinite(config.temperature)))
       throw new Error(`temperature must be a positive number, got ${config.temperature}`);
-    this.curriculum = new Curriculum(
-      config.curriculum,
-      trainTasks.map((t) => t.level),
-    );
+    this.curriculum = new Curriculum(config.curriculum, trainTasks);
     this.hindsight = new HindsightPool(config.hindsight.samplesPerBatch > 0 ? config.hindsight.capacity : 0);
     this.rng = new Rng(config.seed);
   }
@@ -188,7 +185,7 @@ export class CodeJobSource implements JobSource {
   record(group: PlayedGroup): void {
     for (const tr of group.trajectories) {
       // The curriculum follows the training tasks only, not relabelled tasks posed as jobs.
-      if (!isRelabelledTask(tr.taskId)) this.curriculum.record(tr.level, tr.solved);
+      if (!isRelabelledTask(tr.taskId)) this.curriculum.record(tr.taskId, tr.level, tr.solved);
       const [n, s] = this.records.get(tr.taskId) ?? [0, 0];
       const keep = this.config.valueWindow > 0 ? 1 - 1 / this.config.valueWindow : 1;
       this.records.set(tr.taskId, [n * keep + 1, s * keep + (tr.solved ? 1 : 0)]);
