@@ -143,3 +143,18 @@ test('a teaching preset sets η, the loss, adoption and the curriculum, and says
   await expect(preset.locator('option:checked')).toHaveText(/custom/);
   await expect(page.getByTestId('run-preset-watch')).toHaveCount(0);
 });
+
+test('on a phone-sized screen the panels stack in one column and the page does not scroll sideways', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await openReady(page, '?backend=wasm&wcTimeout=3000');
+  // The panels were at least 420 px wide: at 390 the page scrolled sideways and cut every panel.
+  const widths = await page.evaluate(() => [
+    document.documentElement.scrollWidth,
+    document.documentElement.clientWidth,
+  ]);
+  expect(widths[0]).toBeLessThanOrEqual(widths[1] ?? 0);
+  const start = await page.getByTestId('run-start').boundingBox();
+  expect(start && start.x + start.width).toBeLessThanOrEqual(390);
+});
