@@ -17,7 +17,7 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   await expect(page.getByTestId('run-iteration')).toHaveText('2', { timeout: 120_000 });
   await expect(page.getByTestId('curriculum-level')).toHaveText('easy');
   // 2 batches of easy episodes: the rate is shown over every easy training task of the built-in suite.
-  await expect(page.getByTestId('curriculum')).toContainText('success over its 26 training tasks');
+  await expect(page.getByTestId('curriculum')).toContainText('mean success of its 26 training tasks');
   await expect(page.getByTestId('curriculum')).toContainText('last 20 episodes');
   await expect(page.getByTestId('curriculum-rate')).toHaveText(/^\d+%$/);
   await expect(page.getByTestId('run-progress')).toContainText('version 2');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Curriculum, type CurriculumConfig } from './curriculum';
+import { Curriculum, DEFAULT_CURRICULUM, type CurriculumConfig } from './curriculum';
 import type { Task } from './suite';
 
 const task = (id: string, level: Task['level']): Task => ({ id, level, examples: [], hidden: [] });
@@ -8,13 +8,13 @@ const ONE_OF_TWO: CurriculumConfig = { enabled: true, window: 2, promoteAt: 0.5 
 
 describe('curriculum', () => {
   it('starts easy and trains only on the current level', () => {
-    const c = new Curriculum(undefined, tasks);
+    const c = new Curriculum(DEFAULT_CURRICULUM, tasks);
     expect(c.level).toBe('easy');
     expect(c.tasksFor(tasks).map((t) => t.id)).toEqual(['a']);
   });
 
   it('with one task, promotes once a full window of 20 of its episodes reaches a success rate of 0.7', () => {
-    const c = new Curriculum(undefined, tasks);
+    const c = new Curriculum(DEFAULT_CURRICULUM, tasks);
     for (let i = 0; i < 7; i++) expect(c.record('a', 'easy', false)).toBeNull();
     for (let i = 0; i < 12; i++) expect(c.record('a', 'easy', true)).toBeNull(); // 12/20: the 20th not played yet
     expect(c.view()).toMatchObject({ level: 'easy', seen: 19, rate: 0.6, tasks: 1, tried: 1 });
@@ -99,15 +99,60 @@ describe('curriculum', () => {
   });
 
   it('restores onto a level its tasks have; a stored window of an older build is read as nothing', () => {
-    const c = new Curriculum(undefined, [task('e', 'easy'), task('h', 'hard')]);
+    const c = new Curriculum(DEFAULT_CURRICULUM, [task('e', 'easy'), task('h', 'hard')]);
     c.restore({ levelIndex: 1, results: { e: '1', h: '1' }, episodes: 40 }); // medium: no task there
     expect(c.view()).toMatchObject({ level: 'hard', seen: 0 }); // counted on medium, not on hard
-    const old = new Curriculum(undefined, tasks);
+    const old = new Curriculum(DEFAULT_CURRICULUM, tasks);
     old.restore({ levelIndex: 1, recent: [true], episodes: 40 });
     expect(old.view()).toMatchObject({ level: 'medium', seen: 0, rate: null });
-    const odd = new Curriculum(undefined, tasks);
-    odd.restore({ levelIndex: 0, results: { a: '1x1', zz: '11' }, episodes: 3 });
-    expect(odd.view()).toMatchObject({ seen: 3, rate: 2 / 20, tried: 1 }); // zz is no task of the level
+    const odd = new Curriculum({ ...DEFAULT_CURRICULUM, window: 3 }, [...tasks, task('a2', 'easy')]);
+    odd.restore({ levelIndex: 0, results: { a: '0111', a2: '1x1', zz: '11' }, episodes: 3 });
+    // a: its newest 3; a2: not a string of results; zz: no task of the level.
+    expect(odd.view()).toMatchObject({ seen: 3, rate: 3 / 6, tried: 1 });
+  });
+
+  it('restores what a malformed stored snapshot holds with care', () => {
+    const c = new Curriculum(DEFAULT_CURRICULUM, tasks);
+    const junk = JSON.parse(
+      '{"levelIndex": "x", "results": ["1"], "episodes": "x", "promotions": [{"from": "easy", "to": "medium", "episode": 4}, 3, {"from": "??"}]}',
+    ) as ReturnType<Curriculum['snapshot']>;
+    c.restore(junk);
+    expect(c.view()).toMatchObject({
+      level: 'easy',
+      seen: 0,
+      promotions: [{ from: 'easy', to: 'medium', episode: 4 }],
+    });
+    c.record('a', 'easy', true);
+    expect(c.snapshot().episodes).toBe(1); // counted from 0, not appended to "x"
+    const noList = new Curriculum(DEFAULT_CURRICULUM, tasks);
+    noList.restore(
+      JSON.parse('{"levelIndex": 2, "promotions": "none", "episodes": 9}') as ReturnType<
+        Curriculum['snapshot']
+      >,
+    );
+    expect(noList.view()).toMatchObject({ level: 'hard', promotions: [] });
+  });
+
+  it('keeps a task whose id is __proto__ like any other', () => {
+    const c = new Curriculum({ ...ONE_OF_TWO, promoteAt: 1 }, [
+      task('__proto__', 'easy'),
+      task('b', 'medium'),
+    ]);
+    c.record('__proto__', 'easy', true);
+    const saved = JSON.parse(JSON.stringify(c.snapshot())) as ReturnType<Curriculum['snapshot']>;
+    const resumed = new Curriculum({ ...ONE_OF_TWO, promoteAt: 1 }, [
+      task('__proto__', 'easy'),
+      task('b', 'medium'),
+    ]);
+    resumed.restore(saved);
+    expect(resumed.view()).toMatchObject({ seen: 1, rate: 0.5, tried: 1 });
+  });
+
+  it('ignores review episodes of an easier level once promoted', () => {
+    const c = new Curriculum(ONE_OF_TWO, [task('a', 'easy'), task('b', 'medium'), task('c', 'hard')]);
+    expect(c.record('a', 'easy', true)).toBe('medium');
+    expect(c.record('a', 'easy', true)).toBeNull();
+    expect(c.view()).toMatchObject({ level: 'medium', seen: 0, rate: null });
   });
 
   it('can be turned off: every level, no promotion', () => {
@@ -117,8 +162,9 @@ describe('curriculum', () => {
     expect(c.level).toBe('easy');
   });
 
-  it('rejects a bad config', () => {
-    expect(() => new Curriculum({ enabled: true, window: 0, promoteAt: 0.7 })).toThrow(/window/);
-    expect(() => new Curriculum({ enabled: true, window: 20, promoteAt: 1.5 })).toThrow(/promoteAt/);
+  it('rejects a bad config, and no training tasks', () => {
+    expect(() => new Curriculum({ enabled: true, window: 0, promoteAt: 0.7 }, tasks)).toThrow(/window/);
+    expect(() => new Curriculum({ enabled: true, window: 20, promoteAt: 1.5 }, tasks)).toThrow(/promoteAt/);
+    expect(() => new Curriculum(DEFAULT_CURRICULUM, [])).toThrow(/training tasks/);
   });
 });

@@ -18,7 +18,7 @@ export interface CurriculumView {
   level: Level;
   /** The level's success rate (`Curriculum.rate`; null before any episode of the level). */
   rate: number | null;
-  /** Episodes of the level counted in `rate` (at most `window` per task). */
+  /** Results counted in `rate`: the newest `window` episodes of each task at most. */
   seen: number;
   /** Training tasks of the level, and how many of them have been played since the level began. */
   tasks: number;
@@ -46,6 +46,13 @@ export interface CurriculumSnapshot {
   promotions?: CurriculumView['promotions'];
 }
 
+/** True for a promotion as a snapshot stores it. */
+function isPromotion(p: unknown): p is CurriculumView['promotions'][number] {
+  if (typeof p !== 'object' || p === null) return false;
+  const { from, to, episode } = p as Record<string, unknown>;
+  return LEVELS.includes(from as Level) && LEVELS.includes(to as Level) && Number.isFinite(episode);
+}
+
 /**
  * easy → medium → hard (seed 001: promote at a success rate of 0.7 over a window of 20). The
  * seed draws a level's tasks uniformly, one episode each, so its window of the level's last 20
@@ -64,17 +71,21 @@ export class Curriculum {
   private levelIndex: number;
   /** Newest results (at most `window`) of each task of the current level played since it began. */
   private results = new Map<string, boolean[]>();
+  /** Solved results in `results`, over every task. */
+  private solved = 0;
   private episodes = 0;
   private readonly promotions: CurriculumView['promotions'] = [];
-  /** The levels it walks through, in order: those of the training tasks (every level if none given). */
+  /** The levels it walks through, in order: those of the training tasks. */
   private readonly levels: readonly Level[];
   /** The training tasks of each level (the denominator of its rate). */
   private readonly taskIds = new Map<Level, Set<string>>();
 
   constructor(
-    readonly config: CurriculumConfig = DEFAULT_CURRICULUM,
-    tasks: readonly Pick<Task, 'id' | 'level'>[] = [],
+    readonly config: CurriculumConfig,
+    /** The training tasks: the levels to walk and each level's tasks. */
+    tasks: readonly Pick<Task, 'id' | 'level'>[],
   ) {
+    if (tasks.length === 0) throw new Error('the curriculum needs the training tasks, and has none');
     if (!Number.isInteger(config.window) || config.window < 1)
       throw new Error(`curriculum window must be a positive integer, got ${config.window}`);
     if (!(config.promoteAt > 0 && config.promoteAt <= 1))
@@ -84,8 +95,7 @@ export class Curriculum {
       ids.add(t.id);
       this.taskIds.set(t.level, ids);
     }
-    const present = LEVELS.filter((l) => this.taskIds.has(l));
-    this.levels = present.length ? present : LEVELS;
+    this.levels = LEVELS.filter((l) => this.taskIds.has(l));
     this.levelIndex = LEVELS.indexOf(this.levels[0] ?? 'easy');
   }
 
@@ -115,13 +125,15 @@ export class Curriculum {
     if (!this.config.enabled || level !== this.level || !this.levelTasks().has(taskId)) return null;
     const r = this.results.get(taskId) ?? [];
     r.push(solved);
-    if (r.length > this.config.window) r.shift();
+    if (solved) this.solved += 1;
+    if (r.length > this.config.window && r.shift()) this.solved -= 1;
     this.results.set(taskId, r);
     const next = this.next;
     if (next === null || this.rate() < this.config.promoteAt) return null;
     const from = this.level;
     this.levelIndex = LEVELS.indexOf(next);
     this.results = new Map();
+    this.solved = 0;
     this.promotions.push({ from, to: this.level, episode: this.episodes });
     return this.level;
   }
@@ -135,43 +147,53 @@ export class Curriculum {
    * newest `window` episodes, where episodes not played yet count as failures.
    */
   rate(): number {
-    const n = this.levelTasks().size;
-    if (n === 0) return 0;
-    let solved = 0;
-    for (const r of this.results.values()) solved += r.filter(Boolean).length;
-    return solved / (n * this.config.window);
+    return this.solved / Math.max(1, this.levelTasks().size * this.config.window);
   }
 
   /** What a resumed run needs to continue where it stopped. */
   snapshot(): CurriculumSnapshot {
-    const results: Record<string, string> = {};
-    for (const [id, r] of this.results) results[id] = r.map((s) => (s ? '1' : '0')).join('');
     return {
       levelIndex: this.levelIndex,
-      results,
+      // Built whole, so that a task id such as `__proto__` is an entry like any other.
+      results: Object.fromEntries(
+        [...this.results].map(([id, r]) => [id, r.map((s) => (s ? '1' : '0')).join('')]),
+      ),
       episodes: this.episodes,
       promotions: this.promotions.map((p) => ({ ...p })),
     };
   }
 
-  /** Continues from a snapshot (a resumed run); one stored before promotions were kept has none. */
+  /**
+   * Continues from a snapshot (a resumed run); one stored before promotions were kept has none.
+   * What a stored record holds is read with care: a level index that is no number starts at the
+   * first level, and results other than a string of 0s and 1s are left out.
+   */
   restore(s: CurriculumSnapshot): void {
-    const index = Math.max(0, Math.min(LEVELS.length - 1, Math.floor(s.levelIndex)));
+    const stored = Number.isFinite(s.levelIndex) ? Math.floor(s.levelIndex) : 0;
+    const index = Math.max(0, Math.min(LEVELS.length - 1, stored));
     // A level without tasks is not one to stay on: the first of the walk's levels at or past it.
     const at = this.levels.find((l) => LEVELS.indexOf(l) >= index) ?? this.levels[this.levels.length - 1];
     this.levelIndex = LEVELS.indexOf(at ?? 'hard');
     this.results = new Map();
+    this.solved = 0;
     // Only results of the level's tasks, and only while the level is the one they were counted on.
-    if (LEVELS.indexOf(at ?? 'hard') === index) {
+    const results: unknown = s.results;
+    if (this.levelIndex === index && typeof results === 'object' && results !== null) {
       const tasks = this.levelTasks();
-      for (const [id, text] of Object.entries(s.results ?? {})) {
-        if (!tasks.has(id) || typeof text !== 'string') continue;
-        const r = [...text].slice(-this.config.window).map((ch) => ch === '1');
-        if (r.length) this.results.set(id, r);
+      for (const [id, text] of Object.entries(results)) {
+        if (!tasks.has(id) || typeof text !== 'string' || !/^[01]+$/.test(text)) continue;
+        const r = [...text.slice(-this.config.window)].map((ch) => ch === '1');
+        this.results.set(id, r);
+        this.solved += r.filter(Boolean).length;
       }
     }
-    this.episodes = s.episodes;
-    this.promotions.splice(0, this.promotions.length, ...(s.promotions ?? []).map((p) => ({ ...p })));
+    this.episodes = Number.isFinite(s.episodes) ? s.episodes : 0;
+    const promotions: unknown = s.promotions;
+    this.promotions.splice(
+      0,
+      this.promotions.length,
+      ...(Array.isArray(promotions) ? promotions.filter(isPromotion).map((p) => ({ ...p })) : []),
+    );
   }
 
   /** Index of the current level in easy → medium → hard. */

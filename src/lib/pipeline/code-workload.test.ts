@@ -154,11 +154,14 @@ describe('CodeJobSource', () => {
       ...DEFAULT_CODE_RUN,
       curriculum: { enabled: true, window: 4, promoteAt: 0.7 },
     });
-    src.record(group(0, TASKS[0] as Task, () => true));
-    src.record(group(1, TASKS[3] as Task, (i) => i === 0));
+    // Solved groups of the three easy tasks promote (at 9 of 12 results), then a group of the medium task.
+    for (const [i, t] of TASKS.slice(0, 3).entries()) src.record(group(i, t, () => true));
+    src.record(group(3, TASKS[3] as Task, (i) => i === 0));
+    expect(src.curriculum.view()).toMatchObject({ level: 'medium', seen: 4, tried: 1, rate: 1 / 4 });
     const again = new CodeJobSource(TASKS, src.config);
     again.restore(JSON.parse(JSON.stringify(src.progress())));
     expect(again.curriculum.view()).toEqual(src.curriculum.view()); // the promotion included
+    expect(again.curriculum.view().promotions).toEqual([{ from: 'easy', to: 'medium', episode: 9 }]);
     expect(again.value('m1')).toBe(src.value('m1'));
   });
 

@@ -60,7 +60,7 @@ export const PRESETS: readonly Preset[] = [
     id: 'no-curriculum',
     label: 'curriculum off (every level at once)',
     watch:
-      'Jobs draw from easy, medium and hard tasks alike (the curriculum line says off). Compare success per batch with the curriculum, which starts on easy and promotes once the level’s tasks succeed in 70 % of their last 20 episodes each.',
+      'Jobs draw from easy, medium and hard tasks alike (the curriculum line says off). Compare success per batch with the curriculum, which starts on easy and promotes once the level’s tasks, each over its last 20 episodes, succeed 70 % of the time on average.',
     knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: false },
   },
 ];

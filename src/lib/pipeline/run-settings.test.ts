@@ -178,7 +178,7 @@ describe('every field of the settings is checked', () => {
       ['code.groupSize', 33, /groupSize must be an integer from 1 to 32, got 33/],
       ['code.seed', -1, /the code config seed must be an integer from 0 to 2147483647, got -1/],
       ['code.curriculum.enabled', 'yes', /curriculum enabled must be true or false, got "yes"/],
-      ['code.curriculum.window', 0, /curriculum window must be an integer from 1 to 10000, got 0/],
+      ['code.curriculum.window', 0, /curriculum window must be an integer from 1 to 1000, got 0/],
       ['code.curriculum.promoteAt', 0, /curriculum promoteAt must be a positive number up to 1, got 0/],
       ['code.curriculum.promoteAt', '0.7', /curriculum promoteAt .* got "0.7"/],
       ['code.hindsight.samplesPerBatch', 1e6, /hindsight samplesPerBatch must be an integer from 0 to 256/],

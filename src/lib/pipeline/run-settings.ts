@@ -113,8 +113,11 @@ export const SETTINGS_LIMITS = {
   temperature: 10,
   /** Tasks drawn per job to pick the most valuable one from. */
   candidates: 100,
-  /** Episodes of the curriculum's success-rate window. */
-  curriculumWindow: 10_000,
+  /**
+   * Episodes of each task the curriculum's success rate counts (a snapshot saved with every
+   * version keeps that many results of each task of the level: ~115 KB for 115 medium tasks).
+   */
+  curriculumWindow: 1_000,
   /** Relabelled episodes added to a batch (the page offers up to 32). */
   hindsightSamples: 256,
   /** Advantage of a relabelled episode's tokens (rewards are at most `MAX_REWARD_WEIGHT` a part). */

@@ -49,7 +49,7 @@ export interface CustomRunResult {
 
 /** What a resumed run needs besides its weights and unconsumed trajectories. */
 export interface RunProgress {
-  /** Curriculum level index and the recent results of that level. */
+  /** Curriculum level index and the newest results of each task of that level. */
   curriculum?: CurriculumSnapshot;
   /** Per-task record of the scheduler's learning value: [attempts, successes], recency-weighted. */
   taskRecords?: Record<string, [number, number]>;
