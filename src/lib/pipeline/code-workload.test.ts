@@ -138,6 +138,11 @@ describe('CodeJobSource', () => {
     const src = new CodeJobSource(TASKS);
     const { batch: b } = src.batch([group(0, TASKS[0] as Task, (i) => i === 0)], [0.5]);
     expect(b.advantages[0]).toBeCloseTo(0.5, 6);
+    // ... and its value loss, through the batch's weights (every position of its rows).
+    expect(b.weights?.length).toBe(b.batch * b.length);
+    expect(b.weights?.every((w) => w === 0.5)).toBe(true);
+    // FIFO mode (every weight 1) sends no weights.
+    expect(src.batch([group(0, TASKS[0] as Task, (i) => i === 0)], [1]).batch.weights).toBeUndefined();
   });
 
   it('with GAE, gives per-token advantages from the recorded values', () => {

@@ -208,7 +208,8 @@ export class CodeJobSource implements JobSource {
         : estimator === 'grpo'
           ? grpoAdvantages(returns, groupOf)
           : rlooAdvantages(returns, groupOf);
-    // Importance weights of prioritized replay scale each sample's advantage (1 in FIFO mode).
+    // Importance weights of prioritized replay scale each sample's advantage (1 in FIFO mode),
+    // so its policy loss, and its value loss through the batch's `weights`.
     const advantages = raw.map((a, i) => {
       const w = weightOf[i] ?? 1;
       return typeof a === 'number' ? a * w : { ...a, advantages: a.advantages.map((x) => x * w) };
@@ -230,7 +231,10 @@ export class CodeJobSource implements JobSource {
     // Rows padded to the longest, rounded up to 8 (few distinct shapes for WebGPU's shader cache).
     const length = Math.min(this.config.contextLength, Math.ceil(longest / 8) * 8);
     return {
-      batch: trajectoryBatch(rows, [...advantages, ...relabelled.map(() => advantage)], length),
+      batch: trajectoryBatch(rows, [...advantages, ...relabelled.map(() => advantage)], length, [
+        ...weightOf,
+        ...relabelled.map(() => 1),
+      ]),
       priorities,
     };
   }

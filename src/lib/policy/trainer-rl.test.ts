@@ -4,6 +4,7 @@ import { DEFAULT_ENV_CONFIG } from '../env/config';
 import { runEpisodes } from '../env/evaluate';
 import { generateTasks } from '../env/families';
 import { rlooAdvantages } from '../rl/advantages';
+import { validateBatch } from '../rl/batch';
 import { trajectoryBatch, TrajectoryRecorder } from '../rl/trajectory';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
@@ -61,6 +62,31 @@ describe('the trainer on RL batches', () => {
     expect(Math.abs(m.approxKl)).toBeLessThan(1e-5);
     expect(Number.isFinite(m.loss) && Number.isFinite(m.gradNorm)).toBe(true);
     trainer.dispose();
+  }, 60_000);
+
+  it("prioritized replay's importance weights scale the value loss (the advantages carry them for the policy loss)", async () => {
+    // Three copies with the same initial weights, one step each on the same batch.
+    const [a, b, c] = [0, 1, 2].map(
+      () => new PolicyTrainer(args, { ...DEFAULT_TRAINER_CONFIG, loss: 'decoupled' }),
+    );
+    if (!a || !b || !c) throw new Error('no trainer');
+    const batch = await onPolicyBatch(a);
+    const n = batch.batch * batch.length;
+    const plain = await a.trainStep(batch);
+    // Uniform weights 0.5 halve the value loss and leave the policy loss alone.
+    const half = await b.trainStep({ ...batch, weights: new Float32Array(n).fill(0.5) });
+    expect(half.valueLoss).toBeCloseTo(plain.valueLoss / 2, 5);
+    expect(half.pgLoss).toBeCloseTo(plain.pgLoss, 6);
+    // Row 0 weighing 0 drops its share.
+    const dropped = await c.trainStep({
+      ...batch,
+      weights: new Float32Array(n).fill(1).fill(0, 0, batch.length),
+    });
+    expect(dropped.valueLoss).toBeLessThan(plain.valueLoss);
+    expect(() => validateBatch({ ...batch, weights: new Float32Array(3) })).toThrow(
+      /batch.weights has 3 entries/,
+    );
+    for (const t of [a, b, c]) t.dispose();
   }, 60_000);
 
   it('PPO epochs on one batch move the ratio away from 1 and report KL and clipping', async () => {

@@ -201,6 +201,7 @@ export class PolicyTrainer {
       mask: tf.tensor2d(batch.mask, [B, T]), // [B, T]
       advantages: tf.tensor2d(batch.advantages, [B, T]), // [B, T]
       returns: tf.tensor2d(batch.returns, [B, T]), // [B, T]
+      weights: batch.weights ? tf.tensor2d(batch.weights, [B, T]) : undefined, // [B, T]
       behav: tf.tensor2d(batch.behavLogp ?? new Float32Array(B * T), [B, T]), // [B, T]
       legal: batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined, // [B, T, V]
     }));
@@ -233,7 +234,9 @@ export class PolicyTrainer {
                   clipEps,
                   wCap,
                 );
-        const valueLoss = maskedMean(values.sub(inputs.returns).square().mul(0.5), inputs.mask);
+        const squared = values.sub(inputs.returns).square().mul(0.5); // [B, T]
+        // Prioritized replay's importance weights scale the value loss as the advantages scale the policy's.
+        const valueLoss = maskedMean(inputs.weights ? squared.mul(inputs.weights) : squared, inputs.mask);
         const entropy = maskedMean(ent, inputs.mask);
         kept = Object.fromEntries(
           Object.entries({ ...policy, valueLoss, entropy }).map(([k, v]) => [k, tf.keep(v)]),

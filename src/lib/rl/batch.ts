@@ -23,6 +23,11 @@ export interface TokenBatch {
   legal?: Uint8Array;
   /** Vocabulary size V of `legal`. */
   vocab?: number;
+  /**
+   * Importance weight of each position's sample, [B, T] (prioritized replay; 1 where absent).
+   * It scales the value loss; the advantages carry it already, which scales the policy loss.
+   */
+  weights?: Float32Array;
 }
 
 /** Throws when the arrays of `b` do not all have B·T entries or the mask selects nothing. */
@@ -31,8 +36,10 @@ export function validateBatch(b: TokenBatch): void {
   for (const key of ['tokens', 'actions', 'mask', 'advantages', 'returns'] as const) {
     if (b[key].length !== n) throw new Error(`batch.${key} has ${b[key].length} entries, expected ${n}`);
   }
-  if (b.behavLogp && b.behavLogp.length !== n)
-    throw new Error(`batch.behavLogp has ${b.behavLogp.length} entries, expected ${n}`);
+  for (const key of ['behavLogp', 'weights'] as const) {
+    const a = b[key];
+    if (a && a.length !== n) throw new Error(`batch.${key} has ${a.length} entries, expected ${n}`);
+  }
   if (b.legal && b.legal.length !== n * (b.vocab ?? 0))
     throw new Error(`batch.legal has ${b.legal.length} entries, expected ${n} × vocab ${b.vocab}`);
   if (!b.mask.some((m) => m > 0)) throw new Error('batch.mask selects no position');

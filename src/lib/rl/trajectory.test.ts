@@ -80,6 +80,11 @@ describe('trajectories', () => {
     expect(maskAt(p + 2)[SUBMIT]).toBe(1); // after x+1
     expect(maskAt(0).every((m) => m === 0)).toBe(true);
     expect(() => trajectoryBatch(trajs, [0, 0], 4)).toThrow(/longer than the batch length/);
+    // Row weights (prioritized replay) fill every position of their row; all 1 gives none.
+    expect(b.weights).toBeUndefined();
+    expect(trajectoryBatch(trajs, [0.5, -0.5], T, [1, 1]).weights).toBeUndefined();
+    const weighted = trajectoryBatch(trajs, [0.5, -0.5], T, [0.25, 1]).weights;
+    expect(Array.from(weighted ?? [])).toEqual([...Array<number>(T).fill(0.25), ...Array<number>(T).fill(1)]);
   });
 });
 

@@ -117,12 +117,14 @@ export function gaeAdvantages(trajs: readonly Trajectory[], gamma: number, lambd
  * per-token advantages and returns (GAE):
  * position t reads token t and is trained on emitting token t + 1 when the policy wrote it,
  * with that token's behaviour log-prob and legal mask. Rows are padded to `length`; the value
- * target at every position is the episode's return.
+ * target at every position is the episode's return. `rowWeights` (prioritized replay's importance
+ * weight of each row) fill `weights` when one of them is not 1.
  */
 export function trajectoryBatch(
   trajs: readonly Trajectory[],
   advantages: readonly (number | PerToken)[],
   length: number,
+  rowWeights: readonly number[] = [],
 ): TokenBatch {
   const B = trajs.length;
   const n = B * length;
@@ -138,6 +140,11 @@ export function trajectoryBatch(
     legal: new Uint8Array(n * VOCAB_SIZE),
     vocab: VOCAB_SIZE,
   };
+  if (rowWeights.some((w) => w !== 1)) {
+    const weights = new Float32Array(n).fill(1);
+    rowWeights.forEach((w, b) => weights.fill(w, b * length, (b + 1) * length));
+    batch.weights = weights;
+  }
   const V = VOCAB_SIZE;
   const behav = batch.behavLogp ?? new Float32Array(0);
   const legal = batch.legal ?? new Uint8Array(0);

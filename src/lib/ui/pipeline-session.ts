@@ -206,6 +206,7 @@ export class PipelineSession {
           batch.returns,
           batch.behavLogp,
           batch.legal,
+          batch.weights,
         ]
           .filter((a) => a !== undefined)
           .map((a) => a.buffer);
