@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { openReady } from './support/page';
+import { expectNoSidewaysScroll, openReady } from './support/page';
 
 /** The part of the page's `?debug` hook (src/global.d.ts) this test calls. */
 type LabWindow = {
@@ -150,11 +150,7 @@ test('on a phone-sized screen the panels stack in one column and the page does n
   await page.setViewportSize({ width: 390, height: 844 });
   await openReady(page, '?backend=wasm&wcTimeout=3000');
   // The panels were at least 420 px wide: at 390 the page scrolled sideways and cut every panel.
-  const widths = await page.evaluate(() => [
-    document.documentElement.scrollWidth,
-    document.documentElement.clientWidth,
-  ]);
-  expect(widths[0]).toBeLessThanOrEqual(widths[1] ?? 0);
+  await expectNoSidewaysScroll(page);
   const start = await page.getByTestId('run-start').boundingBox();
   expect(start && start.x + start.width).toBeLessThanOrEqual(390);
 });

@@ -2,6 +2,7 @@ import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
 import { overlapMs } from '../src/lib/pipeline/metrics.ts';
 import { MARKS, maxVersionsInFlight, type MarkKind } from '../src/lib/pipeline/timeline-view.ts';
+import { expectNoSidewaysScroll } from './support/page';
 
 /** A small valid suite: four easy tasks, all reachable by the brute-force search (≤ 3 tokens). */
 const tasks = [
@@ -61,6 +62,8 @@ test('import a suite file, evaluate it against the baselines, see the table', as
   // Brute force finds every one of these short programs; its runs per task are counted.
   await expect(row('bruteforce', 'sampled').getByTestId('success')).toHaveText('100%');
   // It searches rather than samples, and its turns are its runs, counted in their own column.
+  // Its widest column scrolls inside the panel, not the page.
+  await expectNoSidewaysScroll(page);
   await expect(row('bruteforce', 'sampled').locator('td').nth(1)).toHaveText('search');
   await expect(row('bruteforce', 'sampled').locator('td').nth(6)).toHaveText('—');
   const runs = Number(await row('bruteforce', 'sampled').locator('td').last().textContent());
@@ -425,6 +428,8 @@ test('the custom environment trains through the async pipeline: η = 0 takes tur
   await expect(rows.nth(0).locator('td').nth(2)).toHaveText('0');
   await expect(rows.nth(1).locator('td').nth(2)).toHaveText('2');
   await expect(rows.nth(1).locator('td').nth(4)).toHaveText('24');
+  // The table scrolls inside its panel: it made the page ~1 360 px wide in a 1 280 px window.
+  await expectNoSidewaysScroll(page);
 });
 
 test('Stop ends custom-environment training after the iteration in progress, with a report of what it trained', async ({

@@ -25,3 +25,14 @@ export async function trainSteps(page: Page, steps: number): Promise<void> {
   await expect(page.getByTestId('steps')).toHaveText(String(before + steps), { timeout: 170_000 });
   await expect(page.getByTestId('trainer-status')).toHaveText('ready');
 }
+
+/** Asserts that the page does not scroll sideways: no content is wider than the window. */
+export async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  const [scroll, client] = await page.evaluate(() => [
+    document.documentElement.scrollWidth,
+    document.documentElement.clientWidth,
+  ]);
+  expect(scroll, `the page is ${scroll} px wide in a window of ${client} px`).toBeLessThanOrEqual(
+    client ?? 0,
+  );
+}
