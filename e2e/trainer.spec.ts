@@ -50,6 +50,11 @@ test('by default the trainer takes WebGPU on a GPU, and wasm (saying why) on a s
 
 test('weights saved to IndexedDB survive a reload and load back exactly', async ({ page }) => {
   await openReady(page);
+  // Load before any save says so beside the buttons; the page shows no error.
+  await page.getByTestId('load').click();
+  await expect(page.getByTestId('store-note')).toHaveText(/^Nothing saved yet/);
+  await expect(page.getByTestId('error')).toHaveCount(0);
+  await expect(page.getByTestId('loaded-version')).toHaveText('—');
   // A bad step count says what is wrong (and Train waits for a good one).
   await page.getByTestId('train-steps').fill('2.5');
   await expect(page.getByTestId('train-steps-error')).toHaveText(
@@ -61,6 +66,7 @@ test('weights saved to IndexedDB survive a reload and load back exactly', async 
   await trainSteps(page, 1);
   await page.getByTestId('save').click();
   await expect(page.getByTestId('saved-version')).not.toHaveText('—');
+  await expect(page.getByTestId('store-note')).toHaveCount(0);
   const saved = await page.getByTestId('fingerprint').textContent();
   const version = await page.getByTestId('saved-version').textContent();
 
@@ -71,4 +77,6 @@ test('weights saved to IndexedDB survive a reload and load back exactly', async 
   await page.getByTestId('load').click();
   await expect(page.getByTestId('loaded-version')).toHaveText(version ?? '');
   await expect(page.getByTestId('fingerprint')).toHaveText(saved ?? '');
+  // The saved weights are a check of the worker, not a training run: the run list does not show them.
+  await expect(page.getByTestId('run-list')).toHaveCount(0);
 });

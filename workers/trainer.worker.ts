@@ -443,11 +443,12 @@ const api = {
   async save(
     runId: string,
     config: Record<string, unknown> = {},
+    kind?: RunRecord['kind'],
   ): Promise<{ version: number; bytes: number }> {
     const t = requireTrainer();
     const t0 = now();
     const d = await database();
-    await ensureRun(d, { id: runId, name: runId, config });
+    await ensureRun(d, { id: runId, name: runId, config, ...(kind ? { kind } : {}) });
     const latest = await latestVersion(d, runId);
     let next = Math.max(version, latest?.version ?? -1) + 1;
     const checkpoint: Checkpoint = {
@@ -475,13 +476,17 @@ const api = {
     return { version, bytes };
   },
 
-  /** Loads a stored version (the latest when `v` is omitted) into the trainer, optimiser included. */
-  async load(runId: string, v?: number): Promise<{ version: number; step: number }> {
+  /**
+   * Loads a stored version (the latest when `v` is omitted) into the trainer, optimiser included;
+   * null when the run has nothing stored and no version was asked for.
+   */
+  async load(runId: string, v?: number): Promise<{ version: number; step: number } | null> {
     const t = requireTrainer();
     const t0 = now();
     const d = await database();
     const record = v === undefined ? await latestVersion(d, runId) : await getVersion(d, runId, v);
-    if (!record) throw new Error(`run ${runId} has no stored version${v === undefined ? '' : ` ${v}`}`);
+    if (!record && v === undefined) return null;
+    if (!record) throw new Error(`run ${runId} has no stored version ${v}`);
     const restored = await restoreTrainer(d, record, t.config);
     t.dispose();
     trainer = restored;

@@ -161,6 +161,9 @@ describe('every field of the settings is checked', () => {
       ['code.updatesPerBatch', 0, /updatesPerBatch must be an integer from 1 to 32, got 0/],
       ['code.updatesPerBatch', 1e9, /updatesPerBatch .* got 1000000000/],
       ['code.updatesPerBatch', 1.5, /updatesPerBatch .* got 1.5/],
+      // An empty number field binds null: said as nothing, not as JSON.
+      ['code.updatesPerBatch', null, /updatesPerBatch must be an integer from 1 to 32, got nothing$/],
+      ['code.learningRate', null, /learningRate must be a positive number up to 1, got nothing$/],
       ['code.gamma', 'x', /gamma \(the GAE discount\) must be a number from 0 to 1, got "x"/],
       ['code.gamma', 7, /gamma .* got 7/],
       ['code.lambda', -3, /lambda \(the GAE λ\) must be a number from 0 to 1, got -3/],

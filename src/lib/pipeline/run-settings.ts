@@ -137,10 +137,13 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 /** A value as a message shows it: a number as it is, anything else as JSON (`""`, `"x"`, `true`). */
 const shown = (v: unknown): string => (typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v)));
 
+/** A number setting's value as a message shows it: an empty field (null from a number input) is "nothing". */
+const shownNumber = (v: unknown): string => (v === null || v === '' ? 'nothing' : shown(v));
+
 /** Throws `what must be an integer from min to max, got v` unless `v` is one. */
 function checkInteger(what: string, v: unknown, min: number, max: number): void {
   if (!(Number.isInteger(v) && (v as number) >= min && (v as number) <= max))
-    throw new Error(`${what} must be an integer from ${min} to ${max}, got ${shown(v)}`);
+    throw new Error(`${what} must be an integer from ${min} to ${max}, got ${shownNumber(v)}`);
 }
 
 /**
@@ -154,7 +157,7 @@ function checkNumber(what: string, v: unknown, min: number, max: number, above =
       ? `a positive number up to ${max}`
       : `a number above ${min}, at most ${max}`
     : `a number from ${min} to ${max}`;
-  throw new Error(`${what} must be ${range}, got ${shown(v)}`);
+  throw new Error(`${what} must be ${range}, got ${shownNumber(v)}`);
 }
 
 function checkObject(what: string, v: unknown): void {

@@ -16,6 +16,7 @@ import {
   newestRecord,
   putVersion,
   setRunStatus,
+  TRAINER_CHECK_RUN_ID,
 } from './weights-store';
 
 const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 8, dModel: 16, dMlp: 32 };
@@ -104,6 +105,11 @@ describe('IndexedDB storage', () => {
     // A record from before runs had a kind is the code-writing policy's.
     expect((await listRuns(db, 'code')).map((r) => r.id)).toEqual(['code']);
     expect((await listRuns(db)).length).toBe(2);
+    // The trainer panel's saves are no run: of kind 'check', and so is an older build's record of them.
+    await ensureRun(db, { id: TRAINER_CHECK_RUN_ID, name: TRAINER_CHECK_RUN_ID, config: {} });
+    await ensureRun(db, { id: 'check', name: 'check', config: {}, kind: 'check' });
+    expect((await listRuns(db, 'code')).map((r) => r.id)).toEqual(['code']);
+    expect((await listRuns(db, 'check')).map((r) => r.id).sort()).toEqual(['check', TRAINER_CHECK_RUN_ID]);
     // The newest version comes back as the policy it was; the code policy's readers refuse it.
     const newest = await newestRecord(db, 'env');
     expect(newest?.version).toBe(12);

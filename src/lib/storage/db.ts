@@ -27,9 +27,10 @@ export interface RunRecord {
   progress?: RunProgress;
   /**
    * What the run trains: the code-writing transformer (absent in records from before custom
-   * environments were stored), or an MLP on a custom JS environment (issue 4 §7).
+   * environments were stored), an MLP on a custom JS environment (issue 4 §7), or nothing: the
+   * trainer panel's saved weights, a check of the worker (`TRAINER_CHECK_RUN_ID`).
    */
-  kind?: 'code' | 'custom';
+  kind?: 'code' | 'custom' | 'check';
   /** A finished custom-environment training's returns (random, untrained, trained). */
   result?: CustomRunResult;
 }

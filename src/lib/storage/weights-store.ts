@@ -102,10 +102,18 @@ export async function setRunStatus(
   await tx.done;
 }
 
+/** The run id under which the trainer panel saves its weights (a check of the worker, not a run). */
+export const TRAINER_CHECK_RUN_ID = 'foundation-demo';
+
+/** What a stored run trains; the trainer panel's saves of older builds carry no kind. */
+export function runKind(r: RunRecord): NonNullable<RunRecord['kind']> {
+  return r.kind ?? (r.id === TRAINER_CHECK_RUN_ID ? 'check' : 'code');
+}
+
 /** Every run (or every run of one kind), most recently updated first. */
 export async function listRuns(db: LabDB, kind?: NonNullable<RunRecord['kind']>): Promise<RunRecord[]> {
   const all = (await db.getAllFromIndex('runs', 'by-updated')).reverse();
-  return kind ? all.filter((r) => (r.kind ?? 'code') === kind) : all;
+  return kind ? all.filter((r) => runKind(r) === kind) : all;
 }
 
 /** The retention rule of a pipeline run: version 0 and every `every`-th version are milestones (kept). */

@@ -4,11 +4,9 @@ import type { BackendName } from '../policy/backend';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
+import { TRAINER_CHECK_RUN_ID } from '../storage/weights-store';
 
 export type TrainerStatus = 'idle' | 'starting' | 'ready' | 'training' | 'busy' | 'error';
-
-/** Run id under which the foundation page saves its weights. */
-export const DEMO_RUN_ID = 'foundation-demo';
 
 /** UI state of the trainer worker: backend, step metrics, saved versions, timeline events. */
 export class TrainerState {
@@ -27,6 +25,8 @@ export class TrainerState {
   savedVersion = $state<number | null>(null);
   savedBytes = $state<number | null>(null);
   loadedVersion = $state<number | null>(null);
+  /** What the last Save or Load said (nothing stored yet, a storage error), shown beside their buttons. */
+  storeNote = $state<{ text: string; error: boolean } | null>(null);
   events = $state.raw<readonly TimelineEvent[]>([]);
 
   private readonly log = new EventLog(2000);
@@ -136,36 +136,46 @@ export class TrainerState {
     this.stopRequested = true;
   }
 
+  /** Stores the weights and Adam's state as the next version of the panel's own record (no run). */
   async save(): Promise<void> {
     await this.busy(async () => {
-      const { version, bytes } = await this.bridge.api.save(DEMO_RUN_ID, {
-        model: DEFAULT_MODEL_ARGS,
-        trainer: DEFAULT_TRAINER_CONFIG,
-      });
+      const { version, bytes } = await this.bridge.api.save(
+        TRAINER_CHECK_RUN_ID,
+        { model: DEFAULT_MODEL_ARGS, trainer: DEFAULT_TRAINER_CONFIG },
+        'check',
+      );
       this.savedVersion = version;
       this.savedBytes = bytes;
     });
   }
 
+  /** Loads the newest version "Save version" stored, in this visit or an earlier one. */
   async loadLatest(): Promise<void> {
     await this.busy(async () => {
-      const { version } = await this.bridge.api.load(DEMO_RUN_ID);
-      this.loadedVersion = version;
+      const loaded = await this.bridge.api.load(TRAINER_CHECK_RUN_ID);
+      if (!loaded) {
+        this.storeNote = {
+          text: 'Nothing saved yet: "Save version" stores these weights and Adam\'s state first.',
+          error: false,
+        };
+        return;
+      }
+      this.loadedVersion = loaded.version;
       await this.refreshFingerprint(true);
     });
   }
 
+  /** Save and Load: their outcome or error is said beside their buttons, not as the page's error. */
   private async busy(work: () => Promise<void>): Promise<void> {
     if (this.status !== 'ready') return;
     this.status = 'busy';
-    this.error = null;
+    this.storeNote = null;
     try {
       await work();
-      this.status = 'ready';
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
-      this.status = 'ready';
+      this.storeNote = { text: err instanceof Error ? err.message : String(err), error: true };
     }
+    this.status = 'ready';
   }
 
   private async refreshFingerprint(resetBaseline: boolean): Promise<void> {
