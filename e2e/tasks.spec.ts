@@ -277,6 +277,15 @@ test('an MLP policy trains on the CartPole custom JS environment to a clearly be
   const timeline = page.getByTestId('env-timeline');
   await timeline.getByTestId('timeline-fit').click();
   await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^4[01]$/);
+  // Zooming out stops at twice the training's extent or the first window (20 s), the wider, its
+  // versions still in view (twelve clicks once gave a window of a day, the run a sliver at one
+  // edge, "0 versions in view").
+  const fitted = Number(await timeline.getByTestId('timeline').getAttribute('data-span-ms'));
+  for (let i = 0; i < 12; i++) await timeline.getByRole('button', { name: 'Zoom out' }).click();
+  const zoomed = Number(await timeline.getByTestId('timeline').getAttribute('data-span-ms'));
+  expect(zoomed).toBeGreaterThan(fitted);
+  expect(zoomed).toBeLessThanOrEqual(Math.max(20_000, 2 * fitted));
+  await expect(timeline.getByTestId('timeline')).toHaveAttribute('data-versions', /^4[01]$/);
   // The default η = 1 bounds how far the rollouts ran ahead of the trainer.
   expect(Number(await page.getByTestId('env-staleness-max').textContent())).toBeLessThanOrEqual(1);
 

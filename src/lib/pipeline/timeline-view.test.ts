@@ -137,6 +137,19 @@ describe('ViewWindow', () => {
     expect(new ViewWindow({ span: 1e12 }).span).toBe(86_400_000);
   });
 
+  it("zooms out no further than the caller's widest span, and never narrows a wider window doing so", () => {
+    const w = new ViewWindow({ follow: false, end: 10_000, span: 10_000 });
+    w.zoom(2, 5_000, 15_000);
+    expect(w.span).toBe(15_000);
+    w.zoom(2, 5_000, 15_000);
+    expect(w.span).toBe(15_000);
+    w.zoom(0.5, 5_000, 15_000); // zooming in is not bounded by it
+    expect(w.span).toBe(7_500);
+    const wide = new ViewWindow({ follow: false, end: 10_000, span: 40_000 });
+    wide.zoom(2, 5_000, 15_000);
+    expect(wide.span).toBe(40_000);
+  });
+
   it('pans and panning turns follow off', () => {
     const w = new ViewWindow({ span: 1000 });
     w.followNow(5000);

@@ -312,12 +312,15 @@ export class ViewWindow {
   /**
    * Scales the span by `factor` (< 1 zooms in) keeping `anchorT` at the same x, within the
    * min/max span. In follow mode the anchor is the right edge, so the window stays on now.
+   * `widest` bounds zooming out further (the caller's data: zoomed out past it, everything is
+   * squeezed into a sliver); a window already wider is not narrowed by zooming out.
    */
-  zoom(factor: number, anchorT: number): void {
+  zoom(factor: number, anchorT: number, widest = this.maxSpan): void {
     if (!(factor > 0) || !Number.isFinite(factor)) return;
     const anchor = this.follow || !Number.isFinite(anchorT) ? this.end : anchorT;
     const span = this.span;
-    const next = this.clampSpan(span * factor);
+    const bound = factor > 1 && Number.isFinite(widest) ? Math.max(span, widest) : Infinity;
+    const next = this.clampSpan(Math.min(span * factor, bound));
     const frac = (anchor - this.start) / span;
     this.start = anchor - frac * next;
     this.end = this.start + next;
