@@ -5,7 +5,7 @@ import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync';
 import wasmLocation from '@jitl/quickjs-wasmfile-release-sync/wasm?url';
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { CustomEnv, type CustomEnvSpec } from '../src/lib/env/custom';
-import { programCode } from '../src/lib/env/episode';
+import { tryProgram, type TryRow } from '../src/lib/env/try-program';
 import {
   evaluateAgents,
   RandomAgent,
@@ -66,15 +66,6 @@ export interface EvalRequest {
   bruteMaxRuns?: number;
   config?: EnvConfig;
   seed: number;
-}
-
-/** One test of a task, run with the user's program (the task editor's "try"). */
-export interface TryRow {
-  set: 'example' | 'hidden';
-  input: number;
-  expected: number;
-  got: string;
-  pass: boolean;
 }
 
 export const DEFAULT_ROLLOUT_BACKENDS: BackendName[] = ['wasm', 'webgl', 'cpu'];
@@ -440,17 +431,7 @@ const api = {
 
   /** Runs `(x) => (program)` on a task's examples and hidden tests (the task editor's "try"). */
   async tryProgram(task: Task, program: string): Promise<TryRow[]> {
-    const sb = await getSandbox();
-    const tests = [
-      ...task.examples.map((e) => ({ ...e, set: 'example' as const })),
-      ...task.hidden.map((e) => ({ ...e, set: 'hidden' as const })),
-    ];
-    const r = await sb.run({ code: programCode(program), inputs: tests.map((t) => t.input) });
-    return tests.map((t, i) => {
-      const y = r.outputs?.[i];
-      const got = r.ok ? JSON.stringify(y) : `${r.error?.kind ?? 'error'}: ${r.error?.message ?? ''}`;
-      return { set: t.set, input: t.input, expected: t.output, got, pass: r.ok && y === t.output };
-    });
+    return tryProgram(await getSandbox(), task, program);
   },
 
   /**

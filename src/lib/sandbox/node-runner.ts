@@ -1,6 +1,6 @@
 import { SERIALIZE_INTRINSICS, SERIALIZE_JSON } from './check-json';
 import { parseJsonResult } from './json';
-import type { SandboxLimits, SandboxRequest, SandboxResult } from './types';
+import { callLabel, type SandboxLimits, type SandboxRequest, type SandboxResult } from './types';
 
 /** Marks the result line among whatever the program prints. */
 export const RESULT_MARKER = '\u0001SRL-RESULT\u0001';
@@ -67,12 +67,13 @@ ${req.code}
   const f = __srl_f;
   if (typeof f !== 'function') return __srl_report('problem', typeof f === 'undefined' ? 'the program defines no function f' : 'f is ' + typeof f + ', not a function');
   const inputs = ${JSON.stringify(req.inputs)};
+  const labels = ${JSON.stringify(req.inputs.map(callLabel))};
   const outputs = __srl_list();
   for (let i = 0; i < inputs.length; i++) __srl_add(outputs, f(inputs[i]));
   let texts = '';
   for (let i = 0; i < outputs.n; i++) {
     const t = __srl_serialize(outputs[i], ${limits.outputChars});
-    if (t[0] === '!') return __srl_report('problem', 'f(input ' + i + ')' + __srl_slice(t, 1), 'output');
+    if (t[0] === '!') return __srl_report('problem', labels[i] + __srl_slice(t, 1), 'output');
     texts += (i ? ',' : '') + __srl_slice(t, 1);
   }
   // Built by hand from strings, as the outputs: the program may have replaced JSON, toJSON or Array.prototype.

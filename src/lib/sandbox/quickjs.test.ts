@@ -3,6 +3,7 @@ import { runContract } from './contract';
 import { CONTRACT } from './corpus';
 import { MIN_POLLS, interruptReason, type QuickJSSandbox } from './quickjs';
 import { createNodeQuickJS } from './quickjs-node';
+import { callLabel } from './types';
 
 let sandbox: QuickJSSandbox;
 
@@ -69,10 +70,20 @@ describe('QuickJS sandbox contract (node)', () => {
     const limits = { outputChars: 20 };
     for (const out of ['[null, null, null, null]', '({ ab: null, cd: null })']) {
       const r = await sandbox.run({ code: `const f = () => ${out}`, inputs: [0], limits });
-      expect(r.error).toEqual({ kind: 'output', message: 'f(input 0) is over the 20-character limit' });
+      expect(r.error).toEqual({ kind: 'output', message: 'f(0) is over the 20-character limit' });
     }
     const fits = await sandbox.run({ code: 'const f = () => [null, 1]', inputs: [0], limits });
     expect(fits.outputs).toEqual([[null, 1]]);
+  });
+
+  it('names the failing call by its input: its value when short, its place otherwise', async () => {
+    // It said "f(input 0)" for input 2: the place, which a reader takes for the input.
+    const r = await sandbox.run({ code: 'const f = (x) => (x > 1 ? x / 0 : x)', inputs: [1, 2, 4] });
+    expect(r.error).toEqual({ kind: 'output', message: 'f(2) is Infinity' });
+    expect(callLabel('ab', 0)).toBe('f("ab")');
+    expect(callLabel(null, 0)).toBe('f(null)');
+    expect(callLabel([1, 2], 3)).toBe('f(input 3)');
+    expect(callLabel('x'.repeat(40), 1)).toBe('f(input 1)');
   });
 
   it('returns what a failing program printed before it failed', async () => {

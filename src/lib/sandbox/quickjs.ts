@@ -7,6 +7,7 @@ import type {
 } from 'quickjs-emscripten-core';
 import { SERIALIZE_INTRINSICS, SERIALIZE_JSON } from './check-json';
 import {
+  callLabel,
   type JsonValue,
   resolveLimits,
   type Sandbox,
@@ -270,7 +271,7 @@ export class QuickJSSandbox implements Sandbox {
           arg.dispose();
           const out = throwIfError(result, 'run');
           try {
-            outputs.push(readJson(vm, out, `f(input ${i})`, serialize, limits.outputChars, interrupt));
+            outputs.push(readJson(vm, out, callLabel(input, i), serialize, limits.outputChars, interrupt));
           } finally {
             out.dispose();
           }

@@ -41,6 +41,18 @@ export interface SandboxRequest {
   limits?: Partial<SandboxLimits>;
 }
 
+/**
+ * How an error names the call of `f` on input `i`: by its value when that is short (`f(2)`,
+ * `f("ab")`), by its place otherwise (`f(input 3)`, counting from 0).
+ */
+export function callLabel(input: JsonValue, i: number): string {
+  if (input === null || typeof input !== 'object') {
+    const text = JSON.stringify(input);
+    if (text.length <= 24) return `f(${text})`;
+  }
+  return `f(input ${i})`;
+}
+
 /** Outcome of a run. `outputs` is present exactly when `ok`. */
 export interface SandboxResult {
   ok: boolean;

@@ -1,5 +1,6 @@
 import * as Comlink from 'comlink';
-import type { AgentName, TryRow } from '../../../workers/rollout.worker';
+import type { AgentName } from '../../../workers/rollout.worker';
+import type { TryRow } from '../env/try-program';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { EvalProgress, EvalRow, EvalTask } from '../env/evaluate';
 import { generateTasks } from '../env/families';

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { QuickJSSandbox } from '../sandbox/quickjs';
+import { createNodeQuickJS } from '../sandbox/quickjs-node';
+import type { Task } from './suite';
+import { tryProgram } from './try-program';
+
+const task: Task = {
+  id: 'double',
+  level: 'easy',
+  examples: [
+    { input: 1, output: 2 },
+    { input: 2, output: 4 },
+  ],
+  hidden: [{ input: 0, output: 0 }],
+};
+
+let sandbox: QuickJSSandbox;
+beforeAll(async () => {
+  sandbox = await createNodeQuickJS();
+});
+afterAll(() => sandbox.dispose());
+
+describe('trying a program on a task', () => {
+  it('gives each test its output and whether it passed', async () => {
+    const rows = await tryProgram(sandbox, task, 'x+x');
+    expect(rows.map((r) => [r.set, r.input, r.got, r.pass])).toEqual([
+      ['example', 1, '2', true],
+      ['example', 2, '4', true],
+      ['hidden', 0, '0', true],
+    ]);
+  });
+
+  it('says each failing call by itself: one bad input does not fail the other rows', async () => {
+    // x/x is NaN at 0 only; the whole run failed on it, and every row showed that one error.
+    const rows = await tryProgram(sandbox, task, '2*x/x*x');
+    expect(rows.map((r) => [r.got, r.pass])).toEqual([
+      ['2', true],
+      ['4', true],
+      ['output: f(0) is NaN', false],
+    ]);
+  });
+
+  it('says a syntax error with the code it was found in', async () => {
+    const rows = await tryProgram(sandbox, task, 'x*');
+    expect(rows).toHaveLength(3);
+    for (const r of rows) {
+      expect(r.pass).toBe(false);
+      expect(r.got).toMatch(/^syntax: .* in \(x\) => \(x\*\)$/);
+    }
+  });
+});
