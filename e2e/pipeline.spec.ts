@@ -660,6 +660,40 @@ test('the staleness sweep trains the same samples at each η and shows staleness
     await expect(page.getByTestId('run-how').filter({ hasText: how })).toHaveCount(1);
 });
 
+test('a run on a large suite of the user’s own scores a sample of it, and its evaluations reach the chart', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  // 20 000 easy tasks x + k: scoring every one took longer than the run took to train the next
+  // versions, and evaluations queued behind each other without one ever reaching the chart.
+  const plus = (k: number) => (x: number) => ({ input: x, output: x + k });
+  const tasks = Array.from({ length: 20_000 }, (_, i) => ({
+    id: `plus-${i}`,
+    level: 'easy',
+    examples: [1, 2, 4].map(plus((i % 19) - 9)),
+    hidden: [0, 3, 5].map(plus((i % 19) - 9)),
+  }));
+  await page.getByTestId('suite-import').setInputFiles({
+    name: 'big.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify({ name: 'big', tasks })),
+  });
+  await expect(page.getByTestId('tasks-notice')).toContainText('Imported "big"');
+  await page.getByTestId('run-tasks').selectOption('big');
+  await page.evaluate(() => {
+    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+  });
+  await page.waitForFunction(() => (window as unknown as LabWindow).__lab.run.evals.length >= 2, null, {
+    timeout: 120_000,
+  });
+  await expect(page.getByTestId('eval-sample')).toContainText("512 of the suite's 20,000 tasks");
+  // The curriculum says what a level this size asks: 0.7 × 20 000 tasks × 20 episodes.
+  await expect(page.getByTestId('curriculum-size')).toContainText('needs at least 280,000 solved episodes');
+  const evals = await lab(page, (l) => l.run.evals);
+  expect(evals[0]?.suite).toBe('big');
+  await lab(page, (l) => l.run.stop());
+});
+
 test('a run trains on a suite of the user’s own tasks: its jobs pose only them, and Resume keeps them', async ({
   page,
 }) => {

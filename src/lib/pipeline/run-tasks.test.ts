@@ -3,7 +3,7 @@ import { generateTasks } from '../env/families';
 import type { Task, TaskSuite } from '../env/suite';
 import { CodeJobSource } from './code-workload';
 import { defaultSettings, settingsFromJson, settingsToJson, validateSettings } from './run-settings';
-import { runEvaluationTasks, runTrainingTasks } from './run-tasks';
+import { EVAL_TRAINING_TASKS, evaluationSample, runEvaluationTasks, runTrainingTasks } from './run-tasks';
 import { settingsFromShare, shareParam } from './share';
 
 const builtIn = generateTasks(1);
@@ -49,6 +49,27 @@ describe("a run's tasks", () => {
       builtIn.filter((t) => t.level === 'easy').map((t) => [t.id, t.heldOut]),
     );
     expect(runEvaluationTasks({ tasks: null }, builtIn, 'all')).toHaveLength(builtIn.length);
+  });
+
+  it('score a large suite of their own on an evenly spaced sample of it, the held-out tasks whole', () => {
+    const many = {
+      name: 'many',
+      tasks: Array.from({ length: 20_000 }, (_, i) => ({
+        id: `t${i}`,
+        level: 'easy' as const,
+        examples: [{ input: 1, output: i }],
+        hidden: [{ input: 2, output: i }],
+      })),
+    };
+    const tasks = runEvaluationTasks({ tasks: many }, builtIn, 'all');
+    const own = tasks.filter((t) => !t.heldOut);
+    expect(own).toHaveLength(EVAL_TRAINING_TASKS);
+    expect(new Set(own.map((t) => t.id)).size).toBe(EVAL_TRAINING_TASKS);
+    expect(own[0]?.id).toBe('t0');
+    expect(own.at(-1)?.id).toBe(`t${Math.floor((511 * 20_000) / 512)}`);
+    const heldOut = builtIn.filter((t) => t.heldOut && t.level === 'easy');
+    expect(tasks.filter((t) => t.heldOut)).toHaveLength(heldOut.length);
+    expect(evaluationSample([1, 2, 3], 5)).toEqual([1, 2, 3]);
   });
 
   it('start a job source whose curriculum walks their levels', () => {

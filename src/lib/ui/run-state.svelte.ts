@@ -238,6 +238,8 @@ export class RunState {
   viewing = $state<string | null>(null);
   /** Episodes the run shown played and trained over all its sessions (a resumed one's included), or null. */
   episodeTotals = $state<{ played: number; trained: number } | null>(null);
+  /** Tasks in the shown run's own suite (null: the built-in suite), for what its evaluations score. */
+  suiteTasks = $state<number | null>(null);
 
   /** The live session (null between runs). */
   session: PipelineSession | null = null;
@@ -259,6 +261,12 @@ export class RunState {
   /** Why the storage went away under this page (another tab upgraded or deleted it). */
   private storageGone: string | null = null;
   private evalChain: Promise<void> = Promise.resolve();
+  /**
+   * The periodic evaluation queued behind the one running, if any: a later request moves it to
+   * the newer version instead of queueing another (evaluations slower than the run's versions
+   * never catch up otherwise). `version` undefined: the newest stored.
+   */
+  private evalWaiting: { runId: string; level: Level | 'all'; version: number | undefined } | null = null;
   private ending = false;
   /**
    * While a run starts: its start-up, and what resolves when that run ends (a Stop meanwhile
@@ -524,6 +532,7 @@ export class RunState {
     }
     this.runId = session.runId;
     this.runSettings = settings;
+    this.suiteTasks = settings.tasks?.tasks.length ?? null;
     this.curriculum = session.source.curriculum.view();
     this.ticker = setInterval(() => void this.tick(), 250);
     await su.step('the rollout workers', session.start()); // a session stopped meanwhile starts no worker
@@ -566,6 +575,7 @@ export class RunState {
     this.viewing = runId;
     const settings = settingsFromJson(record.config);
     this.runSettings = settings;
+    this.suiteTasks = settings.tasks?.tasks.length ?? null;
     this.steps = past.steps;
     this.evals = past.evals;
     this.events = past.events;
@@ -791,16 +801,25 @@ export class RunState {
 
   /**
    * Queues a greedy evaluation of `version` (in a worker of its own, so the rollout workers keep
-   * playing) and appends its point. Evaluations run one at a time, in order.
+   * playing) and appends its point. Evaluations run one at a time, in order; one asked for while
+   * another waits to start replaces it (`evalWaiting`).
    */
   private evaluateNow(version?: number): void {
     const runId = this.runId;
     if (!runId) return;
     const level =
       this.opts.level ?? (this.settings.code.curriculum.enabled ? (this.curriculum?.level ?? 'easy') : 'all');
+    if (this.evalWaiting?.runId === runId) {
+      this.evalWaiting = { runId, level, version };
+      return;
+    }
+    this.evalWaiting = { runId, level, version };
     this.evalChain = this.evalChain.then(async () => {
+      const asked = this.evalWaiting;
+      if (asked?.runId !== runId) return; // taken by an evaluation of this run that started before
+      this.evalWaiting = null;
       try {
-        const point = await this.evaluateStored(runId, level, version);
+        const point = await this.evaluateStored(runId, asked.level, asked.version);
         if (point && this.runId === runId) {
           this.evals = [...this.evals, point];
           if (this.history?.runId === runId) this.history.evaluation(point);
@@ -816,7 +835,8 @@ export class RunState {
 
   /**
    * Greedy success of a stored version of a run (the newest when `version` is omitted or was
-   * pruned meanwhile) on the tasks of `level` (`runEvaluationTasks`: a run's own suite, whole).
+   * pruned meanwhile) on the tasks of `level` (`runEvaluationTasks`: a run's own suite, or an evenly
+   * spaced sample of it when large).
    */
   private async evaluateStored(
     runId: string,
