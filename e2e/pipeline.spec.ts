@@ -664,12 +664,12 @@ test('a run on a large suite of the user’s own scores a sample of it, and its 
   page,
 }) => {
   await openReady(page, QUERY);
-  // 20 000 easy tasks x + k: scoring every one took longer than the run took to train the next
-  // versions, and evaluations queued behind each other without one ever reaching the chart.
+  // 20 000 tasks x + k, half easy, half medium: scoring every one took longer than the run took to
+  // train the next versions, and evaluations queued behind each other without one reaching the chart.
   const plus = (k: number) => (x: number) => ({ input: x, output: x + k });
   const tasks = Array.from({ length: 20_000 }, (_, i) => ({
     id: `plus-${i}`,
-    level: 'easy',
+    level: i % 2 ? 'medium' : 'easy',
     examples: [1, 2, 4].map(plus((i % 19) - 9)),
     hidden: [0, 3, 5].map(plus((i % 19) - 9)),
   }));
@@ -680,6 +680,10 @@ test('a run on a large suite of the user’s own scores a sample of it, and its 
   });
   await expect(page.getByTestId('tasks-notice')).toContainText('Imported "big"');
   await page.getByTestId('run-tasks').selectOption('big');
+  await expect(page.getByTestId('run-tasks-hint')).toContainText('(plus-0, plus-1, plus-2');
+  await expect(page.getByTestId('run-tasks-hint')).toContainText(
+    'and 19,992 more); the greedy evaluations score 512 of them',
+  );
   await page.evaluate(() => {
     void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
   });
@@ -687,8 +691,10 @@ test('a run on a large suite of the user’s own scores a sample of it, and its 
     timeout: 120_000,
   });
   await expect(page.getByTestId('eval-sample')).toContainText("512 of the suite's 20,000 tasks");
-  // The curriculum says what a level this size asks: 0.7 × 20 000 tasks × 20 episodes.
-  await expect(page.getByTestId('curriculum-size')).toContainText('needs at least 280,000 solved episodes');
+  // The curriculum says what a level this size asks to promote: 0.7 × 10 000 tasks × 20 episodes.
+  await expect(page.getByTestId('curriculum-size')).toContainText(
+    'a level of 10,000 tasks needs at least 140,000 solved episodes to promote to medium',
+  );
   const evals = await lab(page, (l) => l.run.evals);
   expect(evals[0]?.suite).toBe('big');
   await lab(page, (l) => l.run.stop());

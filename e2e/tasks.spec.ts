@@ -226,9 +226,19 @@ test('write a task in the editor, try a program on it, add it to my tasks', asyn
   await page.getByTestId('task-program').fill('3*x');
   await page.getByTestId('task-try').click();
   await expect(page.getByTestId('task-passed')).toHaveText('0/7 tests pass');
+  await expect(page.getByTestId('task-run-error')).toHaveCount(0);
+  // Right except at 0 (0/0): that row says so by itself, the others their values, and since an
+  // episode runs every test at once and fails, none passes.
+  await page.getByTestId('task-program').fill('3*x/x*x-2');
+  await page.getByTestId('task-try').click();
+  await expect(page.getByTestId('task-run-error')).toContainText('the program fails (output: f(0) is NaN)');
+  await expect(page.getByTestId('task-results').locator('tbody tr').first()).toContainText('1');
+  await expect(page.getByTestId('task-results').locator('tr', { hasText: 'f(0) is NaN' })).toHaveCount(1);
+  await expect(page.getByTestId('task-passed')).toHaveText('0/7 tests pass');
   await page.getByTestId('task-program').fill('x +');
   await page.getByTestId('task-try').click();
   await expect(page.getByTestId('task-results')).toContainText('syntax');
+  await expect(page.getByTestId('task-run-error')).toContainText('in (x) => (x +)');
 
   // Edit the task text in CodeMirror: a broken task is refused with the field named.
   const editor = page.getByTestId('task-editor').locator('.cm-content');

@@ -1,5 +1,7 @@
 import { expect, test } from '@playwright/test';
 import { isSoftwareAdapter } from '../src/lib/policy/backend.ts';
+import { DB_NAME } from '../src/lib/storage/db.ts';
+import { TRAINER_CHECK_RUN_ID } from '../src/lib/storage/weights-store.ts';
 import { metric, openReady, trainSteps } from './support/page';
 
 test('the trainer worker runs on webgpu and a step moves the weights with a finite loss', async ({
@@ -79,4 +81,30 @@ test('weights saved to IndexedDB survive a reload and load back exactly', async 
   await expect(page.getByTestId('fingerprint')).toHaveText(saved ?? '');
   // The saved weights are a check of the worker, not a training run: the run list does not show them.
   await expect(page.getByTestId('run-list')).toHaveCount(0);
+  // With no run list to delete them from, saving keeps only the newest 3 versions.
+  for (let i = 0; i < 4; i++) {
+    const before = await page.getByTestId('saved-version').textContent();
+    await page.getByTestId('save').click();
+    await expect(page.getByTestId('saved-version')).not.toHaveText(before ?? '');
+  }
+  const newest = Number(await page.getByTestId('saved-version').textContent());
+  const stored = await page.evaluate(
+    ([db, run]) =>
+      new Promise<number[]>((resolve, reject) => {
+        const open = indexedDB.open(db);
+        open.onerror = () => reject(new Error('the database did not open'));
+        open.onsuccess = () => {
+          const keys = open.result
+            .transaction('weights')
+            .objectStore('weights')
+            .getAllKeys(IDBKeyRange.bound([run, -Infinity], [run, Infinity]));
+          keys.onsuccess = () => {
+            resolve(keys.result.map((k) => (k as [string, number])[1]));
+            open.result.close();
+          };
+        };
+      }),
+    [DB_NAME, TRAINER_CHECK_RUN_ID] as const,
+  );
+  expect(stored).toEqual([newest - 2, newest - 1, newest]);
 });

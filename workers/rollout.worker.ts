@@ -5,7 +5,7 @@ import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync';
 import wasmLocation from '@jitl/quickjs-wasmfile-release-sync/wasm?url';
 import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { CustomEnv, type CustomEnvSpec } from '../src/lib/env/custom';
-import { tryProgram, type TryRow } from '../src/lib/env/try-program';
+import { tryProgram, type TryResult } from '../src/lib/env/try-program';
 import {
   evaluateAgents,
   RandomAgent,
@@ -430,7 +430,7 @@ const api = {
   },
 
   /** Runs `(x) => (program)` on a task's examples and hidden tests (the task editor's "try"). */
-  async tryProgram(task: Task, program: string): Promise<TryRow[]> {
+  async tryProgram(task: Task, program: string): Promise<TryResult> {
     return tryProgram(await getSandbox(), task, program);
   },
 

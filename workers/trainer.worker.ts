@@ -36,6 +36,7 @@ import {
   getVersion,
   isMilestoneVersion,
   isMlpRecord,
+  latestFullVersion,
   latestVersion,
   newestRecord,
   loraBaseOf,
@@ -45,6 +46,9 @@ import {
 } from '../src/lib/storage/weights-store';
 import type { PolicySettings } from '../src/lib/pipeline/run-settings';
 import { backendInit } from './tfjs-backends';
+
+/** Versions of the trainer panel's saved weights kept (kind 'check'): it loads the newest. */
+const CHECK_VERSIONS_KEPT = 3;
 
 /** How the page starts the trainer. */
 export interface TrainerInit {
@@ -472,6 +476,12 @@ const api = {
     }
     await putVersion(d, { ...record, version: next });
     version = next;
+    if (kind === 'check') {
+      // The trainer panel loads only the newest: keep a few, and the full version a LoRA one
+      // merges into (a check has no run list to delete them from).
+      const base = await latestFullVersion(d, runId, next);
+      await pruneVersions(d, runId, CHECK_VERSIONS_KEPT, -Infinity, (v) => v === base?.version);
+    }
     emit({ lane: 'store', kind: 'publish', t0, t1: now(), version, meta: { bytes } });
     return { version, bytes };
   },

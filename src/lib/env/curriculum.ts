@@ -28,6 +28,8 @@ export interface CurriculumView {
   promoteAt: number;
   /** Levels promoted from, in order, with the episode count at promotion. */
   promotions: { from: Level; to: Level; episode: number }[];
+  /** The level it would promote to (null at the last level of the run's tasks: it stays). */
+  next: Level | null;
 }
 
 /** What a resumed run needs of the curriculum (saved with every version). */
@@ -214,6 +216,7 @@ export class Curriculum {
       window: this.config.window,
       promoteAt: this.config.promoteAt,
       promotions: [...this.promotions],
+      next: this.next,
     };
   }
 }

@@ -22,7 +22,8 @@ afterAll(() => sandbox.dispose());
 
 describe('trying a program on a task', () => {
   it('gives each test its output and whether it passed', async () => {
-    const rows = await tryProgram(sandbox, task, 'x+x');
+    const { rows, runError } = await tryProgram(sandbox, task, 'x+x');
+    expect(runError).toBeNull();
     expect(rows.map((r) => [r.set, r.input, r.got, r.pass])).toEqual([
       ['example', 1, '2', true],
       ['example', 2, '4', true],
@@ -30,18 +31,18 @@ describe('trying a program on a task', () => {
     ]);
   });
 
-  it('says each failing call by itself: one bad input does not fail the other rows', async () => {
+  it('says each failing call by itself, and that the whole run fails, so no test passes', async () => {
     // x/x is NaN at 0 only; the whole run failed on it, and every row showed that one error.
-    const rows = await tryProgram(sandbox, task, '2*x/x*x');
-    expect(rows.map((r) => [r.got, r.pass])).toEqual([
-      ['2', true],
-      ['4', true],
-      ['output: f(0) is NaN', false],
-    ]);
+    const { rows, runError } = await tryProgram(sandbox, task, '2*x/x*x');
+    expect(rows.map((r) => r.got)).toEqual(['2', '4', 'output: f(0) is NaN']);
+    // An episode runs every test at once: it scores nothing, so no row passes.
+    expect(rows.map((r) => r.pass)).toEqual([false, false, false]);
+    expect(runError).toBe('output: f(0) is NaN');
   });
 
   it('says a syntax error with the code it was found in', async () => {
-    const rows = await tryProgram(sandbox, task, 'x*');
+    const { rows, runError } = await tryProgram(sandbox, task, 'x*');
+    expect(runError).toMatch(/^syntax: .* in \(x\) => \(x\*\)$/);
     expect(rows).toHaveLength(3);
     for (const r of rows) {
       expect(r.pass).toBe(false);

@@ -13,39 +13,47 @@ export interface TryRow {
 
 const failure = (r: SandboxResult) => `${r.error?.kind ?? 'error'}: ${r.error?.message ?? ''}`;
 
+/** What trying a program gives: a row per test, and the whole run's error when it failed. */
+export interface TryResult {
+  rows: TryRow[];
+  /**
+   * Run on every test at once, as an episode runs them, the program failed: then no test
+   * passes (an episode scores nothing), and each row shows what its test gives run alone.
+   */
+  runError: string | null;
+}
+
 /**
- * Runs `(x) => (program)` on a task's examples and hidden tests. One failing call fails a whole
- * run, so when the run fails each test runs alone and each row says its own outcome (`x/x` fails
- * at 0 alone). A syntax error is the same for every test: it is said with the code it was found
- * in, since the wrapper's closing bracket is often what it names (`x*` gives "unexpected token
- * ')'").
+ * Runs `(x) => (program)` on a task's examples and hidden tests, all in one run as an episode
+ * does. One failing call fails the whole run: then each test runs alone, so that each row says
+ * its own outcome (`x/x` fails at 0 only), and none passes. A syntax error is the same for every
+ * test: it is said with the code it was found in, since the wrapper's closing bracket is often
+ * what it names (`x*` gives "unexpected token ')'").
  */
-export async function tryProgram(sandbox: Sandbox, task: Task, program: string): Promise<TryRow[]> {
+export async function tryProgram(sandbox: Sandbox, task: Task, program: string): Promise<TryResult> {
   const code = programCode(program);
   const tests = [
     ...task.examples.map((e) => ({ ...e, set: 'example' as const })),
     ...task.hidden.map((e) => ({ ...e, set: 'hidden' as const })),
   ];
-  const row = (t: (typeof tests)[number], r: SandboxResult, y: unknown): TryRow => ({
+  const row = (t: (typeof tests)[number], r: SandboxResult, y: unknown, counts: boolean): TryRow => ({
     set: t.set,
     input: t.input,
     expected: t.output,
     got: r.ok ? JSON.stringify(y) : failure(r),
-    pass: r.ok && y === t.output,
+    pass: counts && r.ok && y === t.output,
   });
   const all = await sandbox.run({ code, inputs: tests.map((t) => t.input) });
-  if (all.ok) return tests.map((t, i) => row(t, all, all.outputs?.[i]));
+  if (all.ok) return { rows: tests.map((t, i) => row(t, all, all.outputs?.[i], true)), runError: null };
   if (all.error?.kind === 'syntax') {
-    const said = {
-      ...all,
-      error: { kind: 'syntax' as const, message: `${all.error.message} in (x) => (${program})` },
-    };
-    return tests.map((t) => row(t, said, undefined));
+    const message = `${all.error.message} in (x) => (${program})`;
+    const said = { ...all, error: { kind: 'syntax' as const, message } };
+    return { rows: tests.map((t) => row(t, said, undefined, false)), runError: failure(said) };
   }
   const rows: TryRow[] = [];
   for (const t of tests) {
     const alone = await sandbox.run({ code, inputs: [t.input] });
-    rows.push(row(t, alone, alone.outputs?.[0]));
+    rows.push(row(t, alone, alone.outputs?.[0], false));
   }
-  return rows;
+  return { rows, runError: failure(all) };
 }

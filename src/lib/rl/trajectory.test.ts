@@ -85,6 +85,9 @@ describe('trajectories', () => {
     expect(trajectoryBatch(trajs, [0.5, -0.5], T, [1, 1]).weights).toBeUndefined();
     const weighted = trajectoryBatch(trajs, [0.5, -0.5], T, [0.25, 1]).weights;
     expect(Array.from(weighted ?? [])).toEqual([...Array<number>(T).fill(0.25), ...Array<number>(T).fill(1)]);
+    expect(() => trajectoryBatch(trajs, [0.5, -0.5], T, [0.5])).toThrow(
+      '1 row weights for a batch of 2 rows',
+    );
   });
 });
 

@@ -140,6 +140,8 @@ export function trajectoryBatch(
     legal: new Uint8Array(n * VOCAB_SIZE),
     vocab: VOCAB_SIZE,
   };
+  if (rowWeights.length !== 0 && rowWeights.length !== B)
+    throw new Error(`${rowWeights.length} row weights for a batch of ${B} rows`);
   if (rowWeights.some((w) => w !== 1)) {
     const weights = new Float32Array(n).fill(1);
     rowWeights.forEach((w, b) => weights.fill(w, b * length, (b + 1) * length));

@@ -16,6 +16,8 @@ function check(c: ContractCase, r: SandboxResult): string | null {
   if (c.outputs && JSON.stringify(r.outputs) !== JSON.stringify(c.outputs)) {
     return `expected outputs ${JSON.stringify(c.outputs)}, got ${JSON.stringify(r.outputs)}`;
   }
+  if (c.message !== undefined && r.error?.message !== c.message)
+    return `expected the message ${JSON.stringify(c.message)}, got ${JSON.stringify(r.error?.message)}`;
   if (c.stdout !== undefined && r.stdout !== c.stdout)
     return `expected stdout ${JSON.stringify(c.stdout)}, got ${JSON.stringify(r.stdout)}`;
   if (!Number.isFinite(r.ms) || r.ms < 0) return `bad ms ${r.ms}`;

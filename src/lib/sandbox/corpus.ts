@@ -10,6 +10,8 @@ export interface ContractCase {
   outputs?: JsonValue[];
   /** The exact stdout (a failing run's too: what it printed before it failed). */
   stdout?: string;
+  /** For an error: the exact message (what the page shows of it). */
+  message?: string;
 }
 
 /** A normal program that must still succeed after every bad one. */
@@ -164,6 +166,12 @@ export const CONTRACT: ContractCase[] = [
   },
   { name: 'undefined output', request: hostProbe('undefined'), expect: 'output' },
   { name: 'NaN output', request: hostProbe('NaN'), expect: 'output' },
+  {
+    name: 'a failing call named by its input',
+    request: { code: 'const f = (x) => (x > 1 ? x / 0 : x)', inputs: [1, 2, 4] },
+    expect: 'output',
+    message: 'f(2) is Infinity',
+  },
   { name: 'function output', request: hostProbe('() => 1'), expect: 'output' },
   {
     name: 'cyclic output',

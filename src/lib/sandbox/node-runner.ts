@@ -67,7 +67,7 @@ ${req.code}
   const f = __srl_f;
   if (typeof f !== 'function') return __srl_report('problem', typeof f === 'undefined' ? 'the program defines no function f' : 'f is ' + typeof f + ', not a function');
   const inputs = ${JSON.stringify(req.inputs)};
-  const labels = ${JSON.stringify(req.inputs.map(callLabel))};
+  const labels = ${JSON.stringify(req.inputs.map((x, i) => callLabel(x, i)))};
   const outputs = __srl_list();
   for (let i = 0; i < inputs.length; i++) __srl_add(outputs, f(inputs[i]));
   let texts = '';

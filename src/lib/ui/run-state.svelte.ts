@@ -24,8 +24,16 @@ import { LabDbConnection, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { HistoryWriter, loadHistory, POOL_EVERY, type RunHistory } from '../storage/history-store';
 import { describeEviction } from '../storage/quota';
-import { deleteRun, getVersion, latestVersion, listRuns, loraBaseOf } from '../storage/weights-store';
+import {
+  deleteRun,
+  getVersion,
+  latestVersion,
+  listRuns,
+  loraBaseOf,
+  runKind,
+} from '../storage/weights-store';
 import { replayFromRecords, resumeKeys } from '../pipeline/resume';
+import { CoalescingQueue } from '../pipeline/coalescing-queue';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { jobSourceOf, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
 import { count } from './plural';
@@ -39,6 +47,16 @@ import type { TrainerState } from './trainer-state.svelte';
 export type { EvalPoint };
 
 /** Options of one run (the bench and the tests set them; the page uses the settings panel). */
+/** A greedy evaluation asked for during a run (`evaluateNow`). */
+interface EvalRequest {
+  runId: string;
+  /** The run's suite when asked. */
+  settings: Pick<RunSettings, 'tasks'>;
+  level: Level | 'all';
+  /** The version to score (the newest stored when undefined or pruned meanwhile). */
+  version: number | undefined;
+}
+
 export interface RunOptions {
   /** Stop after this many published versions (training steps). */
   maxIterations?: number;
@@ -260,13 +278,18 @@ export class RunState {
   });
   /** Why the storage went away under this page (another tab upgraded or deleted it). */
   private storageGone: string | null = null;
-  private evalChain: Promise<void> = Promise.resolve();
   /**
-   * The periodic evaluation queued behind the one running, if any: a later request moves it to
-   * the newer version instead of queueing another (evaluations slower than the run's versions
-   * never catch up otherwise). `version` undefined: the newest stored.
+   * Greedy evaluations, one at a time: a periodic one asked for while another waits replaces it
+   * (evaluations slower than the run's versions never caught up otherwise).
    */
-  private evalWaiting: { runId: string; level: Level | 'all'; version: number | undefined } | null = null;
+  private readonly evaluations = new CoalescingQueue<EvalRequest>(
+    (r) => this.evaluateRequested(r),
+    (err) =>
+      (this.notices = [
+        ...this.notices.slice(-4),
+        `evaluation failed: ${err instanceof Error ? err.message : String(err)}`,
+      ]),
+  );
   private ending = false;
   /**
    * While a run starts: its start-up, and what resolves when that run ends (a Stop meanwhile
@@ -485,9 +508,9 @@ export class RunState {
       this.runId = resumeId; // from here on, its Delete is refused (also where Web Locks are missing)
       const record = await su.step(STORAGE, db.get('runs', resumeId));
       if (!record) throw new Error(`no stored run ${resumeId}`);
-      if (record.kind === 'custom')
+      if (runKind(record) !== 'code')
         throw new Error(
-          `run ${resumeId} is a custom environment's training: the run panel does not resume it`,
+          `run ${resumeId} is ${runKind(record) === 'custom' ? "a custom environment's training" : "the trainer panel's saved weights"}: the run panel does not resume it`,
         );
       settings = settingsFromJson(record.config);
       validateSettings(settings);
@@ -800,37 +823,24 @@ export class RunState {
   }
 
   /**
-   * Queues a greedy evaluation of `version` (in a worker of its own, so the rollout workers keep
-   * playing) and appends its point. Evaluations run one at a time, in order; one asked for while
-   * another waits to start replaces it (`evalWaiting`).
+   * Queues a greedy evaluation of `version` (the newest stored when omitted; in a worker of its
+   * own, so the rollout workers keep playing), which appends its point. The run's suite and level
+   * are taken now: the page may show another run by the time it starts.
    */
   private evaluateNow(version?: number): void {
     const runId = this.runId;
     if (!runId) return;
     const level =
       this.opts.level ?? (this.settings.code.curriculum.enabled ? (this.curriculum?.level ?? 'easy') : 'all');
-    if (this.evalWaiting?.runId === runId) {
-      this.evalWaiting = { runId, level, version };
-      return;
+    this.evaluations.ask({ runId, settings: this.runSettings, level, version });
+  }
+
+  private async evaluateRequested(r: EvalRequest): Promise<void> {
+    const point = await this.evaluateStored(r.runId, r.settings, r.level, r.version);
+    if (point && this.runId === r.runId) {
+      this.evals = [...this.evals, point];
+      if (this.history?.runId === r.runId) this.history.evaluation(point);
     }
-    this.evalWaiting = { runId, level, version };
-    this.evalChain = this.evalChain.then(async () => {
-      const asked = this.evalWaiting;
-      if (asked?.runId !== runId) return; // taken by an evaluation of this run that started before
-      this.evalWaiting = null;
-      try {
-        const point = await this.evaluateStored(runId, asked.level, asked.version);
-        if (point && this.runId === runId) {
-          this.evals = [...this.evals, point];
-          if (this.history?.runId === runId) this.history.evaluation(point);
-        }
-      } catch (err) {
-        this.notices = [
-          ...this.notices.slice(-4),
-          `evaluation failed: ${err instanceof Error ? err.message : String(err)}`,
-        ];
-      }
-    });
   }
 
   /**
@@ -840,6 +850,7 @@ export class RunState {
    */
   private async evaluateStored(
     runId: string,
+    settings: Pick<RunSettings, 'tasks'>,
     level: Level | 'all',
     version?: number,
   ): Promise<EvalPoint | null> {
@@ -850,7 +861,7 @@ export class RunState {
     if (!record) return null;
     // A LoRA version holds only adapters: the evaluator merges them into the run's base.
     const base = await loraBaseOf(db, record);
-    const tasks = runEvaluationTasks(this.runSettings, generateTasks(BUILT_IN_SEED), level);
+    const tasks = runEvaluationTasks(settings, generateTasks(BUILT_IN_SEED), level);
     const rows = await this.evaluator.use(async (worker) => {
       await worker.api.loadPolicy(record.checkpoint, record.version, base);
       return worker.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
@@ -862,7 +873,7 @@ export class RunState {
       seconds: (performance.now() - this.t0) / 1000,
       episodes: this.session?.pipeline.counters.generatedEpisodes ?? 0,
       level,
-      suite: this.runSettings.tasks?.name ?? null,
+      suite: settings.tasks?.name ?? null,
       successTrain: f.successTrain ?? 0,
       successHeldOut: f.successHeldOut,
       meanRewardTrain: train?.meanReward ?? 0,
@@ -873,12 +884,8 @@ export class RunState {
   async evaluateLatest(level: Level | 'all'): Promise<EvalPoint> {
     const runId = this.runId;
     if (!runId) throw new Error('no run to evaluate');
-    const result = this.evalChain.then(() => this.evaluateStored(runId, level));
-    this.evalChain = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    const point = await result;
+    const settings = this.runSettings;
+    const point = await this.evaluations.run(() => this.evaluateStored(runId, settings, level));
     if (!point) throw new Error(`run ${runId} has no stored version`);
     this.evals = [...this.evals, point];
     if (this.history?.runId === runId) this.history.evaluation(point);
@@ -887,7 +894,7 @@ export class RunState {
 
   /** Resolves when every queued evaluation is done. */
   evaluationsDone(): Promise<void> {
-    return this.evalChain;
+    return this.evaluations.idle();
   }
 
   /** Stops the run: scheduling ends, the trainer's step in progress is published, the run is paused (resumable). */

@@ -112,6 +112,8 @@ export class TasksState {
     DRAFTS.taskProgram.save(text);
   }
   tryRows = $state.raw<TryRow[]>([]);
+  /** The whole run's error when the program fails run on every test at once (`TryResult`). */
+  tryRunError = $state<string | null>(null);
   tryError = $state<string | null>(null);
   backend = $state<string | null>(null);
   /** The stored run whose newest version plays as the `policy` agent ('' while none is chosen). */
@@ -321,10 +323,13 @@ export class TasksState {
   async tryTask(): Promise<void> {
     this.tryError = null;
     this.tryRows = [];
+    this.tryRunError = null;
     try {
       const task = parseTaskText(this.taskText);
       if (!this.program.trim()) throw new Error('write a program (an expression in x) to try');
-      this.tryRows = await this.call(this.rollout.api.tryProgram(task, this.program));
+      const tried = await this.call(this.rollout.api.tryProgram(task, this.program));
+      this.tryRows = tried.rows;
+      this.tryRunError = tried.runError;
     } catch (err) {
       this.tryError =
         err instanceof WorkerEnded
