@@ -203,9 +203,11 @@ async function evaluate(version: number): Promise<EvalResult> {
   const tr = await greedy(evalTrain.map(plain));
   const ho = await greedy(evalHeld.map(plain));
   const rate = (eps: Episode[]) => eps.filter((e) => e.solved).length / Math.max(1, eps.length);
-  const programs = ho
-    .map((e) => `${short(e.task.id)}${e.solved ? '✓' : '✗'}${e.turns.map((t) => t.program || '∅').join('|')}`)
-    .join(' ');
+  const shown = (e: Episode) =>
+    `${short(e.task.id)}${e.solved ? '✓' : '✗'}${e.turns.map((t) => t.program || '∅').join('|')}`;
+  // The held-out tasks' programs, then the training tasks it fails.
+  const failed = tr.filter((e) => !e.solved);
+  const programs = `${ho.map(shown).join(' ')}${failed.length ? `  · train ${failed.map(shown).join(' ')}` : ''}`;
   const r: EvalResult = {
     version,
     seconds,
