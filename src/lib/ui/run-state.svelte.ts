@@ -46,7 +46,6 @@ import type { TrainerState } from './trainer-state.svelte';
 
 export type { EvalPoint };
 
-/** Options of one run (the bench and the tests set them; the page uses the settings panel). */
 /** A greedy evaluation asked for during a run (`evaluateNow`). */
 interface EvalRequest {
   runId: string;
@@ -57,6 +56,7 @@ interface EvalRequest {
   version: number | undefined;
 }
 
+/** Options of one run (the bench and the tests set them; the page uses the settings panel). */
 export interface RunOptions {
   /** Stop after this many published versions (training steps). */
   maxIterations?: number;
