@@ -63,6 +63,16 @@ describe('the bottleneck advisor', () => {
     expect(advise(base).tips).toEqual([]);
   });
 
+  it('says why a synchronous run is balanced with the trainer idle a third of the time', () => {
+    // The synchronous preset promises that the advisor says why the trainer waits: at 62 % busy
+    // it said only "neither side holds the other back much".
+    const sync = advise({ ...base, eta: 0, trainerBusy: 0.62, buffered: 0 });
+    expect(sync.bound).toBe('balanced');
+    expect(sync.tips).toEqual([
+      'η = 0 is synchronous: the trainer waits while every batch is played (the other 38 % of the time); η ≥ 1 overlaps the two.',
+    ]);
+  });
+
   it('flags stale drops above 10 %, replay overflow and a cache that answers most runs', () => {
     const a = advise({
       ...base,

@@ -134,6 +134,10 @@ export function advise(m: AdvisorInput): Advice {
   } else {
     bound = 'balanced';
     reason = `the trainer computes ${pct(busy)} of the time: neither side holds the other back much.`;
+    if (m.eta === 0)
+      tips.push(
+        `η = 0 is synchronous: the trainer waits while every batch is played (the other ${pct(1 - busy)} of the time); η ≥ 1 overlaps the two.`,
+      );
   }
   const dropped = m.generatedEpisodes > 0 ? m.staleDroppedEpisodes / m.generatedEpisodes : 0;
   if (dropped > 0.1)
