@@ -65,15 +65,21 @@ test('the sandbox panel runs a program, reports a broken one, and runs the next'
   await page.getByTestId('sandbox-run').click();
   await expect(page.getByTestId('sandbox-outputs')).toHaveText('[4,9]');
   await expect(page.getByTestId('sandbox-stdout')).toHaveText('in 2\nin 3');
-  await expect(page.getByTestId('sandbox-ran-on')).toHaveText('quickjs');
+  await expect(page.getByTestId('sandbox-ran-on')).toHaveText('QuickJS');
   await expect(page.getByTestId('sandbox-time')).toHaveText(/^\d+\.\d\d ms$/);
+  await expect(page.getByTestId('sandbox-said')).toHaveText('Ran on QuickJS: ok, 2 outputs.');
   // The same program and inputs again: the result cache answers, and the panel says so.
   await page.getByTestId('sandbox-run').click();
   await expect(page.getByTestId('sandbox-time')).toHaveText('from the result cache');
 
   await page.getByTestId('sandbox-code').fill('const f = (x) => { while (true) {} }');
-  await page.getByTestId('sandbox-run').click();
+  await page.getByTestId('sandbox-run').focus();
+  await page.keyboard.press('Enter');
   await expect(page.getByTestId('sandbox-kind')).toHaveText('timeout');
+  await expect(page.getByTestId('sandbox-outputs')).toHaveCount(0);
+  await expect(page.getByTestId('sandbox-said')).toHaveText('Ran on QuickJS: timeout.');
+  // Run disabled itself while the program ran: the keyboard focus came back to it.
+  await expect(page.getByTestId('sandbox-run')).toBeFocused();
 
   // What a failing program printed comes back with its error.
   await page.getByTestId('sandbox-code').fill('function f(x) { console.log("hi", x); }');
@@ -131,7 +137,7 @@ test('WebContainer: contract when it boots, otherwise a clear fallback to QuickJ
     // Auto mode must still run the program, on QuickJS, and say why.
     await page.getByTestId('sandbox-choice').selectOption('auto');
     await page.getByTestId('sandbox-run').click();
-    await expect(page.getByTestId('sandbox-ran-on')).toHaveText('quickjs');
+    await expect(page.getByTestId('sandbox-ran-on')).toHaveText('QuickJS');
     await expect(page.getByTestId('sandbox-notice')).toContainText('WebContainer is unavailable');
     console.log(`WebContainer contract skipped: ${text}`);
     test.skip(true, `WebContainer did not boot: ${text}`);

@@ -46,9 +46,13 @@ test('import a suite file, evaluate it against the baselines, see the table', as
   await expect(page.getByTestId('suite-select')).toHaveValue('e2e suite');
   await expect(page.getByTestId('suite-counts')).toHaveText('4 tasks, 4 held out');
 
-  await page.getByTestId('evaluate').click();
+  // By keyboard: Evaluate disables itself while it runs; focus goes to Stop, and back to Evaluate
+  // when the evaluation ends by itself (it dropped to the page).
+  await page.getByTestId('evaluate').focus();
+  await page.keyboard.press('Enter');
   const table = page.getByTestId('eval-table');
   await expect(table).toBeVisible({ timeout: 120_000 });
+  await expect(page.getByTestId('evaluate')).toBeFocused();
   const row = (agent: string, mode: string) =>
     table.locator(`tr[data-agent="${agent}"][data-mode="${mode}"][data-split="heldOut"][data-level="all"]`);
   for (const [agent, mode] of [

@@ -66,8 +66,11 @@ test('weights saved to IndexedDB survive a reload and load back exactly', async 
   await page.getByTestId('train-steps').fill('20');
   await expect(page.getByTestId('train-steps-error')).toHaveCount(0);
   await trainSteps(page, 1);
-  await page.getByTestId('save').click();
+  // By keyboard: Save disables itself while it writes, and the focus comes back to it after.
+  await page.getByTestId('save').focus();
+  await page.keyboard.press('Enter');
   await expect(page.getByTestId('saved-version')).not.toHaveText('—');
+  await expect(page.getByTestId('save')).toBeFocused();
   await expect(page.getByTestId('store-note')).toHaveCount(0);
   const saved = await page.getByTestId('fingerprint').textContent();
   const version = await page.getByTestId('saved-version').textContent();

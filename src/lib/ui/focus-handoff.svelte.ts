@@ -1,16 +1,27 @@
 /**
- * Keyboard focus for a pair of buttons that disable each other (Train and Stop): a focused button
- * that disables itself drops the focus to the page, and a keyboard or screen-reader user loses
- * their place. Focus goes to the partner instead, once the partner is enabled, unless the user
- * has moved it somewhere else meanwhile.
+ * Keyboard focus for buttons that disable themselves while their work runs (Start and Stop, Run,
+ * Evaluate): a focused button that disables itself drops the focus to the page, and a keyboard or
+ * screen-reader user loses their place. Focus goes to the partner instead (Stop, or the button
+ * itself once enabled again), and with `back`, on from the partner to `back` when the partner
+ * disables itself in turn (the work ended on its own), unless the user has moved it meanwhile.
  */
 export class FocusHandoff {
-  /** The button focus should go to once it is enabled, and the one pressed. */
-  private pending = $state.raw<{ to: HTMLButtonElement; from: HTMLButtonElement | undefined } | null>(null);
+  /** The button focus should go to once it is enabled, the one it leaves, and where it goes after. */
+  private pending = $state.raw<{
+    to: HTMLButtonElement;
+    from: HTMLButtonElement | undefined;
+    back: HTMLButtonElement | undefined;
+  } | null>(null);
 
-  /** Asks for focus to go from the pressed button `from` to `to` when it can. */
-  to(to: HTMLButtonElement | undefined, from: HTMLButtonElement | undefined): void {
-    const pending = to ? { to, from } : null;
+  /**
+   * Asks for focus to go from the pressed button `from` to `to` when it can; and with `back`,
+   * from `to` to `back` once `to` is disabled and `back` enabled.
+   */
+  to(to: HTMLButtonElement | undefined, from: HTMLButtonElement | undefined, back?: HTMLButtonElement): void {
+    this.set(to ? { to, from, back } : null);
+  }
+
+  private set(pending: typeof this.pending): void {
     this.pending = pending;
     if (!pending) return;
     // A click anywhere meanwhile (the user doing something else) cancels the handoff.
@@ -30,16 +41,18 @@ export class FocusHandoff {
     const p = this.pending;
     if (!p) return;
     const active = document.activeElement;
-    // Still on the pressed button, or dropped to the page because it disabled itself; anywhere
-    // else, the user has moved on and keeps their focus.
-    const waiting =
-      active === p.from || ((active === null || active === document.body) && p.from?.disabled === true);
+    // Still on the pressed button, or dropped to the page because it disabled itself (a button
+    // that hands the focus back to itself is enabled again by now); anywhere else, the user has
+    // moved on and keeps their focus.
+    const dropped =
+      (active === null || active === document.body) && (p.from?.disabled === true || p.from === p.to);
+    const waiting = active === p.from || dropped;
     if (!waiting) {
       this.pending = null; // the user went elsewhere
       return;
     }
     if (p.to.disabled) return;
-    p.to.focus();
-    this.pending = null;
+    if (active !== p.to) p.to.focus();
+    this.set(p.back && p.back !== p.to ? { to: p.back, from: p.to, back: undefined } : null);
   }
 }

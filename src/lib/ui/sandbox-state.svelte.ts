@@ -112,6 +112,10 @@ export class SandboxState {
     }
     const { kind, notice } = this.pick();
     this.running = true;
+    // The last result is of the last program: while this one runs, the panel says so instead.
+    this.result = null;
+    this.notice = null;
+    this.ranOn = kind;
     // A worker that crashed or was stopped is started again for this run, with a signal of its own.
     if (this.bridge.state !== 'running') this.gone = failureSignal();
     const gone = this.gone.promise;
@@ -137,7 +141,6 @@ export class SandboxState {
         stuck,
       ]);
       this.result = result;
-      this.ranOn = kind;
       this.notice = notice;
       this.cache = await Promise.race([this.bridge.api.cacheStats(), gone, stuck]);
     } catch (err) {
