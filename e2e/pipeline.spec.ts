@@ -431,11 +431,17 @@ test('a run training in one tab can be neither resumed nor deleted in another; o
     const version = await lab(page, (l) => l.run.dashboard?.version ?? 0);
     await untilVersion(page, version + 1); // the first tab trains on, its run intact
     await lab(page, (l) => l.run.stop());
-    await other.reload();
-    await openReady(other, QUERY);
+    // The other tab's list follows without a reload (it said "training in another tab" until one).
     await expect(row.getByTestId('run-status')).toHaveText('paused');
     await expect(other.locator(`[data-testid="run-resume"][data-run="${runId}"]`)).toBeEnabled();
     await expect(other.locator(`[data-testid="run-delete"][data-run="${runId}"]`)).toBeEnabled();
+    // And the first tab resuming it shows there too, again without a reload.
+    await page.evaluate((id) => void (window as unknown as LabWindow).__lab.run.resume(id), runId);
+    await expect(row.getByTestId('run-status')).toHaveText('training in another tab');
+    await expect(other.locator(`[data-testid="run-resume"][data-run="${runId}"]`)).toHaveCount(0);
+    await untilVersion(page, version + 2);
+    await lab(page, (l) => l.run.stop());
+    await expect(row.getByTestId('run-status')).toHaveText('paused');
   } finally {
     await other.close();
   }

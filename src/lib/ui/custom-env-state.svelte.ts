@@ -232,7 +232,7 @@ export class CustomEnvState {
   /** The stored training the one in progress resumed (null: a fresh one). */
   private resumedFrom: ResumeStart | null = null;
   /** The training locks: this page's own trainings are not "elsewhere". */
-  private readonly locks = new TabLocks();
+  private readonly locks = new TabLocks('sandbox-rl-lab:custom-locks');
   /** Trainings started on this page; the newest's number (a late report of an earlier one is ignored). */
   private trainingsStarted = 0;
   /** Why the training in progress failed (null while it has not): what `settle` stores. */
@@ -244,7 +244,10 @@ export class CustomEnvState {
     },
   });
 
-  constructor(private readonly trainer: TrainerState) {}
+  constructor(private readonly trainer: TrainerState) {
+    // Another tab started or ended a training: the table says so without a reload.
+    this.locks.onElsewhereChange(() => void this.loadTrainings().catch(() => undefined));
+  }
 
   private database(): Promise<LabDB> {
     return this.db.get();

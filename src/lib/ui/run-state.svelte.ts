@@ -321,9 +321,12 @@ export class RunState {
   /** Reads of the run list started so far (`refreshRuns` keeps only the newest one's). */
   private runsRead = 0;
   /** The run this page trains holds its lock: another tab can neither resume nor delete it. */
-  private readonly locks = new TabLocks();
+  private readonly locks = new TabLocks('sandbox-rl-lab:run-locks');
 
-  constructor(private readonly trainer: TrainerState) {}
+  constructor(private readonly trainer: TrainerState) {
+    // Another tab started, stopped or deleted a run: this tab's list says so without a reload.
+    this.locks.onElsewhereChange(() => void this.refreshRuns().catch(() => undefined));
+  }
 
   private database(): Promise<LabDB> {
     return this.db.get();

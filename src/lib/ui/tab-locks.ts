@@ -6,6 +6,22 @@
 export class TabLocks {
   /** Names of the locks this page holds now (its own runs are not "elsewhere"). */
   private own: readonly string[] = [];
+  /** Where this page says that it took or let go of a lock, and hears the other tabs say so. */
+  private readonly news: BroadcastChannel | null;
+
+  /**
+   * `channel`: the name of a BroadcastChannel on which the tabs announce their locks' changes
+   * (`onElsewhereChange`): a tab's list of runs goes stale otherwise, "training in another tab"
+   * long after that tab stopped. None: no news.
+   */
+  constructor(channel?: string) {
+    this.news = channel && typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(channel) : null;
+  }
+
+  /** Calls `listener` whenever another tab takes or lets go of one of these locks. */
+  onElsewhereChange(listener: () => void): void {
+    if (this.news) this.news.onmessage = () => listener();
+  }
 
   /**
    * Takes the lock `name` until `until` settles; false when another tab holds it (the lock is
@@ -22,12 +38,15 @@ export class TabLocks {
           if (!lock) return undefined;
           held = true;
           this.own = [...this.own, name];
+          this.news?.postMessage(name);
           return until.catch(() => undefined);
         })
         .catch(() => resolve(true))
         // Once the browser has let the lock go: a query before that still lists it as held.
         .finally(() => {
-          if (held) this.own = this.own.filter((n) => n !== name);
+          if (!held) return;
+          this.own = this.own.filter((n) => n !== name);
+          this.news?.postMessage(name);
         });
     });
   }
