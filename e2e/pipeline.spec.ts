@@ -56,6 +56,7 @@ interface Lab {
     ): Promise<{ iteration: number; successTrain: number; successHeldOut: number | null }>;
     race(samples: number): Promise<Leg[]>;
     sweep(samples: number, etas: number[]): Promise<Leg[]>;
+    comparison: { legs: Leg[] } | null;
     storedSeqs(runId?: string, which?: 'all' | 'unconsumed'): Promise<number[]>;
     resume(runId: string): Promise<void>;
     deleteStored(runId: string): Promise<void>;
@@ -664,6 +665,22 @@ test('the staleness sweep trains the same samples at each η and shows staleness
   await expect(page.getByTestId('timeline')).not.toHaveAttribute('data-versions', '0');
   for (const how of ['η = 0, decoupled PPO', 'η = 2, decoupled PPO', 'η = ∞, decoupled PPO'])
     await expect(page.getByTestId('run-how').filter({ hasText: how })).toHaveCount(1);
+  await expect(page.getByTestId('run-compare-stopped')).toHaveCount(0);
+
+  // A sweep stopped in its second leg says so; the note about equal episodes at every η goes.
+  await page.evaluate(() => void (window as unknown as LabWindow).__lab.run.sweep(48, [0, 2, Infinity]));
+  await page.waitForFunction(
+    () => ((window as unknown as LabWindow).__lab.run.comparison?.legs.length ?? 0) >= 1,
+    null,
+    { timeout: 120_000 },
+  );
+  await untilVersion(page, 1);
+  await lab(page, (l) => l.run.stop());
+  await expect(page.getByTestId('run-compare-stopped')).toHaveText(
+    "stopped during leg 2 of 3: that leg's run is in the run list, the legs after it did not run",
+  );
+  await expect(table.locator('tbody tr')).toHaveCount(2);
+  await expect(page.getByTestId('run-sweep-note')).toHaveCount(0);
 });
 
 test('a run on a large suite of the user’s own scores a sample of it, and its evaluations reach the chart', async ({

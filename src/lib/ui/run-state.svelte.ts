@@ -169,6 +169,8 @@ export interface Comparison {
   kind: 'race' | 'sweep';
   legs: Leg[];
   planned: number;
+  /** A leg ended before its episodes (a Stop, an error): the legs after it did not run. */
+  stopped?: boolean;
 }
 
 /**
@@ -230,6 +232,8 @@ export class RunState {
   running = $state(false);
   /** A Stop is in progress: the step in progress publishes first, or the start-up finishes. */
   stopping = $state(false);
+  /** The run ends because it reached the versions or episodes it was asked for, not by a Stop. */
+  finishing = $state(false);
   error = $state<string | null>(null);
   /** Things the user should know that did not stop the run (evictions, restarts). */
   notices = $state.raw<string[]>([]);
@@ -400,7 +404,10 @@ export class RunState {
       for (const eta of etas) {
         await this.start({ settings: { eta }, maxTrainedEpisodes: samples, evalEvery: 0 });
         const trained = this.steps.reduce((n, st) => n + st.episodes, 0);
-        if (this.error || trained < samples) break;
+        if (this.error || trained < samples) {
+          this.comparison = { kind, legs: [...legs], planned: etas.length, stopped: true };
+          break;
+        }
         const t = stepThroughput(this.steps, samples);
         const stale = this.steps.flatMap((st) => st.staleness);
         const counters = this.dashboard?.counters;
@@ -443,6 +450,7 @@ export class RunState {
       return;
     }
     this.running = true;
+    this.finishing = false;
     this.error = null;
     this.storageGone = null; // a new run opens the storage again: its own errors are its own
     this.notices = [];
@@ -698,9 +706,9 @@ export class RunState {
       void this.evaluateNow();
     if (r.version % 5 === 0) void this.refreshRuns(); // the run list's counts
     if (r.version % POOL_EVERY === 0) this.history?.hindsight(s.source.hindsight.snapshot());
-    if (o.maxIterations !== undefined && r.version - firstVersion >= o.maxIterations) void this.stop();
+    if (o.maxIterations !== undefined && r.version - firstVersion >= o.maxIterations) void this.finish();
     if (o.maxTrainedEpisodes !== undefined && s.pipeline.counters.trainedEpisodes >= o.maxTrainedEpisodes)
-      void this.stop();
+      void this.finish();
   }
 
   /**
@@ -905,6 +913,12 @@ export class RunState {
     await this.end('paused');
   }
 
+  /** Ends the run as a Stop does, having reached what it was asked for (the panel says "Finishing…"). */
+  private async finish(): Promise<void> {
+    this.finishing = true;
+    await this.end('paused');
+  }
+
   private async end(status: 'paused' | 'failed'): Promise<void> {
     if (this.starting) {
       // The start-up is in progress: it ends the run as soon as it has built what it stops, or
@@ -930,6 +944,7 @@ export class RunState {
     this.running = false;
     this.ending = false;
     this.stopping = false;
+    this.finishing = false;
     // The list has the run's newest version before a Stop resolves: a "start from" picked right
     // after it took the version listed at the run's start (0), a race the LoRA e2e test lost.
     await settlesWithin(
