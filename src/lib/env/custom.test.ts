@@ -66,7 +66,7 @@ describe('custom JS environments', () => {
     const nanReward = envOf(COUNTER.replace('reward: a', 'reward: 0 / 0'));
     nanReward.reset();
     expect(() => nanReward.step(1)).toThrow(
-      'step(1).reward must be a finite number of magnitude ≤ 1e9, got null (NaN and ±Infinity arrive as null)',
+      'step(1).reward must be a finite number of magnitude ≤ 1e9, got null (undefined, NaN and ±Infinity arrive as null)',
     );
     // Finite, but Infinity in the policy's 32-bit floats (and squared in its value loss).
     const hugeReward = envOf(COUNTER.replace('reward: a', 'reward: 1e39'));

@@ -31,11 +31,11 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  */
 /**
  * A value from the environment as a message shows it. Values cross the sandbox as JSON, where
- * NaN and ±Infinity become null: a null says so.
+ * undefined (a missing return), NaN and ±Infinity become null: a null says so.
  */
 function shown(v: JsonValue | undefined): string {
   const text = JSON.stringify(v)?.slice(0, 80) ?? 'undefined';
-  return /\bnull\b/.test(text) ? `${text} (NaN and ±Infinity arrive as null)` : text;
+  return /\bnull\b/.test(text) ? `${text} (undefined, NaN and ±Infinity arrive as null)` : text;
 }
 
 /**
