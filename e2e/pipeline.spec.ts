@@ -4,6 +4,7 @@ import { advise, advisorInput, type AdvisorFigures } from '../src/lib/pipeline/a
 import { overlapMs } from '../src/lib/pipeline/metrics.ts';
 import { maxVersionsInFlight } from '../src/lib/pipeline/timeline-view.ts';
 import { generateTasks } from '../src/lib/env/families.ts';
+import { count } from '../src/lib/ui/plural.ts';
 import { openReady } from './support/page';
 
 /** The part of the page's `?debug` hook (src/global.d.ts) these tests use. */
@@ -902,7 +903,7 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
   await expect(page.getByTestId('run-chart-return')).toContainText('no data yet');
   await page.locator(`[data-testid="run-view"][data-run="${runId}"]`).click();
   await expect(page.getByTestId('run-viewing')).toContainText(
-    `${runId}: ${shown.steps.length} versions, ${shown.evals.length} evaluations, ${shown.events} timeline events`,
+    `${runId}: ${count(shown.steps.length, 'version')}, ${count(shown.evals.length, 'evaluation')}, ${count(shown.events, 'timeline event')}`,
   );
   const viewed = await lab(page, (l) => ({
     steps: l.run.steps.map((s) => [s.version, s.meanReturn]),
