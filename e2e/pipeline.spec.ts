@@ -530,6 +530,10 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   // The resumed run's timeline starts with its stored history: this session's events come after.
   const resumedAt = await page.evaluate(() => performance.timeOrigin + performance.now());
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
+  // Resume goes on with the run's own settings, and says so (the panel's edits are for new runs).
+  await expect(page.getByTestId('run-notice').filter({ hasText: `Resumed ${runId}` })).toContainText(
+    'with the settings it was started with (η = 2, decoupled PPO, LoRA, rank 4)',
+  );
   await untilVersion(page, stoppedAt + 3);
   await page.waitForFunction(
     (v) => {
@@ -578,6 +582,13 @@ test('a new run starts from a stored run’s newest version, here with LoRA on i
   const second = await lab(page, (l) => l.run.runId);
   await lab(page, (l) => l.run.stop());
   expect(second).not.toBe(first);
+  // The run list says where it started from (it read "LoRA, rank 4", as one from fresh weights).
+  await expect(
+    page
+      .getByTestId('run-list')
+      .locator('tr', { hasText: second ?? '' })
+      .getByTestId('run-trains'),
+  ).toHaveText(`LoRA, rank 4, from ${first} version ${from?.version}`);
   // The new run's version 0 (its base) is exactly the stored version it started from.
   const compared = await page.evaluate(
     async ([a, va, b]) => {

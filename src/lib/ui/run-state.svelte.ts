@@ -199,9 +199,12 @@ export function loraLabel(lora: RunSettings['lora']): string {
 }
 
 /** What a stored run trains, and on which tasks when they are a suite of the user's. */
-export function trainsLabel(s: Pick<RunSettings, 'lora' | 'tasks'>): string {
+export function trainsLabel(
+  s: Pick<RunSettings, 'lora' | 'tasks'> & Partial<Pick<RunSettings, 'startFrom'>>,
+): string {
   const what = loraLabel(s.lora);
-  return s.tasks ? `${what}, on "${s.tasks.name}" (${count(s.tasks.tasks.length, 'task')})` : what;
+  const from = s.startFrom ? `, from ${s.startFrom.runId} version ${s.startFrom.version}` : '';
+  return `${what}${s.tasks ? `, on "${s.tasks.name}" (${count(s.tasks.tasks.length, 'task')})` : ''}${from}`;
 }
 
 /** `η = 4, decoupled PPO`: what tells runs apart in the lists (the legs of a race or a sweep). */
@@ -527,6 +530,11 @@ export class RunState {
       validateSettings(settings);
       this.settings = settings;
       this.tasksFollowSaved = false;
+      // The panel's own edits do not apply to a resumed run: it says so, rather than drop them unsaid.
+      this.notices = [
+        ...this.notices.slice(-4),
+        `Resumed ${resumeId} with the settings it was started with (${howLabel(settings)}, ${trainsLabel(settings)}); the panel shows them now.`,
+      ];
       const point = await su.step(
         TRAINER,
         this.trainer.api.resumeRun(runInit(resumeId, settings), policyReset(settings)),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resumable } from './run-state.svelte';
+import { howLabel, resumable, trainsLabel } from './run-state.svelte';
 
 describe('resumable', () => {
   const run = (status: 'created' | 'running' | 'paused' | 'finished' | 'failed', latestVersion = 3) => ({
@@ -22,5 +22,18 @@ describe('resumable', () => {
     expect(resumable(run('running'), true, null)).toBe(false);
     expect(resumable(run('running'), false, 'run-a')).toBe(false);
     expect(resumable(run('paused'), false, 'run-b')).toBe(true);
+  });
+});
+
+describe('the run list labels', () => {
+  it('say what a run trains, on what, and from which run it started', () => {
+    const tasks = { name: 'mine', tasks: [{ id: 't', level: 'easy' as const, examples: [], hidden: [] }] };
+    expect(trainsLabel({ lora: null, tasks: null })).toBe('every parameter');
+    expect(trainsLabel({ lora: null, tasks })).toBe('every parameter, on "mine" (1 task)');
+    // A run started from another one said only "LoRA, rank 4", like one from fresh weights.
+    expect(
+      trainsLabel({ lora: { rank: 4, alpha: 8 }, tasks: null, startFrom: { runId: 'run-a', version: 12 } }),
+    ).toBe('LoRA, rank 4, from run-a version 12');
+    expect(howLabel({ eta: Infinity, loss: 'ppo' })).toBe('η = ∞, PPO clip');
   });
 });
