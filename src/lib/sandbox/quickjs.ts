@@ -271,7 +271,9 @@ export class QuickJSSandbox implements Sandbox {
           arg.dispose();
           const out = throwIfError(result, 'run');
           try {
-            outputs.push(readJson(vm, out, callLabel(input, i), serialize, limits.outputChars, interrupt));
+            outputs.push(
+              readJson(vm, out, () => callLabel(input, i), serialize, limits.outputChars, interrupt),
+            );
           } finally {
             out.dispose();
           }
@@ -367,7 +369,8 @@ function toHandle(vm: QuickJSContext, v: JsonValue): QuickJSHandle {
 function readJson(
   vm: QuickJSContext,
   h: QuickJSHandle,
-  path: string,
+  /** Names the call in an error message: built only when there is one (every output passes here). */
+  path: () => string,
   serializer: () => QuickJSHandle,
   maxChars: number,
   interrupt: { reason: 'deadline' | 'memory' | null },
@@ -375,7 +378,7 @@ function readJson(
   const t = vm.typeof(h);
   if (t === 'number') {
     const n = vm.getNumber(h);
-    if (!Number.isFinite(n)) throw new GuestError('output', `${path} is ${n}`);
+    if (!Number.isFinite(n)) throw new GuestError('output', `${path()} is ${n}`);
     return n;
   }
   if (t === 'boolean') return vm.dump(h) as boolean;
@@ -384,7 +387,7 @@ function readJson(
     const n = vm.typeof(len) === 'number' ? vm.getNumber(len) : 0;
     len.dispose();
     if (n > maxChars)
-      throw new GuestError('output', `${path} is a string of ${n} characters, over the limit`);
+      throw new GuestError('output', `${path()} is a string of ${n} characters, over the limit`);
     return vm.getString(h);
   }
   if (t === 'object') {
@@ -397,15 +400,15 @@ function readJson(
       if (interrupt.reason !== null) throw classifyThrown(dumped, 'run', interrupt.reason);
       throw new GuestError(
         'output',
-        `${path} could not be checked: ${classifyThrown(dumped, 'run', null).message}`,
+        `${path()} could not be checked: ${classifyThrown(dumped, 'run', null).message}`,
       );
     }
     const text = vm.typeof(r.value) === 'string' ? vm.getString(r.value) : '!';
     r.value.dispose();
-    if (text.startsWith('!')) throw new GuestError('output', `${path}${text.slice(1)}`);
+    if (text.startsWith('!')) throw new GuestError('output', `${path()}${text.slice(1)}`);
     return JSON.parse(text.slice(1)) as JsonValue;
   }
-  throw new GuestError('output', `${path} is ${t === 'undefined' ? 'undefined' : `a ${t}`}`);
+  throw new GuestError('output', `${path()} is ${t === 'undefined' ? 'undefined' : `a ${t}`}`);
 }
 
 /** Host side of `console.log` and `fs` for one run. */

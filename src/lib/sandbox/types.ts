@@ -46,11 +46,11 @@ export interface SandboxRequest {
  * `f("ab")`), by its place otherwise (`f(input 3)`, counting from 0).
  */
 export function callLabel(input: JsonValue, i: number): string {
-  if (input === null || typeof input !== 'object') {
-    const text = JSON.stringify(input);
-    if (text.length <= 24) return `f(${text})`;
-  }
-  return `f(input ${i})`;
+  const scalar = input === null || typeof input !== 'object';
+  // A long string is named by its place without writing all of it out first.
+  const short = scalar && (typeof input !== 'string' || input.length <= 22);
+  const text = short ? JSON.stringify(input) : '';
+  return short && text.length <= 24 ? `f(${text})` : `f(input ${i})`;
 }
 
 /** Outcome of a run. `outputs` is present exactly when `ok`. */

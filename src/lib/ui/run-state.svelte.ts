@@ -264,7 +264,9 @@ export class RunState {
   /** Episodes the run shown played and trained over all its sessions (a resumed one's included), or null. */
   episodeTotals = $state<{ played: number; trained: number } | null>(null);
   /** Tasks in the shown run's own suite (null: the built-in suite), for what its evaluations score. */
-  suiteTasks = $state<number | null>(null);
+  get suiteTasks(): number | null {
+    return this.runSettings.tasks?.tasks.length ?? null;
+  }
 
   /** The live session (null between runs). */
   session: PipelineSession | null = null;
@@ -323,7 +325,7 @@ export class RunState {
   /** A chosen saved suite is copied again when it is edited (`syncSavedSuites`). */
   private tasksFollowSaved = false;
   /** What the current (or last) run trains on, for its evaluations. */
-  private runSettings: Pick<RunSettings, 'tasks'> = { tasks: null };
+  private runSettings = $state.raw<Pick<RunSettings, 'tasks'>>({ tasks: null });
   private t0 = 0;
   /** Reads of the run list started so far (`refreshRuns` keeps only the newest one's). */
   private runsRead = 0;
@@ -574,7 +576,6 @@ export class RunState {
     }
     this.runId = session.runId;
     this.runSettings = settings;
-    this.suiteTasks = settings.tasks?.tasks.length ?? null;
     this.curriculum = session.source.curriculum.view();
     this.ticker = setInterval(() => void this.tick(), 250);
     await su.step('the rollout workers', session.start()); // a session stopped meanwhile starts no worker
@@ -617,7 +618,6 @@ export class RunState {
     this.viewing = runId;
     const settings = settingsFromJson(record.config);
     this.runSettings = settings;
-    this.suiteTasks = settings.tasks?.tasks.length ?? null;
     this.steps = past.steps;
     this.evals = past.evals;
     this.events = past.events;
