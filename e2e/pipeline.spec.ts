@@ -20,7 +20,11 @@ interface Lab {
     error: string | null;
     runId: string | null;
     notices: string[];
-    steps: { version: number; meanReturn: number; metrics: { wMean: number; entropy: number } }[];
+    steps: {
+      version: number;
+      meanReturn: number;
+      metrics: { wMean: number; lagKl: number; entropy: number };
+    }[];
     evals: { iteration: number; successTrain: number; suite: string | null }[];
     viewing: string | null;
     episodeTotals: { played: number; trained: number } | null;
@@ -146,6 +150,8 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
   // Stale tokens were sampled by older versions: w = π_prox / π_behav leaves 1 in some batch.
   const steps = await lab(page, (l) => l.run.steps);
   expect(Math.max(...steps.map((st) => Math.abs(st.metrics.wMean - 1)))).toBeGreaterThan(1e-4);
+  // … and the lag chart's KL(π_behav ‖ π_prox) is above 0 there.
+  expect(Math.max(...steps.map((st) => st.metrics.lagKl))).toBeGreaterThan(1e-6);
   // Beside the timeline, per version: entropy, that lag, clipped and masked tokens.
   for (const id of ['pipe-chart-entropy', 'pipe-chart-lag', 'pipe-chart-clip']) {
     const chart = page.getByTestId(id);

@@ -84,6 +84,7 @@ const METRICS: StepMetrics = {
   approxKl: 0,
   clipFrac: 0,
   wMean: 1,
+  lagKl: 0,
   wMax: 1,
   maskedFrac: 0,
   learningRate: 0,

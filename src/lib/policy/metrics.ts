@@ -24,6 +24,8 @@ export interface StepMetrics {
   wMax: number;
   /** Fraction of policy tokens masked because w exceeded the cap. */
   maskedFrac: number;
+  /** k3 estimate of KL(π_behav ‖ π_prox), mean of w − 1 − log w: how far the samples lag (0 unless decoupled). */
+  lagKl: number;
   learningRate: number;
   /** Wall milliseconds of the step, from upload to the loss read back. */
   ms: number;
@@ -53,6 +55,7 @@ export function storedStepMetrics(
     wMean: n('wMean'),
     wMax: n('wMax'),
     maskedFrac: n('maskedFrac'),
+    lagKl: n('lagKl'),
     learningRate: n('learningRate'),
     ms: n('ms'),
   };

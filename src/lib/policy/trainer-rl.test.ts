@@ -170,8 +170,13 @@ describe('the trainer on RL batches', () => {
       const a = new PolicyTrainer(args, { ...DEFAULT_TRAINER_CONFIG, loss });
       const b = new PolicyTrainer(args, { ...DEFAULT_TRAINER_CONFIG, loss });
       const batch = await onPolicyBatch(a);
-      // On-policy, π_behav = π_prox: the same batch with every behaviour log-prob unknown trains the same.
-      const unknown = { ...batch, behavLogp: batch.behavLogp?.map((v, i) => (batch.mask[i] ? NaN : v)) };
+      // On-policy, π_behav = π_prox: the same batch with the first row's behaviour log-probs unknown
+      // trains the same (the diagnostics then count the other rows' tokens).
+      const unknown = {
+        ...batch,
+        behavLogp: batch.behavLogp?.map((v, i) => (batch.mask[i] && i < batch.length ? NaN : v)),
+      };
+      expect(unknown.behavLogp?.some(Number.isNaN)).toBe(true);
       const ma = await a.trainStep(batch);
       const mb = await b.trainStep(unknown);
       expect(Number.isFinite(mb.loss) && Number.isFinite(mb.gradNorm)).toBe(true);

@@ -32,6 +32,7 @@ const METRIC_NAMES = [
   'wMean',
   'wMax',
   'maskedFrac',
+  'lagKl',
 ] as const;
 
 export type { StepMetrics };
@@ -220,11 +221,15 @@ export class PolicyTrainer {
         // Relabelled tokens' unknown π_behav: π_prox stands in (w = 1).
         const behav =
           nanBehav && proxLogp ? (tf.where(nanBehav, proxLogp, inputs.behav) as tf.Tensor2D) : inputs.behav; // [B, T]
+        // The loss's diagnostics (KL, clip, w, lag) count only tokens a rollout worker sampled.
+        const sampled = nanBehav
+          ? (inputs.mask.mul(nanBehav.logicalNot().toFloat()) as tf.Tensor2D)
+          : inputs.mask; // [B, T]
         const policy =
           kind === 'pg'
             ? { pgLoss: maskedMean(inputs.advantages.mul(logp).neg(), inputs.mask) }
             : kind === 'ppo'
-              ? ppoClipLoss(logp, behav, inputs.advantages, inputs.mask, clipEps)
+              ? ppoClipLoss(logp, behav, inputs.advantages, inputs.mask, clipEps, sampled)
               : decoupledPpoLoss(
                   logp,
                   proxLogp ?? behav,
@@ -233,6 +238,7 @@ export class PolicyTrainer {
                   inputs.mask,
                   clipEps,
                   wCap,
+                  sampled,
                 );
         const squared = values.sub(inputs.returns).square().mul(0.5); // [B, T]
         // Prioritized replay's importance weights scale the value loss as the advantages scale the policy's.
@@ -292,6 +298,7 @@ export class PolicyTrainer {
       wMean: got('wMean', 1),
       wMax: got('wMax', 1),
       maskedFrac: got('maskedFrac', 0),
+      lagKl: got('lagKl', 0),
       learningRate: this.optimizer.rate,
       ms: performance.now() - t0,
     };

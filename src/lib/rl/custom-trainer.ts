@@ -229,6 +229,7 @@ export class MlpLearner {
       wMean: got('wMean'),
       wMax: got('wMax'),
       maskedFrac: got('maskedFrac'),
+      lagKl: got('lagKl'),
       learningRate: this.config.learningRate,
       ms: performance.now() - t0,
     };

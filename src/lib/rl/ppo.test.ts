@@ -96,6 +96,39 @@ describe('decoupled PPO loss', () => {
     expect(kept).toBeCloseTo(-1.1, 5); // d(−r·A)/dlogp = −r·A over the one kept token
   });
 
+  it('measures lag as the mean of w − 1 − log w, where mean w stays at 1', () => {
+    // Tokens with w = 2, 0.5 and 1: each w − 1 − log w ≥ 0, zero only at w = 1.
+    const behav = t([[0, 0, 0]]);
+    const prox = t([[Math.log(2), Math.log(0.5), 0]]);
+    const p = read(decoupledPpoLoss(prox, prox, behav, t([[1, 1, 1]]), t([[1, 1, 1]]), eps, 5));
+    const k3 = (w: number) => w - 1 - Math.log(w);
+    expect(p.lagKl).toBeCloseTo((k3(2) + k3(0.5) + k3(1)) / 3, 5);
+    expect(p.lagKl).toBeGreaterThan(0.1);
+    // On-policy: no lag at all.
+    const on = read(decoupledPpoLoss(behav, behav, behav, t([[1, 1, 1]]), t([[1, 1, 1]]), eps, 5));
+    expect(on.lagKl).toBeCloseTo(0, 6);
+  });
+
+  it('takes its diagnostics over the sampled tokens only, the loss over every policy token', () => {
+    // Token 0 sampled (w = 3, r = 1.5); token 1 relabelled (its π_behav a stand-in: w = 1, r = 1).
+    const behav = t([[0, 0]]);
+    const prox = t([[Math.log(3), 0]]);
+    const logp = t([[Math.log(3) + Math.log(1.5), 0]]);
+    const adv = t([[1, 1]]);
+    const mask = t([[1, 1]]);
+    const all = read(decoupledPpoLoss(logp, prox, behav, adv, mask, eps, 5));
+    const some = read(decoupledPpoLoss(logp, prox, behav, adv, mask, eps, 5, t([[1, 0]])));
+    expect(some.pgLoss).toBeCloseTo(all.pgLoss ?? NaN, 6); // (−3·1.2 − 1) / 2 in both
+    expect(all.clipFrac).toBeCloseTo(0.5, 6);
+    expect(some.clipFrac).toBeCloseTo(1, 6);
+    expect(all.wMean).toBeCloseTo(2, 5);
+    expect(some.wMean).toBeCloseTo(3, 5);
+    expect(some.lagKl).toBeCloseTo(3 - 1 - Math.log(3), 5);
+    const ppo = read(ppoClipLoss(logp, behav, adv, mask, eps, t([[1, 0]])));
+    expect(ppo.clipFrac).toBeCloseTo(1, 6); // r = 4.5 on the sampled token
+    expect(ppo.lagKl).toBe(0);
+  });
+
   it('equals standard PPO when the proximal policy is the behaviour policy', () => {
     const behav = t([[-1, -2, -0.5]]);
     const logp = t([[-0.7, -2.5, -0.5]]);
