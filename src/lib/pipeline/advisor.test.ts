@@ -10,6 +10,7 @@ const base: AdvisorInput = {
   trainerBusy: 0.75,
   running: 6,
   waiting: 0,
+  heldByEta: 0,
   maxConcurrent: 6,
   buffered: 2,
   generatedEpisodes: 1000,
@@ -44,11 +45,16 @@ describe('the bottleneck advisor', () => {
     expect(gpu.tips.some((t) => t.includes('a GPU'))).toBe(false);
   });
 
-  it('calls a run whose trainer waits for data rollout-bound, and names the staleness bound when it holds jobs back', () => {
-    const held = advise({ ...base, trainerBusy: 0.4, buffered: 1, running: 2, waiting: 5 });
+  it('calls a run whose trainer waits for data rollout-bound, and names the staleness bound when it keeps slots idle', () => {
+    const held = advise({ ...base, trainerBusy: 0.4, buffered: 1, running: 2, heldByEta: 2 });
     expect(held.bound).toBe('rollout-bound');
     expect(held.reason).toContain('60 %');
-    expect(held.tips[0]).toMatch(/η = 4\) holds 5 jobs back/);
+    expect(held.tips[0]).toMatch(/η = 4\) keeps 2 free slots idle/);
+    // Slots the bound holds would stay idle with a worker more: no such tip.
+    expect(held.tips.some((t) => t.includes('rollout worker more'))).toBe(false);
+    // Jobs requeued after a failure are not the bound's doing.
+    const requeued = advise({ ...base, trainerBusy: 0.4, buffered: 1, running: 2, waiting: 5 });
+    expect(requeued.tips.some((t) => t.includes('staleness bound'))).toBe(false);
     // Every slot busy, cores to spare: add a worker.
     const full = advise({ ...base, workers: 2, trainerBusy: 0.4, buffered: 0, running: 4, maxConcurrent: 4 });
     expect(full.tips).toContain('a rollout worker more would play more episodes at once.');

@@ -19,10 +19,12 @@ export interface AdvisorSetup {
 export interface AdvisorInput extends AdvisorSetup {
   /** Fraction of wall time the trainer computed, 0–1. */
   trainerBusy: number;
-  /** Groups playing now, waiting for a slot, and the slots there are. */
+  /** Groups playing now, requeued ones waiting for a slot, and the slots there are. */
   running: number;
   waiting: number;
   maxConcurrent: number;
+  /** Free slots the staleness bound keeps idle now. */
+  heldByEta: number;
   /** Finished groups waiting in the replay buffer for the trainer. */
   buffered: number;
   generatedEpisodes: number;
@@ -43,6 +45,7 @@ export interface AdvisorFigures {
   running: number;
   waiting: number;
   maxConcurrent: number;
+  heldByEta: number;
   buffered: number;
   cacheHitRate: number | null;
   counters: Pick<
@@ -60,6 +63,7 @@ export function advisorInput(d: AdvisorFigures, trainerBackend: string | null): 
     running: d.running,
     waiting: d.waiting,
     maxConcurrent: d.maxConcurrent,
+    heldByEta: d.heldByEta,
     buffered: d.buffered,
     generatedEpisodes,
     staleDroppedEpisodes,
@@ -121,14 +125,18 @@ export function advise(m: AdvisorInput): Advice {
   } else if (busy < ROLLOUT_BOUND_BUSY && !batchWaiting) {
     bound = 'rollout-bound';
     reason = `the trainer waits for episodes ${pct(1 - busy)} of the time (${m.buffered} of ${m.batchGroups} groups of a batch ready).`;
-    const freeSlots = m.running < m.maxConcurrent;
-    if (Number.isFinite(m.eta) && m.waiting > 0 && freeSlots)
-      tips.push(
-        `the staleness bound (η = ${m.eta}) holds ${m.waiting} jobs back while slots are free: a larger η lets rollouts run further ahead of the trainer.`,
-      );
-    else if (m.eta === 0)
+    // Slots the bound keeps idle would stay idle with a worker more too; at η = 0 that is the design.
+    const etaHolds = m.eta > 0 && m.heldByEta > 0;
+    if (m.eta === 0)
       tips.push('η = 0 is synchronous: the trainer waits for every batch by design; η ≥ 1 overlaps the two.');
-    if (!crowded && m.workers < 8) tips.push('a rollout worker more would play more episodes at once.');
+    else if (etaHolds)
+      tips.push(
+        `the staleness bound (η = ${m.eta}) keeps ${m.heldByEta} free slot${m.heldByEta === 1 ? '' : 's'} idle: a larger η lets rollouts run further ahead of the trainer.`,
+      );
+    if (etaHolds) {
+      /* a worker more would only add idle slots */
+    } else if (!crowded && m.workers < 8)
+      tips.push('a rollout worker more would play more episodes at once.');
     else if (crowded)
       tips.push(`every core is busy (${m.workers} workers and the trainer on ${m.cores} cores).`);
   } else {
@@ -141,9 +149,7 @@ export function advise(m: AdvisorInput): Advice {
   }
   const dropped = m.generatedEpisodes > 0 ? m.staleDroppedEpisodes / m.generatedEpisodes : 0;
   if (dropped > 0.1)
-    tips.push(
-      `${pct(dropped)} of generated episodes were dropped as stale: a larger η (or adopting new weights at the next token) keeps them.`,
-    );
+    tips.push(`${pct(dropped)} of generated episodes were dropped as stale: a larger η keeps them.`);
   if (m.replayOverflow > 0)
     tips.push(
       `${m.replayOverflow} groups overflowed the replay buffer untrained: with η unbounded the rollouts outrun the trainer; bound η.`,

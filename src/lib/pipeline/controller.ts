@@ -5,7 +5,7 @@ import { Rng } from '../rl/random';
 import { ReplayBuffer, type Drawn, type ReplayConfig } from '../rl/replay';
 import { now, type Lane, type TimelineEvent } from './events';
 import { preemptionVictim, WaitingQueue, type JobClass } from './scheduler';
-import { admissionCapacity, isStale, staleness } from './staleness';
+import { admissionCapacity, isStale, slotsHeldByEta, staleness } from './staleness';
 import type { Trajectory } from '../rl/trajectory';
 import type { StepMetrics } from '../policy/metrics';
 import type {
@@ -287,8 +287,17 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     return this.running.size;
   }
 
+  /** Jobs requeued after a worker or rollout failure, waiting for a slot (new jobs never wait). */
   get waitingGroups(): number {
     return this.waiting.size;
+  }
+
+  /** Free slots the staleness bound η keeps idle now (0 with η unbounded). */
+  get slotsHeldByEta(): number {
+    return slotsHeldByEta(
+      { version: this.version, accepted: this.accepted, running: this.running.size },
+      { maxConcurrent: this.maxConcurrent, eta: this.config.eta, batch: this.config.batchGroups },
+    );
   }
 
   /** Slots of live workers. */

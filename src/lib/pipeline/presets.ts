@@ -39,21 +39,21 @@ export const PRESETS: readonly Preset[] = [
     id: 'stale-ppo',
     label: 'unbounded staleness, standard PPO',
     watch:
-      'With no bound on η the staleness histogram spreads to many versions; standard PPO clips against each sample’s old behaviour policy. Compare the success charts and the clip fraction with the decoupled preset below.',
+      'With no bound on η rollouts may run any number of versions ahead; how far depends on how much faster the workers play than the trainer trains (with the default one worker, about 1.5 versions on average: add workers to spread the staleness histogram). Standard PPO takes each ratio to the sample’s old behaviour policy: stale tokens already past 1 ± ε give no gradient (the clip fraction). Compare the success charts with the decoupled preset below, whose clip fraction is 0 by construction with one update per batch.',
     knobs: { eta: Infinity, loss: 'ppo', interruptEveryTokens: 1, curriculum: true },
   },
   {
     id: 'stale-decoupled',
     label: 'unbounded staleness, decoupled PPO',
     watch:
-      'The same stale samples, corrected: w = π_prox / π_behav (w mean / max, and the share above the cap, masked) shows how far behind each batch is, and the clip is taken against the proximal policy.',
+      'The same stale samples, corrected: each token weighted by w = π_prox / π_behav, those above the cap masked. The lag chart (KL(π_behav ‖ π_prox)), w max and the masked share show how far behind each batch is; mean w stays near 1 however stale.',
     knobs: { eta: Infinity, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
   },
   {
     id: 'turn-boundaries',
     label: 'adopt new weights at turn boundaries only',
     watch:
-      'Workers finish the turn they are in before taking a new version: adoption waits for the end of a turn (adopt p95), and more of each episode is written by an older version. Compare with the asynchronous preset.',
+      'A worker takes a new version only at a moment when one of its episodes is between turns (its other episodes then switch mid-turn): adoption waits longer (adopt p95), and more of each episode is written by an older version. Compare with the asynchronous preset.',
     knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 0, curriculum: true },
   },
   {

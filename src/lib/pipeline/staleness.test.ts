@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { admissionCapacity, isStale, oldestVersion, staleness } from './staleness';
+import { admissionCapacity, isStale, oldestVersion, slotsHeldByEta, staleness } from './staleness';
 
 describe('admissionCapacity (DESIGN §5)', () => {
   const limits = { maxConcurrent: 8, eta: 2, batch: 4 };
@@ -27,6 +27,19 @@ describe('admissionCapacity (DESIGN §5)', () => {
         { maxConcurrent: 6, eta: Infinity, batch: 4 },
       ),
     ).toBe(4);
+  });
+});
+
+describe('slotsHeldByEta', () => {
+  const limits = { maxConcurrent: 8, eta: 2, batch: 4 };
+  it('counts the free slots the bound leaves idle', () => {
+    // 5 free slots, the bound admits 3: 2 held.
+    expect(slotsHeldByEta({ version: 1, accepted: 10, running: 3 }, limits)).toBe(2);
+    // Ahead of the bound: every free slot held.
+    expect(slotsHeldByEta({ version: 0, accepted: 12, running: 2 }, limits)).toBe(6);
+    // The bound admits more than there are slots: none held, and none with η unbounded.
+    expect(slotsHeldByEta({ version: 0, accepted: 0, running: 0 }, limits)).toBe(0);
+    expect(slotsHeldByEta({ version: 0, accepted: 1000, running: 2 }, { ...limits, eta: Infinity })).toBe(0);
   });
 });
 

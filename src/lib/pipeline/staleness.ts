@@ -36,6 +36,11 @@ export function admissionCapacity(s: AdmissionState, l: AdmissionLimits): number
   return Math.max(0, Math.min(slots, ahead));
 }
 
+/** Free slots the staleness bound keeps idle now: slots no job may start in until a version is published. */
+export function slotsHeldByEta(s: AdmissionState, l: AdmissionLimits): number {
+  return Math.max(0, l.maxConcurrent - s.running) - admissionCapacity(s, l);
+}
+
 /** Versions between the trainer's current version and the oldest token of a sample. */
 export function staleness(trainerVersion: number, oldestTokenVersion: number): number {
   return trainerVersion - oldestTokenVersion;

@@ -121,7 +121,10 @@ export interface Dashboard {
   generatedPerSec: number;
   trainerBusy: number;
   running: number;
+  /** Jobs requeued after a failure, waiting for a slot. */
   waiting: number;
+  /** Free slots the staleness bound keeps idle now. */
+  heldByEta: number;
   buffered: number;
   maxConcurrent: number;
   cacheHitRate: number | null;
@@ -817,6 +820,7 @@ export class RunState {
       trainerBusy: p.trainerBusyFraction(),
       running: p.runningGroups,
       waiting: p.waitingGroups,
+      heldByEta: p.slotsHeldByEta,
       buffered: p.buffer.size,
       maxConcurrent: p.maxConcurrent,
       cacheHitRate: kept ? kept.cacheHitRate : total > 0 ? hits / total : null,
