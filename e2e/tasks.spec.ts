@@ -188,6 +188,28 @@ test('a bad suite file is rejected whole with its first problem and path; nothin
   }
 });
 
+test('a suite import refused by a full storage quota says the storage is full; nothing changes', async ({
+  page,
+}) => {
+  await open(page);
+  const select = page.getByTestId('suite-select');
+  const before = await select.locator('option').allTextContents();
+  // Chromium's QuotaExceededError has an empty message: the page must still say what happened.
+  const usage = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
+  const cdp = await page.context().newCDPSession(page);
+  const origin = new URL(page.url()).origin;
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage + 1000 });
+  const big = {
+    name: 'too big to store',
+    tasks: Array.from({ length: 400 }, (_, i) => ({ ...SUITE.tasks[i % 4], id: `t${i}` })),
+  };
+  await importText(page, 'big.json', JSON.stringify(big));
+  await expect(page.getByTestId('import-error')).toContainText('big.json was not imported: ');
+  await expect(page.getByTestId('import-error')).toContainText("this site's storage in the browser is full");
+  expect(await select.locator('option').allTextContents()).toEqual(before);
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+});
+
 test('when the code editor cannot load, a plain text box stands in and what is written there is used', async ({
   page,
 }) => {

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import type { EnvConfig } from '../env/config';
 import type { Task } from '../env/suite';
 import type { TokenBatch } from '../rl/batch';
@@ -527,7 +528,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (!r) return;
     this.running.delete(job.jobId);
     worker.jobs.delete(job.jobId);
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     const tries = r.failures + 1;
     if (tries > this.config.maxJobFailures) {
       this.fail(
@@ -631,7 +632,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
         drawn.map((d) => d.weight),
       );
     } catch (err) {
-      this.fail(`could not build a training batch: ${err instanceof Error ? err.message : String(err)}`);
+      this.fail(`could not build a training batch: ${errorMessage(err)}`);
       return;
     }
     const fromVersion = this.version;
@@ -674,7 +675,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       (err: unknown) => {
         if (this.trainer !== port || this.training?.drawn !== drawn) return;
         this.trainerLost();
-        this.fail(`training step failed: ${err instanceof Error ? err.message : String(err)}`);
+        this.fail(`training step failed: ${errorMessage(err)}`);
       },
     );
   }

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { Episode } from '../env/episode';
 import type { ModelArgs } from '../policy/config';
 import type { Weights } from '../policy/model';
@@ -435,7 +436,7 @@ export class RolloutEngine {
           version: this.version,
           meta: {
             job: a.job.jobId,
-            message: `relabelling failed: ${err instanceof Error ? err.message : String(err)}`,
+            message: `relabelling failed: ${errorMessage(err)}`,
           },
         });
       }

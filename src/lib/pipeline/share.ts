@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { settingsFromJson, settingsToJson, validateSettings, type RunSettings } from './run-settings';
 
 /**
@@ -43,10 +44,9 @@ export function settingsFromShare(param: string): RunSettings {
   try {
     json = JSON.parse(fromBase64Url(param));
   } catch (err) {
-    throw new Error(
-      `the share link's settings cannot be read (${err instanceof Error ? err.message : String(err)}): was it cut short?`,
-      { cause: err },
-    );
+    throw new Error(`the share link's settings cannot be read (${errorMessage(err)}): was it cut short?`, {
+      cause: err,
+    });
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw new Error("the share link's settings are not an object of settings");
@@ -54,10 +54,7 @@ export function settingsFromShare(param: string): RunSettings {
   try {
     validateSettings(settings);
   } catch (err) {
-    throw new Error(
-      `the share link's settings are not valid: ${err instanceof Error ? err.message : String(err)}`,
-      { cause: err },
-    );
+    throw new Error(`the share link's settings are not valid: ${errorMessage(err)}`, { cause: err });
   }
   return settings;
 }

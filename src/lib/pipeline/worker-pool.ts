@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { now, type Lane, type TimelineEvent } from './events';
 
 /** One live worker as the pool sees it. */
@@ -368,8 +369,7 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
           m.lastReply = reply;
         },
         (err: unknown) => {
-          if (m.generation === generation)
-            this.fail(m, 'crashed', err instanceof Error ? err.message : String(err));
+          if (m.generation === generation) this.fail(m, 'crashed', errorMessage(err));
         },
       );
     }
@@ -431,9 +431,7 @@ export class WorkerPool<W extends PoolWorker<R>, R = unknown> {
       (err: unknown) => {
         // Once closed (the run stopped), a replacement's late failure is no error of any run.
         if (this.closed) return;
-        this.hooks.onError?.(
-          `could not replace ${m.lane}: ${err instanceof Error ? err.message : String(err)}`,
-        );
+        this.hooks.onError?.(`could not replace ${m.lane}: ${errorMessage(err)}`);
       },
     );
   }

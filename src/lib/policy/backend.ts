@@ -1,3 +1,5 @@
+import { errorMessage } from '../errors';
+
 /** tfjs backends this app can train on, best first (DESIGN §2, issue 2). */
 export type BackendName = 'webgpu' | 'wasm' | 'webgl' | 'cpu';
 
@@ -42,7 +44,7 @@ export async function selectBackend(
       adapter ??= described;
       return { backend, adapter, fallbacks, initMs: performance.now() - t0 };
     } catch (err) {
-      fallbacks.push({ backend, reason: err instanceof Error ? err.message : String(err) });
+      fallbacks.push({ backend, reason: errorMessage(err) });
     }
   }
   throw new Error(

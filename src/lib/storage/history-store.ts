@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import type { TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { HindsightSnapshot } from '../rl/hindsight';
@@ -140,7 +141,7 @@ export class HistoryWriter {
       } catch (err) {
         this.failed = true;
         this.hooks.onError(
-          `the run's chart and timeline history is no longer stored (the run goes on): ${err instanceof Error ? err.message : String(err)}`,
+          `the run's chart and timeline history is not stored from here on: ${errorMessage(err)}`,
         );
       }
     });

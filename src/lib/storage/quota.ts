@@ -1,3 +1,4 @@
+import { isQuotaError } from '../errors';
 import type { LabDB } from './db';
 import { trimEvents } from './events-store';
 import { trimConsumed } from './trajectories-store';
@@ -16,21 +17,22 @@ export interface Eviction {
 /** Timeline history events each run keeps through an eviction (a run needs none to resume). */
 export const EVENTS_AFTER_EVICTION = 2_000;
 
-/** True for a write refused because the origin's storage quota is full. */
-export function isQuotaError(err: unknown): boolean {
-  if (!(err instanceof Error) && !(typeof DOMException !== 'undefined' && err instanceof DOMException))
-    return false;
-  const e = err as { name?: string; message?: string; cause?: unknown };
-  if (e.name === 'QuotaExceededError') return true;
-  if (/quota/i.test(e.message ?? '')) return true;
-  return e.cause !== undefined && isQuotaError(e.cause);
-}
-
 /** What an eviction deleted, in words. */
 export function describeEviction(
   e: Pick<Eviction, 'trajectories' | 'versions'> & { events?: number },
 ): string {
-  return `${e.trajectories} trained trajectories, ${e.versions} old versions and ${e.events ?? 0} old timeline events`;
+  const n = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
+  return `${n(e.trajectories, 'trained trajectory', 'trained trajectories')}, ${n(e.versions, 'old version', 'old versions')} and ${n(e.events ?? 0, 'old timeline event', 'old timeline events')}`;
+}
+
+/** A notice for an eviction: what it deleted to make room for `what`, or that nothing old was left. */
+export function evictionNotice(
+  e: Pick<Eviction, 'trajectories' | 'versions'> & { events?: number },
+  what: string,
+): string {
+  return e.trajectories + e.versions + (e.events ?? 0) > 0
+    ? `Storage was full: deleted ${describeEviction(e)} to make room for ${what}.`
+    : `Storage was full, and nothing old was left to delete to make room for ${what}.`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import * as Comlink from 'comlink';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import { CARTPOLE_JS, type CustomEnvSpec } from '../env/custom';
@@ -21,7 +22,7 @@ import {
   type RunProgress,
   type RunRecord,
 } from '../storage/db';
-import { describeEviction } from '../storage/quota';
+import { evictionNotice } from '../storage/quota';
 import { deleteRun, listRuns, setRunStatus } from '../storage/weights-store';
 import type { TrainerState } from './trainer-state.svelte';
 import { failureSignal } from './failure-signal';
@@ -292,7 +293,7 @@ export class CustomEnvState {
       this.notice = `Deleted training ${n} and its ${count(gone.versions, 'stored version')}.`;
       await this.loadTrainings();
     } catch (err) {
-      this.error = `the training could not be deleted: ${err instanceof Error ? err.message : String(err)}`;
+      this.error = `the training could not be deleted: ${errorMessage(err)}`;
     } finally {
       release();
     }
@@ -388,14 +389,14 @@ export class CustomEnvState {
       try {
         start = await this.storedResume(runId);
       } catch (err) {
-        return abandon(`the training cannot be resumed: ${err instanceof Error ? err.message : String(err)}`);
+        return abandon(`the training cannot be resumed: ${errorMessage(err)}`);
       }
     }
     const { config, code } = start;
     try {
       validateCustomTrain(config);
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = errorMessage(err);
       return abandon(start.kind === 'resume' ? `the stored training cannot be resumed: ${why}` : why);
     }
     if (this.stopping) return abandon(null, 'Stopped before the first update: nothing was trained.');
@@ -453,9 +454,7 @@ export class CustomEnvState {
       );
     } catch (err) {
       this.end = null;
-      return abandon(
-        `the rollout workers could not start: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      return abandon(`the rollout workers could not start: ${errorMessage(err)}`);
     }
     const releaseTrainer = this.trainer.onCrash((message) => {
       crash(`the trainer worker crashed: ${message}; training stopped, and the trainer restarts`);
@@ -632,7 +631,7 @@ export class CustomEnvState {
       this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
       result = { randomReturn, ...(untrainedReturn === null ? {} : { untrainedReturn }), trainedReturn };
     } catch (err) {
-      this.fail(err instanceof Error ? err.message : String(err));
+      this.fail(errorMessage(err));
     } finally {
       pipeline?.stop();
       // A trainer still storing a version (after a rollout worker crashed) or still creating the
@@ -680,7 +679,7 @@ export class CustomEnvState {
       else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
       await this.loadTrainings();
     } catch (err) {
-      this.error ??= `the training's end could not be stored: ${err instanceof Error ? err.message : String(err)}`;
+      this.error ??= `the training's end could not be stored: ${errorMessage(err)}`;
     }
   }
 
@@ -770,8 +769,7 @@ export class CustomEnvState {
     const t0 = now();
     const { snapshot, evicted } = await this.trainer.api.publishCustom(version, metrics, progress);
     const t1 = now();
-    if (evicted)
-      this.notice = `Storage was full: deleted ${describeEviction(evicted)} to keep the training going.`;
+    if (evicted) this.notice = evictionNotice(evicted, "the training's new version");
     emit({ lane: 'store', kind: 'publish', t0, t1, version });
     return bridges.map((b, i) =>
       b.api.loadCustomPolicy(snapshot, version).then(

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import * as Comlink from 'comlink';
 import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { PipelineRunInit } from '../../../workers/trainer.worker';
@@ -16,7 +17,7 @@ import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worke
 import type { TokenBatch } from '../rl/batch';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { RunProgress } from '../storage/db';
-import { describeEviction } from '../storage/quota';
+import { evictionNotice } from '../storage/quota';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 import { failureSignal, settlesWithin } from './failure-signal';
@@ -190,7 +191,14 @@ export class PipelineSession {
     for (const e of events) {
       if (e.kind === 'evict' && e.meta?.reason === 'quota')
         this.hooks.onNotice(
-          `Storage was full: deleted ${describeEviction({ trajectories: Number(e.meta.trajectories ?? 0), versions: Number(e.meta.versions ?? 0), events: Number(e.meta.events ?? 0) })} to keep the run going.`,
+          evictionNotice(
+            {
+              trajectories: Number(e.meta.trajectories ?? 0),
+              versions: Number(e.meta.versions ?? 0),
+              events: Number(e.meta.events ?? 0),
+            },
+            "the run's samples and versions",
+          ),
         );
     }
   }
@@ -345,9 +353,7 @@ export class PipelineSession {
     this.restarting = Promise.race([attempt(crashed.promise), crashed.promise])
       .catch((err: unknown) => {
         if (!this.pipeline.isStopped)
-          this.hooks.onError(
-            `the trainer could not be restarted: ${err instanceof Error ? err.message : String(err)}`,
-          );
+          this.hooks.onError(`the trainer could not be restarted: ${errorMessage(err)}`);
       })
       .finally(() => {
         this.restarting = null;
@@ -413,10 +419,10 @@ export class PipelineSession {
     if (!hung) {
       const notice = this.hooks.onNotice;
       const stored = this.trainer.api.stopRun(this.runId, status, stopped).then(
-        (e) => e && notice(`Storage was full: deleted ${describeEviction(e)} to store how the run ended.`),
+        (e) => e && notice(evictionNotice(e, 'how the run ended')),
         (err: unknown) =>
           notice(
-            `How the run ended could not be stored (${err instanceof Error ? err.message : String(err)}): it shows as interrupted, and Resume goes on from its newest version.`,
+            `How the run ended could not be stored (${errorMessage(err)}): it shows as interrupted, and Resume goes on from its newest version.`,
           ),
       );
       hung = !(await settlesWithin(stored, STOP_ANSWER_MS));

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { CurriculumView } from '../env/curriculum';
 import { agentFigures } from '../env/evaluate';
@@ -23,7 +24,7 @@ import type { FaultRecord } from '../pipeline/worker-pool';
 import { LabDbConnection, type LabDB, type RunRecord } from '../storage/db';
 import { countTrajectories, lastKeys, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { HistoryWriter, loadHistory, POOL_EVERY, type RunHistory } from '../storage/history-store';
-import { describeEviction } from '../storage/quota';
+import { evictionNotice } from '../storage/quota';
 import {
   deleteRun,
   getVersion,
@@ -243,6 +244,11 @@ export class RunState {
   error = $state<string | null>(null);
   /** Things the user should know that did not stop the run (evictions, restarts). */
   notices = $state.raw<string[]>([]);
+
+  /** Adds a notice (the newest five stay); the same text again moves to the end rather than repeat. */
+  notify(message: string): void {
+    this.notices = [...this.notices.filter((n) => n !== message).slice(-4), message];
+  }
   settings = $state<RunSettings>(
     defaultSettings(typeof navigator === 'undefined' ? 2 : navigator.hardwareConcurrency),
   );
@@ -276,10 +282,7 @@ export class RunState {
   /** The page's connection: a tab of a newer page closes it, and an older tab can hold it up. */
   private readonly db = new LabDbConnection({
     blocked: () =>
-      (this.notices = [
-        ...this.notices.slice(-4),
-        'Storage is waiting for another tab of this page, an older version, to close.',
-      ]),
+      this.notify('Storage is waiting for another tab of this page, an older version, to close.'),
     closed: (message) => {
       // A run cannot go on without its storage: it stops, and this message stays (the errors of
       // writes on the closed connection that follow would hide it).
@@ -296,11 +299,7 @@ export class RunState {
    */
   private readonly evaluations = new CoalescingQueue<EvalRequest>(
     (r) => this.evaluateRequested(r),
-    (err) =>
-      (this.notices = [
-        ...this.notices.slice(-4),
-        `evaluation failed: ${err instanceof Error ? err.message : String(err)}`,
-      ]),
+    (err) => this.notify(`evaluation failed: ${errorMessage(err)}`),
   );
   private ending = false;
   /**
@@ -316,7 +315,7 @@ export class RunState {
   private readonly evaluator = new CrashSafeWorker(
     (onCrash) => new RolloutBridge('evaluator', onCrash),
     (w) => w.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 }),
-    (m) => (this.notices = [...this.notices.slice(-4), `the evaluation worker crashed: ${m}`]),
+    (m) => this.notify(`the evaluation worker crashed: ${m}`),
   );
   private ticker: ReturnType<typeof setInterval> | undefined;
   private finished: (() => void) | null = null;
@@ -486,7 +485,7 @@ export class RunState {
     try {
       await startup.run((su) => this.startUp(opts, resumeId, done, su));
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
+      this.error = errorMessage(err);
       failed = true;
     } finally {
       offCrash();
@@ -536,10 +535,9 @@ export class RunState {
       this.settings = settings;
       this.tasksFollowSaved = false;
       // The panel's own edits do not apply to a resumed run: it says so, rather than drop them unsaid.
-      this.notices = [
-        ...this.notices.slice(-4),
+      this.notify(
         `Resumed ${resumeId} with the settings it was started with (${howLabel(settings)}, ${trainsLabel(settings)}); the panel shows them now.`,
-      ];
+      );
       const point = await su.step(
         TRAINER,
         this.trainer.api.resumeRun(runInit(resumeId, settings), policyReset(settings)),
@@ -589,15 +587,13 @@ export class RunState {
 
   /** Stores the run's steps, evaluations and timeline events as they come (DESIGN §7). */
   private historyWriter(db: LabDB, runId: string, nextEventSeq: number, pushed: number): HistoryWriter {
-    const notice = (m: string) => (this.notices = [...this.notices.slice(-4), m]);
     return new HistoryWriter(
       db,
       runId,
       { nextEventSeq, pushed },
       {
-        onEvict: (e) =>
-          notice(`Storage was full: deleted ${describeEviction(e)} to store the run's history.`),
-        onError: notice,
+        onEvict: (e) => this.notify(evictionNotice(e, "the run's history")),
+        onError: (m) => this.notify(m),
       },
     );
   }
@@ -655,10 +651,9 @@ export class RunState {
     }
     try {
       const gone = await deleteRun(await this.database(), runId);
-      this.notices = [
-        ...this.notices.slice(-4),
+      this.notify(
         `Deleted ${runId}: ${count(gone.versions, 'stored version')} (retention keeps the newest and every milestone) and ${count(gone.trajectories, 'trajectory', 'trajectories')}.`,
-      ];
+      );
       if (this.viewing === runId) {
         this.viewing = null;
         this.steps = [];
@@ -669,7 +664,7 @@ export class RunState {
       if (this.runId === runId && !this.running) this.runId = null;
       if (this.settings.startFrom?.runId === runId) this.settings.startFrom = null;
     } catch (err) {
-      this.error = `run ${runId} could not be deleted: ${err instanceof Error ? err.message : String(err)}`;
+      this.error = `run ${runId} could not be deleted: ${errorMessage(err)}`;
     } finally {
       release();
     }
@@ -698,7 +693,7 @@ export class RunState {
           this.error = this.storageGone ?? m;
           void this.end('failed');
         },
-        onNotice: (m) => (this.notices = [...this.notices.slice(-4), m]),
+        onNotice: (m) => this.notify(m),
       },
       restored,
     );
@@ -751,9 +746,9 @@ export class RunState {
     try {
       this.settings = settingsFromShare(param);
       this.tasksFollowSaved = false;
-      this.notices = [...this.notices, `Settings from the share link (seed ${this.settings.seed}).`];
+      this.notify(`Settings from the share link (seed ${this.settings.seed}).`);
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
+      this.error = errorMessage(err);
     }
   }
 
@@ -767,7 +762,7 @@ export class RunState {
       validateSettings(settings);
     } catch (err) {
       this.shareLink = null;
-      this.error = `no share link: ${err instanceof Error ? err.message : String(err)}`;
+      this.error = `no share link: ${errorMessage(err)}`;
       return null;
     }
     if (this.error?.startsWith('no share link:')) this.error = null; // an earlier run's error stays

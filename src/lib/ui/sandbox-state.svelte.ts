@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { SandboxBridge } from '../bridge/sandbox-bridge';
 import type { CacheStats } from '../sandbox/cache';
 import type { JsonValue, SandboxKind, SandboxRequest, SandboxResult } from '../sandbox/types';
@@ -144,7 +145,7 @@ export class SandboxState {
       this.notice = notice;
       this.cache = await Promise.race([this.bridge.api.cacheStats(), gone, stuck]);
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
+      this.error = errorMessage(err);
     } finally {
       clearTimeout(timer);
       stuck.catch(() => undefined);

@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import * as Comlink from 'comlink';
 import type { AgentName } from '../../../workers/rollout.worker';
 import type { TryRow } from '../env/try-program';
@@ -194,7 +195,7 @@ export class TasksState {
     try {
       await putSuite(db, parsed.suite);
     } catch (err) {
-      this.importError = `${fileName} was not imported: ${err instanceof Error ? err.message : String(err)}`;
+      this.importError = `${fileName} was not imported: ${errorMessage(err)}`;
       return false;
     }
     await this.load();
@@ -247,7 +248,7 @@ export class TasksState {
         this.rowsOf = { ...of, stopped: true };
         const agents = kept.map((r) => `${r.agent} (${r.mode})`).filter((a, i, all) => all.indexOf(a) === i);
         this.evalError = `evaluation stopped; the table shows what it finished: ${agents.join(', ')}`;
-      } else this.evalError = err instanceof Error ? err.message : String(err);
+      } else this.evalError = errorMessage(err);
     } finally {
       this.evaluating = false;
     }
@@ -352,7 +353,7 @@ export class TasksState {
       this.selected = MY_TASKS;
       this.notice = `${replaced ? 'Replaced' : 'Added'} ${task.id} ${replaced ? 'in' : 'to'} "${MY_TASKS}" (${count(tasks, 'task')})`;
     } catch (err) {
-      this.tryError = err instanceof Error ? err.message : String(err);
+      this.tryError = errorMessage(err);
     }
   }
 }

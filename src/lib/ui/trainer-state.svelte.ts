@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import { TrainerBridge } from '../bridge/trainer-bridge';
 import type { TrainerInfo } from '../../../workers/trainer.worker';
 import type { BackendName } from '../policy/backend';
@@ -173,7 +174,7 @@ export class TrainerState {
     try {
       await work();
     } catch (err) {
-      this.storeNote = { text: err instanceof Error ? err.message : String(err), error: true };
+      this.storeNote = { text: errorMessage(err), error: true };
     }
     this.status = 'ready';
   }
@@ -187,6 +188,6 @@ export class TrainerState {
 
   private fail(err: unknown): void {
     this.status = 'error';
-    this.error = err instanceof Error ? err.message : String(err);
+    this.error = errorMessage(err);
   }
 }
