@@ -2,7 +2,7 @@ import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
 import { overlapMs } from '../src/lib/pipeline/metrics.ts';
 import { MARKS, maxVersionsInFlight, type MarkKind } from '../src/lib/pipeline/timeline-view.ts';
-import { expectNoSidewaysScroll } from './support/page';
+import { expectNoSidewaysScroll, keepWorkers, terminateWorker } from './support/page';
 
 /** A small valid suite: four easy tasks, all reachable by the brute-force search (≤ 3 tokens). */
 const tasks = [
@@ -525,6 +525,32 @@ test('Stop ends custom-environment training after the iteration in progress, wit
   await expect(rows.locator('td').nth(4)).toHaveText(`${done} of 500`);
   // Measured after the Stop, short of its 500 iterations: "stopped", not "finished".
   await expect(rows.getByTestId('env-training-status')).toHaveText('stopped');
+});
+
+test('a custom training whose rollout worker is gone without a word: Stop now ends it, and what was stored stays', async ({
+  page,
+}) => {
+  await keepWorkers(page);
+  await openWithTrainer(page);
+  await page.getByTestId('env-iterations-input').fill('500');
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-progress')).toContainText(/iteration [3-9]\/500|iteration \d\d+\/500/, {
+    timeout: 60_000,
+  });
+  await terminateWorker(page, 'rollout-custom-0');
+  await page.getByTestId('env-stop').click();
+  await expect(page.getByTestId('env-stop')).toHaveText('Stop now');
+  await page.getByTestId('env-stop').click();
+  await expect(page.getByTestId('env-error')).toContainText('stopped at once (Stop now)', {
+    timeout: 30_000,
+  });
+  await expect(page.getByTestId('env-stop')).toBeDisabled();
+  // The trainer worker starts again; the training is stored as far as it went, and can go on.
+  await expect(page.getByTestId('env-train')).toBeEnabled({ timeout: 120_000 });
+  const rows = page.getByTestId('env-training');
+  await expect(rows).toHaveCount(1);
+  await expect(rows.locator('td').nth(4)).toHaveText(/^([3-9]|\d\d+) of 500$/);
+  await expect(rows.getByRole('button', { name: /resume/i })).toBeEnabled();
 });
 
 test('a custom training interrupted by a reload resumes from its newest stored version up to the iterations asked', async ({

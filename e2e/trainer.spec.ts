@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { isSoftwareAdapter } from '../src/lib/policy/backend.ts';
 import { DB_NAME } from '../src/lib/storage/db.ts';
 import { TRAINER_CHECK_RUN_ID } from '../src/lib/storage/weights-store.ts';
-import { metric, openReady, trainSteps } from './support/page';
+import { keepWorkers, metric, openReady, terminateWorker, trainSteps } from './support/page';
 
 test('the trainer worker runs on webgpu and a step moves the weights with a finite loss', async ({
   page,
@@ -110,4 +110,25 @@ test('weights saved to IndexedDB survive a reload and load back exactly', async 
     [DB_NAME, TRAINER_CHECK_RUN_ID] as const,
   );
   expect(stored).toEqual([newest - 2, newest - 1, newest]);
+});
+
+test('a trainer worker gone without a word: Stop waits for its step, Stop now ends at once and starts a new worker', async ({
+  page,
+}) => {
+  await keepWorkers(page);
+  await openReady(page, '?backend=wasm');
+  await page.getByTestId('train-steps').fill('5000');
+  await page.getByTestId('train-n').click();
+  await expect(page.getByTestId('steps')).not.toHaveText('0', { timeout: 60_000 });
+  await terminateWorker(page, 'trainer');
+  await page.getByTestId('train-stop').click();
+  // The step in progress never comes back: the panel still trains, and Stop becomes Stop now.
+  await expect(page.getByTestId('train-stop')).toHaveText('Stop now');
+  await expect(page.getByTestId('trainer-status')).toHaveText('training');
+  await page.getByTestId('train-stop').click();
+  await expect(page.getByTestId('trainer-notice')).toContainText('Stopped at once', { timeout: 120_000 });
+  await expect(page.getByTestId('trainer-status')).toHaveText('ready');
+  await expect(page.getByTestId('train-stop')).toHaveText('Stop');
+  // The new worker trains.
+  await trainSteps(page, 1);
 });

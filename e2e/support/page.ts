@@ -36,3 +36,32 @@ export async function expectNoSidewaysScroll(page: Page): Promise<void> {
     client ?? 0,
   );
 }
+
+/**
+ * Keeps every worker the page creates, by name, so that a test can end one without a word
+ * (`terminateWorker`): no error event fires, as when the browser drops a worker or it hangs.
+ */
+export async function keepWorkers(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const Native = window.Worker;
+    const kept: { name: string; worker: Worker }[] = [];
+    Object.assign(window, { __keptWorkers: kept });
+    window.Worker = class extends Native {
+      constructor(url: string | URL, options?: WorkerOptions) {
+        super(url, options);
+        kept.push({ name: options?.name ?? '', worker: this });
+      }
+    };
+  });
+}
+
+/** Terminates the newest kept worker of that name (see `keepWorkers`); fails when there is none. */
+export async function terminateWorker(page: Page, name: string): Promise<void> {
+  const found = await page.evaluate((n) => {
+    const kept = (window as unknown as { __keptWorkers?: { name: string; worker: Worker }[] }).__keptWorkers;
+    const w = kept?.filter((k) => k.name === n).at(-1);
+    w?.worker.terminate();
+    return w !== undefined;
+  }, name);
+  expect(found, `a worker named ${name}`).toBe(true);
+}

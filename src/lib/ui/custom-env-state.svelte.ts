@@ -228,6 +228,8 @@ export class CustomEnvState {
 
   /** Ends the training in progress (set while one runs). */
   private end: (() => void) | null = null;
+  /** Ends it at once, waiting for no worker ("Stop now"; set while one runs). */
+  private endNow: (() => void) | null = null;
   /** The run the training in progress stores its versions in. */
   private runId: string | null = null;
   /** The stored training the one in progress resumed (null: a fresh one). */
@@ -313,9 +315,17 @@ export class CustomEnvState {
     return this.trainer.status;
   }
 
-  /** Ends training after the update in progress; the report then covers the updates done. */
+  /**
+   * Ends training after the update in progress; the report then covers the updates done. Pressed
+   * again while that winds down ("Stop now"), ends at once: a worker that died without a word or
+   * hangs never answers, and the panel would wait for it for ever.
+   */
   stop(): void {
     if (!this.training) return;
+    if (this.stopping) {
+      this.endNow?.();
+      return;
+    }
     this.stopping = true;
     this.end?.();
   }
@@ -461,6 +471,13 @@ export class CustomEnvState {
       this.end?.();
       void this.trainer.restart();
     });
+    this.endNow = () => {
+      crash(
+        'stopped at once (Stop now): the update in progress and the measurement of the trained policy were given up, and the trainer worker starts again; the stored versions stay, and Resume goes on from the newest',
+      );
+      this.end?.();
+      void this.trainer.restart();
+    };
     const stoppedEarly = () => {
       this.notice = 'Stopped before the first update: nothing was trained.';
     };
@@ -643,6 +660,7 @@ export class CustomEnvState {
       releaseTrainer();
       for (const b of bridges) b.terminate();
       this.end = null;
+      this.endNow = null;
       this.events = [...log.events];
       this.training = false;
       this.stopping = false;

@@ -6,6 +6,10 @@ import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
 import { TRAINER_CHECK_RUN_ID } from '../storage/weights-store';
+import { failureSignal } from './failure-signal';
+
+/** What "Stop now" rejects the step in progress with. */
+const STOPPED_NOW = new Error('stopped at once');
 
 export type TrainerStatus = 'idle' | 'starting' | 'ready' | 'training' | 'busy' | 'error';
 
@@ -29,6 +33,8 @@ export class TrainerState {
   /** What the last Save or Load said (nothing stored yet, a storage error), shown beside their buttons. */
   storeNote = $state<{ text: string; error: boolean } | null>(null);
   events = $state.raw<readonly TimelineEvent[]>([]);
+  /** Stop was pressed: the step in progress finishes first (a second Stop ends it at once). */
+  stopping = $state(false);
 
   private readonly log = new EventLog(2000);
   /** Backends of the last start (a restart after a crash uses them again). */
@@ -39,6 +45,8 @@ export class TrainerState {
   private crashListeners: ((message: string) => void)[] = [];
   private baseline: number[] = [];
   private stopRequested = false;
+  /** Rejected by "Stop now": the step the loop waits on may never come (a worker that hangs or died unseen). */
+  private cut = failureSignal();
   /** When the worker crashed outside a run lately (performance.now() ms): more than 3 a minute is not restarted. */
   private crashTimes: number[] = [];
   private readonly bridge = new TrainerBridge((message) => {
@@ -120,21 +128,40 @@ export class TrainerState {
     if (this.status !== 'ready') return;
     this.status = 'training';
     this.stopRequested = false;
+    this.cut = failureSignal();
+    const cut = this.cut.promise;
     try {
       for (let i = 0; i < steps && !this.stopRequested; i++) {
-        const metrics = await this.bridge.api.train(1);
+        const metrics = await Promise.race([this.bridge.api.train(1), cut]);
         this.firstStepAt ??= performance.now();
         this.history = [...this.history, ...metrics];
       }
-      await this.refreshFingerprint(false);
+      await Promise.race([this.refreshFingerprint(false), cut]);
       this.status = 'ready';
     } catch (err) {
-      this.fail(err);
+      if (err === STOPPED_NOW) {
+        // The worker may be dead or hang: a new one, whose weights are fresh.
+        void this.restart().then(() => {
+          if (this.status === 'ready')
+            this.notice =
+              'Stopped at once: the step in progress was given up, and the trainer worker started again with fresh weights.';
+        });
+      } else this.fail(err);
+    } finally {
+      this.stopping = false;
     }
   }
 
+  /**
+   * Stop after the step in progress; pressed again while that step has not come back ("Stop
+   * now"), ends at once and starts the worker again: a worker that died without a word or hangs
+   * never answers, and the panel would wait for it for ever.
+   */
   stop(): void {
+    if (this.status !== 'training') return;
+    if (this.stopping) this.cut.reject(STOPPED_NOW);
     this.stopRequested = true;
+    this.stopping = true;
   }
 
   /** Stores the weights and Adam's state as the next version of the panel's own record (no run). */
