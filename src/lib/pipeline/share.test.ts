@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSettings } from './run-settings';
-import { SHARE_PARAM, settingsFromShare, shareParam, shareUrl } from './share';
+import { SHARE_PARAM, SHARE_URL_MAX, settingsFromShare, shareParam, shareUrl } from './share';
 
 describe('share links', () => {
   it('carry the settings and seed through the URL, never a local "start from"', () => {
@@ -78,5 +78,26 @@ describe('share links', () => {
     expect(ok.code.learningRate).toBe(1e-3);
     expect(ok.code.env.maxTurns).toBe(2);
     expect(ok.code.env.reward).toEqual(defaultSettings().code.env.reward);
+  });
+
+  it('refuse a link too long for a web server to accept, saying that the suite travels in it', () => {
+    const task = (i: number) => ({
+      id: `t${i}`,
+      level: 'easy' as const,
+      examples: [1, 2, 4].map((x) => ({ input: x, output: x + i })),
+      hidden: [0, 3, 5].map((x) => ({ input: x, output: x + i })),
+    });
+    const withTasks = (n: number) => ({
+      ...defaultSettings(),
+      tasks: { name: 'mine', tasks: Array.from({ length: n }, (_, i) => task(i)) },
+    });
+    const small = shareUrl('https://lab.example/', withTasks(10));
+    expect(small.length).toBeLessThanOrEqual(SHARE_URL_MAX);
+    expect(settingsFromShare(new URL(small).searchParams.get(SHARE_PARAM) ?? '').tasks?.tasks).toHaveLength(
+      10,
+    );
+    expect(() => shareUrl('https://lab.example/', withTasks(300))).toThrow(
+      /the link would be [\d,]+ characters long, more than the 8,000 .*the 300 tasks of "mine" travel in it/,
+    );
   });
 });

@@ -28,11 +28,31 @@ export function shareParam(settings: RunSettings): string {
   return toBase64Url(JSON.stringify(settingsToJson({ ...settings, startFrom: null })));
 }
 
-/** `base` (a page URL) with `settings` as its share parameter; its other parameters are kept. */
+/**
+ * The longest share link made, in characters. Servers refuse longer request lines (nginx's and
+ * many hosts' limit is 8 KB; the page's own preview server answered 431 to a 28 KB link), and the
+ * browser then shows no page at all.
+ */
+export const SHARE_URL_MAX = 8_000;
+
+/**
+ * `base` (a page URL) with `settings` as its share parameter; its other parameters are kept.
+ * Throws, saying why, when the link would be longer than `SHARE_URL_MAX` (a suite of one's own
+ * with many tasks travels in it).
+ */
 export function shareUrl(base: string, settings: RunSettings): string {
   const url = new URL(base);
   url.searchParams.set(SHARE_PARAM, shareParam(settings));
-  return url.toString();
+  const link = url.toString();
+  if (link.length > SHARE_URL_MAX) {
+    const tasks = settings.tasks
+      ? `: the ${settings.tasks.tasks.length} tasks of "${settings.tasks.name}" travel in it. Share the suite file (Export in the tasks panel) and a link made with the built-in tasks: whoever opens it imports the file and chooses it in "train on"`
+      : '';
+    throw new Error(
+      `the link would be ${link.length.toLocaleString('en-US')} characters long, more than the ${SHARE_URL_MAX.toLocaleString('en-US')} a web server reliably accepts${tasks}`,
+    );
+  }
+  return link;
 }
 
 /**

@@ -758,15 +758,16 @@ export class RunState {
    */
   async makeShareLink(base: string): Promise<string | null> {
     const settings = $state.snapshot(this.settings) as RunSettings;
+    let link: string;
     try {
       validateSettings(settings);
+      link = shareUrl(base, settings);
     } catch (err) {
       this.shareLink = null;
       this.error = `no share link: ${errorMessage(err)}`;
       return null;
     }
     if (this.error?.startsWith('no share link:')) this.error = null; // an earlier run's error stays
-    const link = shareUrl(base, settings);
     this.shareLink = link;
     this.shareLinkCopied =
       (await navigator.clipboard?.writeText(link).then(
