@@ -43,10 +43,19 @@ describe('trying a program on a task', () => {
   it('says a syntax error with the code it was found in', async () => {
     const { rows, runError } = await tryProgram(sandbox, task, 'x*');
     expect(runError).toMatch(/^syntax: .* in \(x\) => \(x\*\)$/);
+    // The sandbox's place is in the wrapper around the expression, so it is left out here.
+    expect(runError).not.toMatch(/line \d+, column/);
     expect(rows).toHaveLength(3);
     for (const r of rows) {
       expect(r.pass).toBe(false);
       expect(r.got).toMatch(/^syntax: .* in \(x\) => \(x\*\)$/);
     }
+  });
+
+  it('says why an output that is not a number fails', async () => {
+    const { rows, runError } = await tryProgram(sandbox, task, '"a"');
+    expect(runError).toBeNull();
+    expect(rows.map((r) => r.got)).toEqual(rows.map(() => '"a": not a number'));
+    expect(rows.every((r) => !r.pass)).toBe(true);
   });
 });

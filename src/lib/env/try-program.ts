@@ -11,7 +11,12 @@ export interface TryRow {
   pass: boolean;
 }
 
-const failure = (r: SandboxResult) => `${r.error?.kind ?? 'error'}: ${r.error?.message ?? ''}`;
+/**
+ * The sandbox's message without its "(line L, column C)": that place is in the wrapper
+ * `const f = (x) => (…);`, not in the one-line expression the user wrote.
+ */
+const unplaced = (message: string) => message.replace(/ \(line \d+, column \d+\)$/, '');
+const failure = (r: SandboxResult) => `${r.error?.kind ?? 'error'}: ${unplaced(r.error?.message ?? '')}`;
 
 /** What trying a program gives: a row per test, and the whole run's error when it failed. */
 export interface TryResult {
@@ -40,13 +45,18 @@ export async function tryProgram(sandbox: Sandbox, task: Task, program: string):
     set: t.set,
     input: t.input,
     expected: t.output,
-    got: r.ok ? JSON.stringify(y) : failure(r),
+    // An episode counts an output that is not a number as a wrong answer (err:output): say why.
+    got: !r.ok
+      ? failure(r)
+      : typeof y === 'number'
+        ? JSON.stringify(y)
+        : `${JSON.stringify(y)}: not a number`,
     pass: counts && r.ok && y === t.output,
   });
   const all = await sandbox.run({ code, inputs: tests.map((t) => t.input) });
   if (all.ok) return { rows: tests.map((t, i) => row(t, all, all.outputs?.[i], true)), runError: null };
   if (all.error?.kind === 'syntax') {
-    const message = `${all.error.message} in (x) => (${program})`;
+    const message = `${unplaced(all.error.message)} in (x) => (${program})`;
     const said = { ...all, error: { kind: 'syntax' as const, message } };
     return { rows: tests.map((t) => row(t, said, undefined, false)), runError: failure(said) };
   }

@@ -25,7 +25,18 @@ describe('QuickJS sandbox contract (node)', () => {
       limits: { deadlineMs: 30 },
     });
     expect(r.error?.kind).toBe('timeout');
+    expect(r.error?.message).toBe('the program ran past its deadline (30 ms) and was stopped');
     expect(r.ms).toBeLessThan(30 + 100);
+    // One deadline covers every input: the message says so.
+    const many = await sandbox.run({
+      code: 'const f = (x) => { for (let i = 0; i < 1e5; i++); return x; }',
+      inputs: Array.from({ length: 2000 }, (_, i) => i),
+      limits: { deadlineMs: 30 },
+    });
+    expect(many.error?.kind).toBe('timeout');
+    expect(many.error?.message).toBe(
+      'the program ran past its deadline (30 ms, one for all 2000 inputs together) and was stopped',
+    );
   });
 
   it('stops a promise job that queues itself, and the next run is not slowed by what it left', async () => {
@@ -98,8 +109,28 @@ describe('QuickJS sandbox contract (node)', () => {
       code: 'function f(x) { console.log("at", x); if (x > 1) throw new Error("too big"); return x; }',
       inputs: [1, 2],
     });
-    expect(thrown.error).toEqual({ kind: 'runtime', message: 'Error: too big' });
+    expect(thrown.error?.kind).toBe('runtime');
+    expect(thrown.error?.message).toMatch(/^Error: too big \(line 1, column \d+\)$/);
     expect(thrown.stdout).toBe('at 1\nat 2');
+  });
+
+  it('says where in the program a syntax or runtime error is', async () => {
+    const syntax = await sandbox.run({
+      code: '// line 1\nconst g = 1;\nconst f = (x) => {\n  return x +;\n};',
+      inputs: [1],
+    });
+    expect(syntax.error).toEqual({
+      kind: 'syntax',
+      message: "SyntaxError: unexpected token in expression: ';' (line 4, column 13)",
+    });
+    const runtime = await sandbox.run({
+      code: 'const f = (x) => {\n  const o = undefined;\n  return o.bar;\n};',
+      inputs: [1],
+    });
+    expect(runtime.error).toEqual({
+      kind: 'runtime',
+      message: "TypeError: cannot read property 'bar' of undefined (line 3, column 11)",
+    });
   });
 
   it('rejects a bad request without running it', async () => {

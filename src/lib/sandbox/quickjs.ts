@@ -93,10 +93,24 @@ export function classifyThrown(
   // new RegExp, …) has the native or eval frame it came from.
   const stack =
     typeof (err as { stack?: unknown }).stack === 'string' ? (err as { stack: string }).stack : '';
+  // Where in the program: its innermost frame (a parse error's only one).
+  const at = /program\.js:(\d+):(\d+)/.exec(stack);
+  const where = at ? ` (line ${at[1]}, column ${at[2]})` : '';
   if (stage === 'compile' && name === 'SyntaxError' && !/\(native\)|<eval>|<anonymous>/.test(stack)) {
-    return new GuestError('syntax', `SyntaxError: ${message}`);
+    return new GuestError('syntax', `SyntaxError: ${message}${where}`);
   }
-  return new GuestError('runtime', name ? `${name}: ${message}` : message);
+  return new GuestError('runtime', `${name ? `${name}: ${message}` : message}${where}`);
+}
+
+/**
+ * A timeout's message with the deadline in it: one deadline covers every input of a run, so a
+ * quick program can still time out on many inputs.
+ */
+function withDeadline(r: SandboxResult, deadlineMs: number, inputs: number): SandboxResult {
+  if (r.error?.kind !== 'timeout') return r;
+  const of = inputs === 1 ? '' : `, one for all ${inputs} inputs together`;
+  const message = r.error.message.replace('its deadline', `its deadline (${deadlineMs} ms${of})`);
+  return { ...r, error: { ...r.error, message } };
 }
 
 function describeThrown(v: unknown): string {
@@ -179,9 +193,18 @@ export class QuickJSSandbox implements Sandbox {
       });
       vm = this.runtime.newContext({ intrinsics: SANDBOX_INTRINSICS });
       const result = this.execute(vm, request, limits, interrupt, hardDeadline);
-      return { ...result, ms: performance.now() - t0 };
+      return withDeadline(
+        { ...result, ms: performance.now() - t0 },
+        limits.deadlineMs,
+        request.inputs.length,
+      );
     } catch (err) {
-      if (err instanceof GuestError) return fail(err.kind, err.message, t0, err.stdout);
+      if (err instanceof GuestError)
+        return withDeadline(
+          fail(err.kind, err.message, t0, err.stdout),
+          limits.deadlineMs,
+          request.inputs.length,
+        );
       // The context goes before its runtime (freed the other way round, it is a use after free).
       try {
         vm?.dispose();
