@@ -113,7 +113,7 @@ test('an evaluation refuses a bad sample count, can be stopped, and the next one
     await page.getByTestId('eval-samples').fill(bad);
     await page.getByTestId('evaluate').click();
     await expect(page.getByTestId('eval-error')).toHaveText(
-      'samples per task must be a whole number from 1 to 16',
+      `samples per task must be a whole number from 1 to 16, got ${bad}`,
     );
     await expect(page.getByTestId('eval-table')).toHaveCount(0);
   }

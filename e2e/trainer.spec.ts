@@ -60,7 +60,7 @@ test('weights saved to IndexedDB survive a reload and load back exactly', async 
   // A bad step count says what is wrong (and Train waits for a good one).
   await page.getByTestId('train-steps').fill('2.5');
   await expect(page.getByTestId('train-steps-error')).toHaveText(
-    'steps must be a whole number from 1 to 10 000',
+    'steps must be a whole number from 1 to 10 000, got 2.5',
   );
   await expect(page.getByTestId('train-n')).toBeDisabled();
   await page.getByTestId('train-steps').fill('20');

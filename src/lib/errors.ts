@@ -14,6 +14,13 @@ export function isQuotaError(err: unknown): boolean {
 export const STORAGE_FULL =
   "this site's storage in the browser is full: delete stored runs or trainings here, or free space in the browser's settings, and try again";
 
+/** A value as a message shows it: a number as it is, anything else as JSON (`""`, `"x"`, `true`). */
+export const shown = (v: unknown): string =>
+  typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v));
+
+/** A number field's value as a message shows it: an empty field (null from a number input) is "nothing". */
+export const shownNumber = (v: unknown): string => (v === null || v === '' ? 'nothing' : shown(v));
+
 /** Anything thrown, as a message that is never empty: a quota refusal says that the storage is full. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error || (typeof DOMException !== 'undefined' && err instanceof DOMException)) {

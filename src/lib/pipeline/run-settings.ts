@@ -1,3 +1,4 @@
+import { shown, shownNumber } from '../errors';
 import { MAX_REWARD_WEIGHT, validateEnvConfig } from '../env/config';
 import type { Level, TaskSuite } from '../env/suite';
 import { BIG } from '../env/tokenizer';
@@ -133,12 +134,6 @@ const POLICY_CONTEXT = DEFAULT_MODEL_ARGS.contextLength;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A value as a message shows it: a number as it is, anything else as JSON (`""`, `"x"`, `true`). */
-const shown = (v: unknown): string => (typeof v === 'number' ? String(v) : (JSON.stringify(v) ?? String(v)));
-
-/** A number setting's value as a message shows it: an empty field (null from a number input) is "nothing". */
-const shownNumber = (v: unknown): string => (v === null || v === '' ? 'nothing' : shown(v));
 
 /** Throws `what must be an integer from min to max, got v` unless `v` is one. */
 function checkInteger(what: string, v: unknown, min: number, max: number): void {

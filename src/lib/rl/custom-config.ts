@@ -1,3 +1,5 @@
+import { shownNumber } from '../errors';
+
 /** Training settings for the MLP policy of a custom environment, trained through the async pipeline. */
 export interface CustomTrainConfig {
   /** Policy updates: training stops once this many versions after version 0 are published. */
@@ -69,11 +71,13 @@ export const DEFAULT_CUSTOM_TRAIN: CustomTrainConfig = {
 /** Checks the settings the panel lets a user change; throws a message that says what is wrong. */
 export function validateCustomTrain(c: CustomTrainConfig): void {
   if (!Number.isInteger(c.iterations) || c.iterations < 1 || c.iterations > 500)
-    throw new Error('iterations must be a whole number from 1 to 500');
+    throw new Error(`iterations must be a whole number from 1 to 500, got ${shownNumber(c.iterations)}`);
   if (!Number.isInteger(c.eta) || c.eta < 0 || c.eta > 8)
-    throw new Error('η must be a whole number from 0 to 8');
+    throw new Error(`η must be a whole number from 0 to 8, got ${shownNumber(c.eta)}`);
   if (!Number.isInteger(c.workers) || c.workers < 1 || c.workers > 4)
-    throw new Error('rollout workers must be a whole number from 1 to 4');
+    throw new Error(`rollout workers must be a whole number from 1 to 4, got ${shownNumber(c.workers)}`);
   if (!Number.isInteger(c.updatesPerBatch) || c.updatesPerBatch < 1)
-    throw new Error('updates per batch must be a whole number of at least 1');
+    throw new Error(
+      `updates per batch must be a whole number of at least 1, got ${shownNumber(c.updatesPerBatch)}`,
+    );
 }

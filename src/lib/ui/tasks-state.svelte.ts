@@ -1,4 +1,4 @@
-import { errorMessage } from '../errors';
+import { errorMessage, shownNumber } from '../errors';
 import * as Comlink from 'comlink';
 import type { AgentName } from '../../../workers/rollout.worker';
 import type { TryRow } from '../env/try-program';
@@ -226,7 +226,7 @@ export class TasksState {
     const entry = this.current;
     if (!entry || this.evaluating) return;
     if (!Number.isInteger(this.samples) || this.samples < 1 || this.samples > MAX_SAMPLES) {
-      this.evalError = `samples per task must be a whole number from 1 to ${MAX_SAMPLES}`;
+      this.evalError = `samples per task must be a whole number from 1 to ${MAX_SAMPLES}, got ${shownNumber(this.samples)}`;
       return;
     }
     this.evaluating = true;
