@@ -203,11 +203,16 @@ test('a suite import refused by a full storage quota says the storage is full; n
     name: 'too big to store',
     tasks: Array.from({ length: 400 }, (_, i) => ({ ...SUITE.tasks[i % 4], id: `t${i}` })),
   };
-  await importText(page, 'big.json', JSON.stringify(big));
-  await expect(page.getByTestId('import-error')).toContainText('big.json was not imported: ');
-  await expect(page.getByTestId('import-error')).toContainText("this site's storage in the browser is full");
-  expect(await select.locator('option').allTextContents()).toEqual(before);
-  await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+  try {
+    await importText(page, 'big.json', JSON.stringify(big));
+    await expect(page.getByTestId('import-error')).toContainText('big.json was not imported: ');
+    await expect(page.getByTestId('import-error')).toContainText(
+      "this site's storage in the browser is full",
+    );
+    expect(await select.locator('option').allTextContents()).toEqual(before);
+  } finally {
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+  }
 });
 
 test('when the code editor cannot load, a plain text box stands in and what is written there is used', async ({
@@ -541,16 +546,43 @@ test('a custom training whose rollout worker is gone without a word: Stop now en
   await page.getByTestId('env-stop').click();
   await expect(page.getByTestId('env-stop')).toHaveText('Stop now');
   await page.getByTestId('env-stop').click();
-  await expect(page.getByTestId('env-error')).toContainText('stopped at once (Stop now)', {
-    timeout: 30_000,
-  });
+  // Not an error: the user ended it. The trainer answered, so it was not restarted.
+  await expect(page.getByTestId('env-notice')).toHaveText(
+    /^Stopped at once while .+: that was given up\. The training is stored up to version \d+: Resume goes on from there\.$/,
+    { timeout: 30_000 },
+  );
+  await expect(page.getByTestId('env-error')).toHaveCount(0);
   await expect(page.getByTestId('env-stop')).toBeDisabled();
-  // The trainer worker starts again; the training is stored as far as it went, and can go on.
-  await expect(page.getByTestId('env-train')).toBeEnabled({ timeout: 120_000 });
+  await expect(page.getByTestId('env-train')).toBeEnabled();
+  // The training is stored as far as it went, as stopped, and can go on.
   const rows = page.getByTestId('env-training');
   await expect(rows).toHaveCount(1);
   await expect(rows.locator('td').nth(4)).toHaveText(/^([3-9]|\d\d+) of 500$/);
+  await expect(rows.getByTestId('env-training-status')).toHaveText('stopped');
   await expect(rows.getByRole('button', { name: /resume/i })).toBeEnabled();
+});
+
+test('a custom training whose trainer is gone without a word: Stop now starts the trainer again, and says so', async ({
+  page,
+}) => {
+  await keepWorkers(page);
+  await openWithTrainer(page);
+  await page.getByTestId('env-iterations-input').fill('500');
+  await page.getByTestId('env-train').click();
+  await expect(page.getByTestId('env-progress')).toContainText(/iteration [3-9]\/500|iteration \d\d+\/500/, {
+    timeout: 60_000,
+  });
+  await terminateWorker(page, 'trainer');
+  await page.getByTestId('env-stop').click();
+  await page.getByTestId('env-stop').click(); // Stop now
+  await expect(page.getByTestId('env-notice')).toHaveText(
+    /^Stopped at once while .+: that was given up, and the trainer worker, which did not answer, starts again\. The training is stored up to version \d+: Resume goes on from there\.$/,
+    { timeout: 30_000 },
+  );
+  // The new trainer worker is ready, and the page can train again.
+  await expect(page.getByTestId('trainer-status')).toHaveText('ready', { timeout: 120_000 });
+  await expect(page.getByTestId('env-train')).toBeEnabled();
+  await expect(page.getByTestId('env-training').getByTestId('env-training-status')).toHaveText('stopped');
 });
 
 test('a custom training interrupted by a reload resumes from its newest stored version up to the iterations asked', async ({

@@ -1,4 +1,5 @@
 /// <reference lib="webworker" />
+import { errorMessage } from '../src/lib/errors';
 import * as Comlink from 'comlink';
 import * as tf from '@tensorflow/tfjs';
 import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync';
@@ -368,7 +369,7 @@ const api = {
           lane,
           kind: 'error',
           version: d.version,
-          meta: { message: err instanceof Error ? err.message : String(err) },
+          meta: { message: errorMessage(err) },
         }),
       );
     };

@@ -183,9 +183,29 @@ describe('the trainer on RL batches', () => {
       expect(mb.loss).toBeCloseTo(ma.loss, 4);
       expect(mb.gradNorm).toBeCloseTo(ma.gradNorm, 3);
       expect(mb.wMean).toBeCloseTo(1, 5);
+      // A batch of relabelled rows only has no sampled token: w reads 1, not 0.
+      const c = new PolicyTrainer(args, { ...DEFAULT_TRAINER_CONFIG, loss });
+      const all = { ...batch, behavLogp: batch.behavLogp?.map((v, i) => (batch.mask[i] ? NaN : v)) };
+      const mc = await c.trainStep(all);
+      expect(mc.wMean).toBe(1);
+      expect(mc.wMax).toBe(1);
+      expect(mc.lagKl).toBe(0);
       a.dispose();
       b.dispose();
+      c.dispose();
     },
     60_000,
   );
+
+  it('takes w and the lag over the sampled rows only, not the relabelled ones', async () => {
+    const trainer = new PolicyTrainer(args, DEFAULT_TRAINER_CONFIG);
+    const batch = await onPolicyBatch(trainer);
+    // Every sampled token's π_behav 0.5 nats above π_prox: w = e^−0.5 on each; the first row relabelled (w = 1).
+    const behavLogp = batch.behavLogp?.map((v, i) => (!batch.mask[i] ? v : i < batch.length ? NaN : v + 0.5));
+    const m = await trainer.trainStep({ ...batch, behavLogp });
+    expect(m.wMean).toBeCloseTo(Math.exp(-0.5), 4);
+    expect(m.wMax).toBeCloseTo(Math.exp(-0.5), 4);
+    expect(m.lagKl).toBeCloseTo(Math.exp(-0.5) - 1 + 0.5, 4);
+    trainer.dispose();
+  }, 60_000);
 });

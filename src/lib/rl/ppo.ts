@@ -98,8 +98,10 @@ export function decoupledPpoLoss(
     const keptSampled = kept.mul(sampled) as tf.Tensor2D; // [B, T]
     const approxKl = maskedMean(r.sub(1).sub(logRatio), keptSampled);
     const clipFrac = maskedMean(r.sub(1).abs().greater(eps).toFloat(), keptSampled);
-    const wMean = maskedMean(w, sampled);
-    const wMax = w.mul(sampled).max() as tf.Scalar;
+    // No sampled token at all (a batch of relabelled rows only): w is 1 there by construction.
+    const none = sampled.sum().equal(0);
+    const wMean = tf.where(none, tf.scalar(1), maskedMean(w, sampled)) as tf.Scalar;
+    const wMax = tf.where(none, tf.scalar(1), w.mul(sampled).max()) as tf.Scalar;
     const maskedFrac = maskedMean(sampled.sub(keptSampled), sampled);
     // log w clamped below too: a padding position's −∞ would make ∞·0 = NaN in the mean.
     const lagKl = maskedMean(w.sub(1).sub(logW.maximum(-LOG_W_MAX)), sampled);

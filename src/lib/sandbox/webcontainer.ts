@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors';
 import type { WebContainer } from '@webcontainer/api';
 import { nodeScript, readNodeOutput } from './node-runner';
 import { resolveLimits, type Sandbox, type SandboxRequest, type SandboxResult } from './types';
@@ -71,7 +72,7 @@ export class WebContainerHost {
       this.set({ state: 'ready', bootMs: performance.now() - t0 });
       return container;
     } catch (err) {
-      this.set({ state: 'unavailable', reason: err instanceof Error ? err.message : String(err) });
+      this.set({ state: 'unavailable', reason: errorMessage(err) });
       return null;
     } finally {
       clearTimeout(timer);
@@ -96,7 +97,7 @@ export class WebContainerSandbox implements Sandbox {
         stdout: '',
         error: {
           kind: 'internal',
-          message: `WebContainer: ${err instanceof Error ? err.message : String(err)}`,
+          message: `WebContainer: ${errorMessage(err)}`,
         },
         ms: performance.now() - t0,
       };

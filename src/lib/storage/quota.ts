@@ -102,10 +102,13 @@ export async function withEviction<T>(
       return await write();
     } catch (again) {
       if (!isQuotaError(again)) throw again;
-      throw new Error(
-        `storage is full even after deleting ${describeEviction(eviction)}: free space for this site (browser settings) and resume`,
-        { cause: again },
-      );
+      const deleted =
+        eviction.trajectories + eviction.versions + eviction.events > 0
+          ? `even after deleting ${describeEviction(eviction)}`
+          : 'and nothing old was left to delete';
+      throw new Error(`storage is full ${deleted}: free space for this site (browser settings) and resume`, {
+        cause: again,
+      });
     }
   }
 }

@@ -25,7 +25,7 @@ import {
 import { evictionNotice } from '../storage/quota';
 import { deleteRun, listRuns, setRunStatus } from '../storage/weights-store';
 import type { TrainerState } from './trainer-state.svelte';
-import { failureSignal } from './failure-signal';
+import { failureSignal, settlesWithin } from './failure-signal';
 import { newRunId } from './pipeline-session';
 import { count } from './plural';
 import { DRAFTS } from './draft';
@@ -73,6 +73,10 @@ const SETTLE_WAIT_MS = 2_000;
 
 /** What a setup step gives when Stop came first. */
 const STOPPED = Symbol('stopped');
+/** What "Stop now" rejects the training's waits with (not a failure: the user ended it). */
+const STOPPED_NOW = new Error('stopped at once');
+/** How long a trainer has to answer after "Stop now" before it is taken to hang and restarted, ms. */
+const TRAINER_ANSWER_MS = 2_000;
 
 /** A copy of a pipeline's counters for the panel. */
 const countersOf = (p: Pipeline<CustomBatch, CustomTrajectory>): PipelineCounters => ({
@@ -471,12 +475,12 @@ export class CustomEnvState {
       this.end?.();
       void this.trainer.restart();
     });
+    // "Stop now": what the training waits on is given up (it may never come: a worker gone without a word).
+    let stoppedNow: string | null = null;
     this.endNow = () => {
-      crash(
-        'stopped at once (Stop now): the update in progress and the measurement of the trained policy were given up, and the trainer worker starts again; the stored versions stay, and Resume goes on from the newest',
-      );
+      stoppedNow = this.phase ?? 'training';
+      crashed.reject(STOPPED_NOW);
       this.end?.();
-      void this.trainer.restart();
     };
     const stoppedEarly = () => {
       this.notice = 'Stopped before the first update: nothing was trained.';
@@ -648,24 +652,37 @@ export class CustomEnvState {
       this.report = { spec, iterations: p.version, randomReturn, untrainedReturn, trainedReturn };
       result = { randomReturn, ...(untrainedReturn === null ? {} : { untrainedReturn }), trainedReturn };
     } catch (err) {
-      this.fail(errorMessage(err));
+      if (err !== STOPPED_NOW) this.fail(errorMessage(err));
     } finally {
+      this.endNow = null;
       pipeline?.stop();
       // A trainer still storing a version (after a rollout worker crashed) or still creating the
       // run finishes first, so that the stored status is the last word; a dead one is not waited for.
       const settled = Promise.all([pipeline?.trainerIdle(), initialising]).catch(() => undefined);
       await Promise.race([settled, new Promise((r) => setTimeout(r, SETTLE_WAIT_MS))]);
-      await this.settle((pipeline?.version ?? startVersion) > startVersion, progress(), result);
+      const reached = pipeline?.version ?? startVersion;
+      await this.settle(reached > startVersion, progress(), result);
       release();
       releaseTrainer();
       for (const b of bridges) b.terminate();
+      // After Stop now, a trainer that does not answer is what hung: it starts again.
+      const hung =
+        stoppedNow !== null &&
+        this.trainer.status === 'busy' &&
+        !(await settlesWithin(this.trainer.api.stats(), TRAINER_ANSWER_MS));
+      if (stoppedNow !== null && this.failure === null)
+        this.notice = `Stopped at once while ${stoppedNow}: that was given up${hung ? ', and the trainer worker, which did not answer, starts again' : ''}. ${
+          reached > startVersion
+            ? `The training is stored up to version ${reached}${reached < config.iterations ? ': Resume goes on from there' : ''}.`
+            : 'Nothing was trained.'
+        }`;
       this.end = null;
-      this.endNow = null;
       this.events = [...log.events];
       this.training = false;
       this.stopping = false;
       this.phase = null;
-      if (this.trainer.status === 'busy') this.trainer.status = 'ready';
+      if (hung) void this.trainer.restart();
+      else if (this.trainer.status === 'busy') this.trainer.status = 'ready';
     }
   }
 

@@ -334,10 +334,8 @@ export class TasksState {
     } catch (err) {
       this.tryError =
         err instanceof WorkerEnded
-          ? `the try ended with the tasks worker (${err.message}); try again`
-          : err instanceof Error
-            ? err.message
-            : String(err);
+          ? `the try ended with the tasks worker (${errorMessage(err)}); try again`
+          : errorMessage(err);
     }
   }
 

@@ -10,6 +10,8 @@ import { failureSignal } from './failure-signal';
 
 /** What "Stop now" rejects the step in progress with. */
 const STOPPED_NOW = new Error('stopped at once');
+/** What a crash rejects it with: the crash handler says what happened and restarts the worker. */
+const CRASHED = new Error('the trainer worker crashed');
 
 export type TrainerStatus = 'idle' | 'starting' | 'ready' | 'training' | 'busy' | 'error';
 
@@ -50,6 +52,8 @@ export class TrainerState {
   /** When the worker crashed outside a run lately (performance.now() ms): more than 3 a minute is not restarted. */
   private crashTimes: number[] = [];
   private readonly bridge = new TrainerBridge((message) => {
+    // The training loop waits on a step the dead worker will never answer: it ends now.
+    this.cut.reject(CRASHED);
     if (this.crashListeners.length > 0) {
       for (const l of this.crashListeners) l(message);
       return;
@@ -99,6 +103,7 @@ export class TrainerState {
   async start(backends?: BackendName[]): Promise<void> {
     this.backends = backends;
     this.status = 'starting';
+    this.stopping = false;
     this.error = null;
     this.notice = null;
     try {
@@ -128,6 +133,7 @@ export class TrainerState {
     if (this.status !== 'ready') return;
     this.status = 'training';
     this.stopRequested = false;
+    this.stopping = false;
     this.cut = failureSignal();
     const cut = this.cut.promise;
     try {
@@ -144,9 +150,9 @@ export class TrainerState {
         void this.restart().then(() => {
           if (this.status === 'ready')
             this.notice =
-              'Stopped at once: the step in progress was given up, and the trainer worker started again with fresh weights.';
+              'Stopped at once: what the trainer worker was doing was given up, and it started again with fresh weights.';
         });
-      } else this.fail(err);
+      } else if (err !== CRASHED) this.fail(err); // a crash: its handler restarts the worker and says so
     } finally {
       this.stopping = false;
     }
