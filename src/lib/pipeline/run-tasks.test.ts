@@ -93,11 +93,11 @@ describe("a run's tasks", () => {
     );
   });
 
-  it('are stored with the run and travel in a share link', () => {
+  it('are stored with the run and travel in a share link', async () => {
     const s = { ...defaultSettings(), tasks: mine };
     const stored = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(s))) as Record<string, unknown>);
     expect(stored.tasks).toEqual(mine);
-    expect(settingsFromShare(shareParam(s)).tasks).toEqual(mine);
+    expect((await settingsFromShare(await shareParam(s))).tasks).toEqual(mine);
     // A run stored before the field trains on the built-in tasks, as it did.
     const old = settingsToJson(defaultSettings());
     delete old.tasks;

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { defaultSettings } from './run-settings';
+import { builtInSuites } from '../env/families';
+import { Rng } from '../rl/random';
+import { defaultSettings, settingsToJson } from './run-settings';
 import { SHARE_PARAM, SHARE_URL_MAX, settingsFromShare, shareParam, shareUrl } from './share';
 
 describe('share links', () => {
-  it('carry the settings and seed through the URL, never a local "start from"', () => {
+  it('carry the settings and seed through the URL, never a local "start from"', async () => {
     const s = {
       ...defaultSettings(),
       eta: Infinity,
@@ -13,29 +15,38 @@ describe('share links', () => {
       startFrom: { runId: 'run-here', version: 12 },
     };
     s.code = { ...s.code, estimator: 'grpo', lrHalfLife: 300 };
-    const url = new URL(shareUrl('https://lab.example/?backend=wasm', s));
+    const url = new URL(await shareUrl('https://lab.example/?backend=wasm', s));
     expect(url.searchParams.get('backend')).toBe('wasm'); // other parameters kept
     const param = url.searchParams.get(SHARE_PARAM) ?? '';
-    expect(param).toMatch(/^[A-Za-z0-9_-]+$/); // base64url: no escaping needed
-    expect(settingsFromShare(param)).toEqual({ ...s, startFrom: null });
-    expect(shareParam(s)).toBe(param);
+    expect(param).toMatch(/^z\.[A-Za-z0-9_-]+$/); // deflated, base64url: no escaping needed
+    expect(await settingsFromShare(param)).toEqual({ ...s, startFrom: null });
+    expect(await shareParam(s)).toBe(param);
+    // A link of the older form (plain JSON as base64url) still opens.
+    const plain = btoa(JSON.stringify(settingsToJson({ ...s, startFrom: null })))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+    expect(await settingsFromShare(plain)).toEqual({ ...s, startFrom: null });
   });
 
-  it('refuse a cut, garbled or invalid link, saying what is wrong', () => {
-    const param = shareParam(defaultSettings());
-    expect(() => settingsFromShare(param.slice(0, param.length / 2))).toThrow(/cannot be read.*cut short/);
-    expect(() => settingsFromShare('not base64!')).toThrow(/not base64url/);
+  it('refuse a cut, garbled or invalid link, saying what is wrong', async () => {
+    const param = await shareParam(defaultSettings());
+    await expect(settingsFromShare(param.slice(0, param.length / 2))).rejects.toThrow(
+      /cannot be read.*cut short/,
+    );
+    await expect(settingsFromShare('not base64!')).rejects.toThrow(/not base64url/);
+    await expect(settingsFromShare('z.not base64!')).rejects.toThrow(/not base64url/);
     const encode = (v: unknown) => shareParam(v as ReturnType<typeof defaultSettings>);
-    expect(() => settingsFromShare(btoa('[1,2]').replace(/=+$/, ''))).toThrow(/not an object/);
-    expect(() => settingsFromShare(encode({ ...defaultSettings(), workers: 99 }))).toThrow(
+    await expect(settingsFromShare(btoa('[1,2]').replace(/=+$/, ''))).rejects.toThrow(/not an object/);
+    await expect(settingsFromShare(await encode({ ...defaultSettings(), workers: 99 }))).rejects.toThrow(
       /not valid: rollout workers must be an integer from 1 to 8, got 99/,
     );
-    expect(() => settingsFromShare(encode({ ...defaultSettings(), loss: 'magic' }))).toThrow(
+    await expect(settingsFromShare(await encode({ ...defaultSettings(), loss: 'magic' }))).rejects.toThrow(
       /the policy loss must be one of "decoupled", "ppo", got "magic"/,
     );
   });
 
-  it('refuse a link whose numbers are of the wrong type or out of range, naming the field and the value', () => {
+  it('refuse a link whose numbers are of the wrong type or out of range, naming the field and the value', async () => {
     // A hand-made link carries only some fields; the rest take their defaults.
     const link = (o: unknown) =>
       btoa(JSON.stringify(o)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
@@ -67,37 +78,59 @@ describe('share links', () => {
       [{ code: { reviewFraction: 5 } }, /reviewFraction must be a number from 0 to 1, got 5/],
     ];
     for (const [o, message] of cases) {
-      expect(() => settingsFromShare(link(o)), JSON.stringify(o)).toThrow(
+      await expect(settingsFromShare(link(o)), JSON.stringify(o)).rejects.toThrow(
         /the share link's settings are not valid: /,
       );
-      expect(() => settingsFromShare(link(o)), JSON.stringify(o)).toThrow(message);
+      await expect(settingsFromShare(link(o)), JSON.stringify(o)).rejects.toThrow(message);
     }
     // The same hand-made form with good values is read, the rest at their defaults.
-    const ok = settingsFromShare(link({ seed: 42, code: { learningRate: 1e-3, env: { maxTurns: 2 } } }));
+    const ok = await settingsFromShare(
+      link({ seed: 42, code: { learningRate: 1e-3, env: { maxTurns: 2 } } }),
+    );
     expect(ok.seed).toBe(42);
     expect(ok.code.learningRate).toBe(1e-3);
     expect(ok.code.env.maxTurns).toBe(2);
     expect(ok.code.env.reward).toEqual(defaultSettings().code.env.reward);
   });
 
-  it('refuse a link too long for a web server to accept, saying that the suite travels in it', () => {
-    const task = (i: number) => ({
-      id: `t${i}`,
-      level: 'easy' as const,
-      examples: [1, 2, 4].map((x) => ({ input: x, output: x + i })),
-      hidden: [0, 3, 5].map((x) => ({ input: x, output: x + i })),
-    });
+  it('deflate a suite of one’s own, and refuse a link too long for a web server to accept', async () => {
+    const tasks = builtInSuites(1).train.tasks;
     const withTasks = (n: number) => ({
       ...defaultSettings(),
-      tasks: { name: 'mine', tasks: Array.from({ length: n }, (_, i) => task(i)) },
+      tasks: { name: 'mine', tasks: tasks.slice(0, n) },
     });
-    const small = shareUrl('https://lab.example/', withTasks(10));
-    expect(small.length).toBeLessThanOrEqual(SHARE_URL_MAX);
-    expect(settingsFromShare(new URL(small).searchParams.get(SHARE_PARAM) ?? '').tasks?.tasks).toHaveLength(
-      10,
+    // 100 built-in-sized tasks: ~38 KB as plain JSON, well under the limit deflated.
+    const hundred = await shareUrl('https://lab.example/', withTasks(100));
+    expect(hundred.length).toBeLessThanOrEqual(SHARE_URL_MAX);
+    const back = await settingsFromShare(new URL(hundred).searchParams.get(SHARE_PARAM) ?? '');
+    expect(back.tasks?.tasks).toEqual(tasks.slice(0, 100));
+    // Tasks that do not compress (outputs drawn at random) make a link too long: refused, saying why.
+    const rng = new Rng(3);
+    const noisy = Array.from({ length: 300 }, (_, i) => ({
+      id: `t${i}`,
+      level: 'easy' as const,
+      examples: [1, 2, 4].map((x) => ({ input: x, output: rng.int(1_000_000) })),
+      hidden: [0, 3, 5].map((x) => ({ input: x, output: rng.int(1_000_000) })),
+    }));
+    await expect(
+      shareUrl('https://lab.example/', { ...defaultSettings(), tasks: { name: 'noisy', tasks: noisy } }),
+    ).rejects.toThrow(
+      /the link would be [\d,]+ characters long, more than the 8,000 .*the 300 tasks of "noisy" travel in it/,
     );
-    expect(() => shareUrl('https://lab.example/', withTasks(300))).toThrow(
-      /the link would be [\d,]+ characters long, more than the 8,000 .*the 300 tasks of "mine" travel in it/,
+  });
+
+  it('refuse a link that inflates past what any settings need', async () => {
+    const bomb = new Uint8Array(
+      await new Response(
+        new Blob([' '.repeat(9_000_000)]).stream().pipeThrough(new CompressionStream('deflate-raw')),
+      ).arrayBuffer(),
+    );
+    let binary = '';
+    for (const b of bomb) binary += String.fromCharCode(b);
+    const param = `z.${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+    expect(param.length).toBeLessThan(20_000);
+    await expect(settingsFromShare(param)).rejects.toThrow(
+      /cannot be read \(it inflates to more than 8000000 bytes\)/,
     );
   });
 });

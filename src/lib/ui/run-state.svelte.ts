@@ -741,10 +741,10 @@ export class RunState {
    * Takes the settings of a share link (the value of its `?run=`; null: no link): a notice says
    * so, or the run panel's error says what is wrong with the link (the defaults stay).
    */
-  applyShareLink(param: string | null): void {
+  async applyShareLink(param: string | null): Promise<void> {
     if (param === null) return;
     try {
-      this.settings = settingsFromShare(param);
+      this.settings = await settingsFromShare(param);
       this.tasksFollowSaved = false;
       this.notify(`Settings from the share link (seed ${this.settings.seed}).`);
     } catch (err) {
@@ -761,7 +761,7 @@ export class RunState {
     let link: string;
     try {
       validateSettings(settings);
-      link = shareUrl(base, settings);
+      link = await shareUrl(base, settings);
     } catch (err) {
       this.shareLink = null;
       this.error = `no share link: ${errorMessage(err)}`;
