@@ -73,6 +73,24 @@ test('the learning-rate schedule chosen in the run panel reaches the trainer', a
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
 
+test('updates per batch chosen in the run panel reach the trainer: from the second, the decoupled clip acts', async ({
+  page,
+}) => {
+  await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
+  await expect(page.getByTestId('run-updates')).toHaveValue('1'); // the default
+  // One update per batch: decoupled PPO's step starts at π_prox, so approx KL is exactly 0.
+  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 2 }));
+  await expect(page.getByTestId('run-iteration')).toHaveText('2', { timeout: 120_000 });
+  await expect(page.getByTestId('run-kl')).toHaveText('0');
+  // Two: the second step has moved away from π_prox.
+  await page.getByTestId('run-updates').selectOption('2');
+  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 2 }));
+  await expect(page.getByTestId('run-iteration')).toHaveText('2', { timeout: 120_000 });
+  await expect(page.getByTestId('run-kl')).not.toHaveText('0');
+  expect(Number(await page.getByTestId('run-kl').textContent())).toBeGreaterThan(0);
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
 test('a share link carries the run settings to another page; a broken one says what is wrong', async ({
   page,
   context,

@@ -39,7 +39,7 @@ export const PRESETS: readonly Preset[] = [
     id: 'stale-ppo',
     label: 'unbounded staleness, standard PPO',
     watch:
-      'With no bound on η rollouts may run any number of versions ahead; how far depends on how much faster the workers play than the trainer trains (with the default one worker, about 1.5 versions on average: add workers to spread the staleness histogram). Standard PPO takes each ratio to the sample’s old behaviour policy: stale tokens already past 1 ± ε give no gradient (the clip fraction). Compare the success charts with the decoupled preset below, whose clip fraction is 0 by construction with one update per batch.',
+      'With no bound on η rollouts may run any number of versions ahead; how far depends on how much faster the workers play than the trainer trains (with the default one worker, about 1.5 versions on average: add workers to spread the staleness histogram). Standard PPO takes each ratio to the sample’s old behaviour policy: stale tokens already past 1 ± ε give no gradient (the clip fraction). Compare the success charts with the decoupled preset below, whose clip fraction is 0 by construction with one update per batch (set "updates / batch" to 2 to see its clip act).',
     knobs: { eta: Infinity, loss: 'ppo', interruptEveryTokens: 1, curriculum: true },
   },
   {
