@@ -212,8 +212,11 @@ export function trainsLabel(
 }
 
 /** `η = 4, decoupled PPO`: what tells runs apart in the lists (the legs of a race or a sweep). */
-export function howLabel(s: Pick<RunSettings, 'eta' | 'loss'>): string {
-  return `η = ${Number.isFinite(s.eta) ? s.eta : '∞'}, ${s.loss === 'ppo' ? 'PPO clip' : 'decoupled PPO'}`;
+export function howLabel(
+  s: Pick<RunSettings, 'eta' | 'loss'> & { code?: Pick<RunSettings['code'], 'updatesPerBatch'> },
+): string {
+  const updates = s.code?.updatesPerBatch ?? 1;
+  return `η = ${Number.isFinite(s.eta) ? s.eta : '∞'}, ${s.loss === 'ppo' ? 'PPO clip' : 'decoupled PPO'}${updates > 1 ? `, ${updates} updates / batch` : ''}`;
 }
 
 /** `policyBytes` of the newest publish among `events`, or null. */

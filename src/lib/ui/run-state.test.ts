@@ -35,5 +35,11 @@ describe('the run list labels', () => {
       trainsLabel({ lora: { rank: 4, alpha: 8 }, tasks: null, startFrom: { runId: 'run-a', version: 12 } }),
     ).toBe('LoRA, rank 4, from run-a version 12');
     expect(howLabel({ eta: Infinity, loss: 'ppo' })).toBe('η = ∞, PPO clip');
+    expect(howLabel({ eta: 4, loss: 'decoupled', code: { updatesPerBatch: 1 } })).toBe(
+      'η = 4, decoupled PPO',
+    );
+    expect(howLabel({ eta: 4, loss: 'decoupled', code: { updatesPerBatch: 2 } })).toBe(
+      'η = 4, decoupled PPO, 2 updates / batch',
+    );
   });
 });
