@@ -8,7 +8,11 @@ describe('isQuotaError', () => {
       true,
     );
     expect(isQuotaError(new Error('The quota has been exceeded.'))).toBe(true);
+    expect(isQuotaError(new Error('QuotaExceededError: the write was refused'))).toBe(true);
     expect(isQuotaError(new Error('something else'))).toBe(false);
+    // A message that only mentions a quota is no storage refusal.
+    expect(isQuotaError(new Error('the run\'s tasks ("API quota drills") have no hard task'))).toBe(false);
+    expect(isQuotaError(new Error('step quota reached'))).toBe(false);
     expect(isQuotaError('QuotaExceededError')).toBe(false);
   });
 });
@@ -25,6 +29,11 @@ describe('errorMessage', () => {
       cause: new DOMException('', 'QuotaExceededError'),
     });
     expect(errorMessage(evicted)).toBe('storage is full even after deleting 3 old versions');
+  });
+
+  it('leaves a message that merely mentions a quota as it is', () => {
+    const msg = 'the run\'s tasks ("API quota drills") have no hard task';
+    expect(errorMessage(new Error(msg))).toBe(msg);
   });
 
   it('is never empty', () => {

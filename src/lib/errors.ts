@@ -1,12 +1,21 @@
 /** Errors as a user reads them. Free of the UI and of storage: any module may use it. */
 
+/**
+ * Words a browser's quota refusal carries when its name was lost on the way (a message passed
+ * on as text): "The quota has been exceeded.", "QuotaExceededError: …". Only these: a message
+ * that merely mentions a quota (a suite named "API quota drills", an environment's own
+ * `throw new Error('step quota reached')`) is no storage refusal.
+ */
+const QUOTA_WORDS =
+  /\bquota\s+(?:has\s+been\s+|was\s+|is\s+)?exceeded\b|\bexceeded\s+(?:the\s+)?(?:storage\s+)?quota\b|QuotaExceededError/i;
+
 /** True for a write refused because the origin's storage quota is full. */
 export function isQuotaError(err: unknown): boolean {
   if (!(err instanceof Error) && !(typeof DOMException !== 'undefined' && err instanceof DOMException))
     return false;
   const e = err as { name?: string; message?: string; cause?: unknown };
   if (e.name === 'QuotaExceededError') return true;
-  if (/quota/i.test(e.message ?? '')) return true;
+  if (QUOTA_WORDS.test(e.message ?? '')) return true;
   return e.cause !== undefined && isQuotaError(e.cause);
 }
 
