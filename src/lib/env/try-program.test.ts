@@ -54,8 +54,16 @@ describe('trying a program on a task', () => {
 
   it('says why an output that is not a number fails', async () => {
     const { rows, runError } = await tryProgram(sandbox, task, '"a"');
-    expect(runError).toBeNull();
+    expect(runError).toBe(`output: f(1) is "a", not a finite number: an episode's run fails whole on it`);
     expect(rows.map((r) => r.got)).toEqual(rows.map(() => '"a": not a number'));
     expect(rows.every((r) => !r.pass)).toBe(true);
+  });
+
+  it('passes no row when one output is not a number, as the episode whose run it fails', async () => {
+    // Right at 1 and 2, a string at 0: an episode's run gets err:output and scores nothing.
+    const { rows, runError } = await tryProgram(sandbox, task, 'x === 0 ? "zero" : 2*x');
+    expect(rows.map((r) => r.got)).toEqual(['2', '4', '"zero": not a number']);
+    expect(rows.map((r) => r.pass)).toEqual([false, false, false]);
+    expect(runError).toMatch(/^output: f\(0\) is "zero", not a finite number/);
   });
 });

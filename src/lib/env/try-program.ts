@@ -45,7 +45,7 @@ export async function tryProgram(sandbox: Sandbox, task: Task, program: string):
     set: t.set,
     input: t.input,
     expected: t.output,
-    // An episode counts an output that is not a number as a wrong answer (err:output): say why.
+    // An episode's run fails on an output that is not a number (err:output): say why.
     got: !r.ok
       ? failure(r)
       : typeof y === 'number'
@@ -54,7 +54,19 @@ export async function tryProgram(sandbox: Sandbox, task: Task, program: string):
     pass: counts && r.ok && y === t.output,
   });
   const all = await sandbox.run({ code, inputs: tests.map((t) => t.input) });
-  if (all.ok) return { rows: tests.map((t, i) => row(t, all, all.outputs?.[i], true)), runError: null };
+  if (all.ok) {
+    // An episode's run fails whole when any output is not a finite number (err:output), so
+    // one such output leaves every row unpassed, as a failing call does.
+    const bad = tests.findIndex((_, i) => {
+      const y = all.outputs?.[i];
+      return !(typeof y === 'number' && Number.isFinite(y));
+    });
+    const badTest = tests[bad];
+    const runError = badTest
+      ? `output: f(${badTest.input}) is ${JSON.stringify(all.outputs?.[bad]) ?? String(all.outputs?.[bad])}, not a finite number: an episode's run fails whole on it`
+      : null;
+    return { rows: tests.map((t, i) => row(t, all, all.outputs?.[i], bad < 0)), runError };
+  }
   if (all.error?.kind === 'syntax') {
     const message = `${unplaced(all.error.message)} in (x) => (${program})`;
     const said = { ...all, error: { kind: 'syntax' as const, message } };
