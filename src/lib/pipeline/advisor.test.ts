@@ -61,6 +61,10 @@ describe('the bottleneck advisor', () => {
     // η = 0: waiting is the synchronous design.
     const sync = advise({ ...base, eta: 0, trainerBusy: 0.45, buffered: 0 });
     expect(sync.tips.some((t) => t.startsWith('η = 0 is synchronous'))).toBe(true);
+    // At η = 0 too, a worker more would only add slots the bound keeps idle.
+    const syncHeld = advise({ ...base, eta: 0, trainerBusy: 0.45, buffered: 0, running: 2, heldByEta: 2 });
+    expect(syncHeld.tips.some((t) => t.startsWith('η = 0 is synchronous'))).toBe(true);
+    expect(syncHeld.tips.some((t) => t.includes('rollout worker more'))).toBe(false);
   });
 
   it('a batch waiting for a half-idle trainer is not rollout-bound', () => {

@@ -126,7 +126,7 @@ export function advise(m: AdvisorInput): Advice {
     bound = 'rollout-bound';
     reason = `the trainer waits for episodes ${pct(1 - busy)} of the time (${m.buffered} of ${m.batchGroups} groups of a batch ready).`;
     // Slots the bound keeps idle would stay idle with a worker more too; at η = 0 that is the design.
-    const etaHolds = m.eta > 0 && m.heldByEta > 0;
+    const etaHolds = m.heldByEta > 0;
     if (m.eta === 0)
       tips.push('η = 0 is synchronous: the trainer waits for every batch by design; η ≥ 1 overlaps the two.');
     else if (etaHolds)

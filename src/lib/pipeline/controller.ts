@@ -293,8 +293,9 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     return this.waiting.size;
   }
 
-  /** Free slots the staleness bound η keeps idle now (0 with η unbounded). */
+  /** Free slots the staleness bound η keeps idle now (0 with η unbounded, and once stopped). */
   get slotsHeldByEta(): number {
+    if (this.isStopped) return 0;
     return slotsHeldByEta(
       { version: this.version, accepted: this.accepted, running: this.running.size },
       { maxConcurrent: this.maxConcurrent, eta: this.config.eta, batch: this.config.batchGroups },
