@@ -92,8 +92,9 @@ export function defaultSettings(cores?: number): RunSettings {
 export const MAX_SEED = 2 ** 31 - 1;
 
 /**
- * Upper bounds of the settings the page has no control for (a share link or a stored run may
- * still carry any value): each well past its default, short of what breaks a run or the tab.
+ * Upper bounds of settings past what the run panel's controls offer (a share link or a stored
+ * run may carry any value; the panel offers 1, 2 or 4 updates per batch, a link up to 32): each
+ * well past its default, short of what breaks a run or the tab.
  */
 export const SETTINGS_LIMITS = {
   /** Longest wait before a preemption, ms: an hour is never, in a run in a tab. */

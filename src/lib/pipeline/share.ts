@@ -37,6 +37,9 @@ async function deflate(text: string): Promise<Uint8Array> {
 }
 
 /** The text `bytes` inflate to; throws past `INFLATED_MAX` bytes (a link built to blow up). */
+/** A link whose settings inflate past `INFLATED_MAX`: refused whole, and no sign of a cut. */
+class ShareTooLargeError extends Error {}
+
 async function inflate(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
   const parts: Uint8Array[] = [];
@@ -47,7 +50,7 @@ async function inflate(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
     size += value.byteLength;
     if (size > INFLATED_MAX) {
       await reader.cancel();
-      throw new Error(`it inflates to more than ${INFLATED_MAX} bytes`);
+      throw new ShareTooLargeError(`it inflates to more than ${INFLATED_MAX} bytes`);
     }
     parts.push(value);
   }
@@ -106,7 +109,9 @@ export async function settingsFromShare(param: string): Promise<RunSettings> {
       : new TextDecoder('utf-8', { fatal: true }).decode(fromBase64Url(param));
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`the share link's settings cannot be read (${errorMessage(err)}): was it cut short?`, {
+    // Only a link that ends early or is garbled reads as cut short; a refused inflation says why.
+    const hint = err instanceof ShareTooLargeError ? '' : ': was it cut short?';
+    throw new Error(`the share link's settings cannot be read (${errorMessage(err)})${hint}`, {
       cause: err,
     });
   }

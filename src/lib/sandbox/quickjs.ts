@@ -108,7 +108,7 @@ export function classifyThrown(
  */
 function withDeadline(r: SandboxResult, deadlineMs: number, inputs: number): SandboxResult {
   if (r.error?.kind !== 'timeout') return r;
-  const of = inputs === 1 ? '' : `, one for all ${inputs} inputs together`;
+  const of = inputs <= 1 ? '' : `, one for all ${inputs} inputs together`;
   const message = r.error.message.replace('its deadline', `its deadline (${deadlineMs} ms${of})`);
   return { ...r, error: { ...r.error, message } };
 }

@@ -770,6 +770,8 @@ export class RunState {
       this.error = `no share link: ${errorMessage(err)}`;
       return null;
     }
+    // Settings edited while the link was deflated: it would share the old ones, so none is shown.
+    if (JSON.stringify($state.snapshot(this.settings)) !== JSON.stringify(settings)) return null;
     if (this.error?.startsWith('no share link:')) this.error = null; // an earlier run's error stays
     this.shareLink = link;
     this.shareLinkCopied =
