@@ -28,7 +28,7 @@ import path from 'node:path';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
 import { generateTasks } from '../../src/lib/env/families.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
-import type { Task } from '../../src/lib/env/suite.ts';
+import { RELABELLED_PREFIX, type Task } from '../../src/lib/env/suite.ts';
 import { CodeJobSource, scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { Pipeline } from '../../src/lib/pipeline/controller.ts';
 import { RolloutEngine } from '../../src/lib/pipeline/rollout-engine.ts';
@@ -118,6 +118,9 @@ const easy = builtIn.filter((t) => t.level === 'easy');
 const evalTrain = easy.filter((t) => !t.heldOut);
 const evalHeld = easy.filter((t) => t.heldOut);
 const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
+/** The hindsight pool's key of the relabelled task a correct program for `t` makes. */
+const relabelKey = (t: Task) =>
+  `${t.level}:${RELABELLED_PREFIX}${[...t.examples, ...t.hidden].map((e) => e.output).join(',')}`;
 
 // ---- the pieces --------------------------------------------------------------------------
 const rolloutSandbox = new CachedSandbox(await createNodeQuickJS());
@@ -207,7 +210,18 @@ async function evaluate(version: number): Promise<EvalResult> {
     `${short(e.task.id)}${e.solved ? '✓' : '✗'}${e.turns.map((t) => t.program || '∅').join('|')}`;
   // The held-out tasks' programs, then the training tasks it fails.
   const failed = tr.filter((e) => !e.solved);
+  // Which held-out tasks the hindsight pool holds as a relabelled task (a program the policy
+  // wrote computes it), and how often they occur among its recent programs.
+  const pool = source.hindsight.snapshot();
+  const counts = new Map<string, number>();
+  for (const k of pool.recent) counts.set(k, (counts.get(k) ?? 0) + 1);
+  const inPool = evalHeld
+    .map((t) => [short(t.id), counts.get(relabelKey(t)) ?? 0] as const)
+    .filter(([, n]) => n > 0);
   const programs = `${ho.map(shown).join(' ')}${failed.length ? `  · train ${failed.map(shown).join(' ')}` : ''}`;
+  console.log(
+    `        pool ${pool.best.length} distinct / ${pool.recent.length}; held-out in it: ${inPool.map(([id, n]) => `${id}×${n}`).join(' ') || 'none'}`,
+  );
   const r: EvalResult = {
     version,
     seconds,
