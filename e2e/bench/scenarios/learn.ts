@@ -108,15 +108,16 @@ async function compareEstimators(
 const scenario: Scenario = {
   name: 'learn',
   description:
-    'trains the code-writing policy on the easy level (the pipeline with its default config, seed 1) until an evaluation meets the goal (greedy success ≥ 0.9 on easy training tasks and ≥ 0.7 on held-out ones; with `--until train90`, the first alone) or the budget',
+    'trains the code-writing policy on the easy level (the pipeline with its default config, seed 1) until an evaluation meets the goal (greedy success ≥ 0.9 on easy training tasks and ≥ 0.7 on held-out ones; with `--until train90`, the first alone; with `--until budget`, none) or the budget',
   async run({ baseUrl, launch, options, log, shared }) {
     const budget = Number(options.budget?.[0] ?? 300);
     const evalEvery = Number(options.evalEvery?.[0] ?? 5);
     const backend = options.backend?.[0];
-    // Stop at the first evaluation that meets the whole goal, or (`--until train90`) its first half.
+    // Stop at the first evaluation that meets the whole goal, or (`--until train90`) its first
+    // half, or (`--until budget`) train the whole budget: a figure no evaluation was picked for.
     const until = options.until?.[0] ?? 'goal';
-    if (until !== 'goal' && until !== 'train90')
-      throw new Error(`--until takes goal or train90, not ${until}`);
+    if (until !== 'goal' && until !== 'train90' && until !== 'budget')
+      throw new Error(`--until takes goal, train90 or budget, not ${until}`);
     const browser = await launch();
     try {
       const page = await browser.newPage();
@@ -192,6 +193,8 @@ const scenario: Scenario = {
       let secondsToTrain90: number | null = null;
       let secondsToGoal: number | null = null;
       let seen = 0;
+      /** Every evaluation of the run (its wall seconds and both successes). */
+      const evals: { seconds: number; train: number; heldOut: number }[] = [];
       for (;;) {
         await new Promise((r) => setTimeout(r, 2000));
         const s = await lab.evaluate((l) => ({
@@ -208,12 +211,14 @@ const scenario: Scenario = {
           log(
             `${e.seconds.toFixed(0)} s, ${e.episodes} episodes: greedy success train ${e.successTrain.toFixed(2)}, held-out ${e.successHeldOut?.toFixed(2)}; last batches: return ${meanReturn.toFixed(3)}, success ${batchSuccess.toFixed(2)}`,
           );
+          evals.push({ seconds: e.seconds, train: e.successTrain, heldOut: e.successHeldOut ?? 0 });
           if (secondsToTrain90 === null && e.successTrain >= 0.9) secondsToTrain90 = e.seconds;
           if (secondsToGoal === null && e.successTrain >= 0.9 && (e.successHeldOut ?? 0) >= 0.7)
             secondsToGoal = e.seconds;
         }
         seen = s.evals.length;
-        const done = until === 'goal' ? secondsToGoal !== null : secondsToTrain90 !== null;
+        const done =
+          until === 'goal' ? secondsToGoal !== null : until === 'train90' ? secondsToTrain90 !== null : false;
         if (done || (Date.now() - t0) / 1000 > budget || !s.running) break;
       }
       await lab.evaluate((l) => l.run.stop());
@@ -247,6 +252,11 @@ const scenario: Scenario = {
         log,
       );
       const bytes = await bytesPerVersion();
+      // The evaluations of the run's last 60 s, averaged: how steady the end is, where the one
+      // re-evaluation of the newest version is a single draw of answers that flip.
+      const end = evals.at(-1)?.seconds ?? 0;
+      const tail = evals.filter((e) => e.seconds >= end - 60);
+      const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
       return {
         'learn.secondsToTrain90': round(secondsToTrain90, 1),
         // The first evaluation (every `--evalEvery` versions) at ≥ 0.9 training and ≥ 0.7 held-out.
@@ -263,6 +273,13 @@ const scenario: Scenario = {
         // `--pretrain S`: the seconds a full run trained first (the measured run started from it).
         'learn.pretrainSeconds': pretrain,
         'learn.budgetSeconds': budget,
+        'learn.until': until,
+        'learn.lastMinute': {
+          evaluations: tail.length,
+          successTrain: round(mean(tail.map((e) => e.train))),
+          successHeldOut: round(mean(tail.map((e) => e.heldOut))),
+          goalMet: tail.filter((e) => e.train >= 0.9 && e.heldOut >= 0.7).length,
+        },
         'learn.estimators': estimators,
         'learn.bytesPerVersion': bytes,
       };
