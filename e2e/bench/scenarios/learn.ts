@@ -139,8 +139,13 @@ const scenario: Scenario = {
       // `--hindsight N` (relabelled episodes per batch, 0: off), `--lrHalfLife N`, `--valueWindow N`
       // override the defaults.
       const run: Record<string, unknown> = {};
-      if (options.hindsight?.[0])
-        run.hindsight = { ...DEFAULT_HINDSIGHT, samplesPerBatch: Number(options.hindsight[0]) };
+      // `--poolCapacity N`: the hindsight pool's window (relabelled programs kept).
+      if (options.hindsight?.[0] || options.poolCapacity?.[0])
+        run.hindsight = {
+          ...DEFAULT_HINDSIGHT,
+          ...(options.hindsight?.[0] ? { samplesPerBatch: Number(options.hindsight[0]) } : {}),
+          ...(options.poolCapacity?.[0] ? { capacity: Number(options.poolCapacity[0]) } : {}),
+        };
       if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
       if (options.estimator?.[0]) run.estimator = options.estimator[0];
       if (options.lrHalfLife?.[0]) run.lrHalfLife = Number(options.lrHalfLife[0]);
