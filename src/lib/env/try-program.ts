@@ -1,3 +1,4 @@
+import { shown } from '../errors';
 import type { Sandbox, SandboxResult } from '../sandbox/types';
 import { programCode } from './episode';
 import type { Task } from './suite';
@@ -63,7 +64,7 @@ export async function tryProgram(sandbox: Sandbox, task: Task, program: string):
     });
     const badTest = tests[bad];
     const runError = badTest
-      ? `output: f(${badTest.input}) is ${JSON.stringify(all.outputs?.[bad]) ?? String(all.outputs?.[bad])}, not a finite number: an episode's run fails whole on it`
+      ? `output: f(${badTest.input}) is ${shown(all.outputs?.[bad])}, not a finite number: an episode's run fails whole on it`
       : null;
     return { rows: tests.map((t, i) => row(t, all, all.outputs?.[i], bad < 0)), runError };
   }

@@ -36,10 +36,10 @@ async function deflate(text: string): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-/** The text `bytes` inflate to; throws past `INFLATED_MAX` bytes (a link built to blow up). */
 /** A link whose settings inflate past `INFLATED_MAX`: refused whole, and no sign of a cut. */
 class ShareTooLargeError extends Error {}
 
+/** The text `bytes` inflate to; throws past `INFLATED_MAX` bytes (a link built to blow up). */
 async function inflate(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
   const parts: Uint8Array[] = [];
