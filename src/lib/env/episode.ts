@@ -213,9 +213,11 @@ export class Episode {
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
+/** Whether a run's output counts as an answer: a finite number (anything else fails the run, err:output). */
+export const isAnswer = (y: unknown): y is number => typeof y === 'number' && Number.isFinite(y);
+
 /** The outputs when every one is a finite number; null otherwise (a non-number result). */
 function numericOutputs(outputs: unknown[] | undefined): number[] | null {
-  if (!outputs || !outputs.every((y): y is number => typeof y === 'number' && Number.isFinite(y)))
-    return null;
+  if (!outputs || !outputs.every(isAnswer)) return null;
   return outputs;
 }

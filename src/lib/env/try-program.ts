@@ -1,6 +1,6 @@
 import { shown } from '../errors';
 import type { Sandbox, SandboxResult } from '../sandbox/types';
-import { programCode } from './episode';
+import { isAnswer, programCode } from './episode';
 import type { Task } from './suite';
 
 /** One test of a task, run with the user's program (the task editor's "try"). */
@@ -58,10 +58,7 @@ export async function tryProgram(sandbox: Sandbox, task: Task, program: string):
   if (all.ok) {
     // An episode's run fails whole when any output is not a finite number (err:output), so
     // one such output leaves every row unpassed, as a failing call does.
-    const bad = tests.findIndex((_, i) => {
-      const y = all.outputs?.[i];
-      return !(typeof y === 'number' && Number.isFinite(y));
-    });
+    const bad = tests.findIndex((_, i) => !isAnswer(all.outputs?.[i]));
     const badTest = tests[bad];
     const runError = badTest
       ? `output: f(${badTest.input}) is ${shown(all.outputs?.[bad])}, not a finite number: an episode's run fails whole on it`
