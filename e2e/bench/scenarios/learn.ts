@@ -139,12 +139,14 @@ const scenario: Scenario = {
       // `--hindsight N` (relabelled episodes per batch, 0: off), `--lrHalfLife N`, `--valueWindow N`
       // override the defaults.
       const run: Record<string, unknown> = {};
-      // `--poolCapacity N`: the hindsight pool's window (relabelled programs kept).
-      if (options.hindsight?.[0] || options.poolCapacity?.[0])
+      // `--poolCapacity N`: the hindsight pool's window (relabelled programs kept);
+      // `--mutations N`: one-constant variants relabelled beside each program.
+      if (options.hindsight?.[0] || options.poolCapacity?.[0] || options.mutations?.[0])
         run.hindsight = {
           ...DEFAULT_HINDSIGHT,
           ...(options.hindsight?.[0] ? { samplesPerBatch: Number(options.hindsight[0]) } : {}),
           ...(options.poolCapacity?.[0] ? { capacity: Number(options.poolCapacity[0]) } : {}),
+          ...(options.mutations?.[0] ? { mutations: Number(options.mutations[0]) } : {}),
         };
       if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
       if (options.estimator?.[0]) run.estimator = options.estimator[0];

@@ -150,6 +150,7 @@ function configOf(over: Partial<PipelineConfig> = {}): PipelineConfig {
     replay: DEFAULT_REPLAY,
     env: DEFAULT_ENV_CONFIG,
     relabelMaxAbs: 0,
+    relabelMutations: 0,
     seed: 1,
     maxJobFailures: 1,
     ...over,
@@ -471,6 +472,7 @@ describe('Pipeline', () => {
       replay: { ...DEFAULT_REPLAY, capacity: 2 },
       env: DEFAULT_ENV_CONFIG,
       relabelMaxAbs: 0,
+      relabelMutations: 0,
       seed: 1,
       maxJobFailures: 1,
     };

@@ -35,6 +35,8 @@ export interface PipelineConfig {
   env: EnvConfig;
   /** Rollout workers relabel programs whose outputs are integers up to this magnitude (hindsight); 0: off. */
   relabelMaxAbs: number;
+  /** One-constant variants of each relabelled program, relabelled too (`HindsightConfig.mutations`). */
+  relabelMutations: number;
   /** Seed of job seeds and of prioritized draws. */
   seed: number;
   /** A job whose `play` throws is retried this many times before the run stops with its error. */
@@ -486,6 +488,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       seed: this.config.seed * 100_003 + jobId,
       env: this.config.env,
       relabelMaxAbs: this.config.relabelMaxAbs,
+      relabelMutations: this.config.relabelMutations,
       cls,
       value,
     };

@@ -110,6 +110,7 @@ export function customPipelineConfig(c: CustomTrainConfig): PipelineConfig {
     replay: DEFAULT_REPLAY,
     env: DEFAULT_ENV_CONFIG,
     relabelMaxAbs: 0,
+    relabelMutations: 0,
     seed: c.seed,
     maxJobFailures: 0,
   };

@@ -4,6 +4,7 @@ import type { ModelArgs } from '../policy/config';
 import type { Weights } from '../policy/model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../policy/sampler';
 import { relabelEpisode, type Relabelled } from '../rl/hindsight';
+import { Rng } from '../rl/random';
 import { TrajectoryRecorder, type Trajectory } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
 import { alive } from './beacon';
@@ -421,11 +422,14 @@ export class RolloutEngine {
       return tr;
     });
     const relabelled: Relabelled[] = [];
+    const rng = new Rng(a.job.seed); // which constants the job's mutations change
     for (const ep of a.job.relabelMaxAbs > 0 ? a.episodes : []) {
       const programs = ep.turns.map((turn) => turn.program);
-      const { task, env, relabelMaxAbs } = a.job;
+      const { task, env, relabelMaxAbs, relabelMutations } = a.job;
       try {
-        relabelled.push(...(await relabelEpisode(programs, task, this.sandbox, env, relabelMaxAbs)));
+        relabelled.push(
+          ...(await relabelEpisode(programs, task, this.sandbox, env, relabelMaxAbs, relabelMutations, rng)),
+        );
       } catch (err) {
         // Relabelling only adds examples: the group's own trajectories are kept without them.
         const t = now();

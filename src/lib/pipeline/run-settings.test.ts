@@ -44,7 +44,7 @@ describe('run settings as stored JSON', () => {
   });
 });
 
-describe('a run stored before the learning-rate schedule and the recency window', () => {
+describe('a run stored before a field existed', () => {
   it('resumes at a constant rate, counting every attempt, as it trained; a newer run keeps its own', () => {
     const old = JSON.parse(JSON.stringify(settingsToJson(defaultSettings()))) as {
       code: Record<string, unknown>;
@@ -60,6 +60,19 @@ describe('a run stored before the learning-rate schedule and the recency window'
     const now = settingsToJson(defaultSettings());
     expect(settingsFromJson(now).code.lrHalfLife).toBe(lrHalfLife);
     expect(settingsFromJson(now).code.valueWindow).toBe(valueWindow);
+  });
+
+  it('resumes a run stored before relabelled variants without them; a newer run keeps its own', () => {
+    const old = JSON.parse(JSON.stringify(settingsToJson(defaultSettings()))) as {
+      code: { hindsight: Record<string, unknown> };
+    };
+    delete old.code.hindsight.mutations;
+    const back = settingsFromJson(old as unknown as Record<string, unknown>);
+    expect(back.code.hindsight.mutations).toBe(0);
+    expect(back.code.hindsight.samplesPerBatch).toBe(defaultSettings().code.hindsight.samplesPerBatch);
+    expect(defaultSettings().code.hindsight.mutations).toBeGreaterThan(0);
+    const now = settingsToJson(defaultSettings());
+    expect(settingsFromJson(now).code.hindsight.mutations).toBe(defaultSettings().code.hindsight.mutations);
   });
 });
 
@@ -193,6 +206,8 @@ describe('every field of the settings is checked', () => {
       ],
       ['code.hindsight.uniformFraction', 2, /hindsight uniformFraction .* got 2/],
       ['code.hindsight.advantage', 0, /hindsight advantage must be a positive number up to 100, got 0/],
+      ['code.hindsight.mutations', 1.5, /hindsight mutations must be an integer from 0 to 64, got 1.5/],
+      ['code.hindsight.mutations', 65, /hindsight mutations .* got 65/],
       ['code.hindsight.maxAbsOutput', 1e7, /hindsight maxAbsOutput must be a positive number up to 1000000/],
       ['replay.betaDraws', 'y', /replay betaDraws must be an integer from 0 to 1000000, got "y"/],
       ['replay.betaDraws', -1, /replay betaDraws .* got -1/],
@@ -280,6 +295,7 @@ describe('every field of the settings is checked', () => {
       ['code.estimator', ['rloo', 'grpo', 'gae']],
       ['code.hindsight.samplesPerBatch', [0, 8, 16, 32]],
       ['code.hindsight.taskFraction', [0, 0.25, 0.5]],
+      ['code.hindsight.mutations', [0, 1, 2, 4]],
       ['code.lrHalfLife', [0, 300, 600, 1200]],
       ['lora', [null, ...[2, 4, 8, MAX_LORA_RANK].map((rank) => ({ rank, alpha: 2 * rank }))]],
       ['replay.mode', ['fifo', 'prioritized']],

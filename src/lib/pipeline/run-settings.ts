@@ -122,6 +122,8 @@ export const SETTINGS_LIMITS = {
   curriculumWindow: 1_000,
   /** Relabelled episodes added to a batch (the page offers up to 32). */
   hindsightSamples: 256,
+  /** One-token variants relabelled beside each program (the page offers up to 4). */
+  hindsightMutations: 64,
   /** Advantage of a relabelled episode's tokens (rewards are at most `MAX_REWARD_WEIGHT` a part). */
   hindsightAdvantage: MAX_REWARD_WEIGHT,
   /** LoRA alpha (the page sets 2 × rank). */
@@ -235,6 +237,7 @@ export function validateSettings(s: RunSettings): void {
   checkInteger('hindsight capacity', hindsight.capacity, 0, L.trajectories);
   checkNumber('hindsight uniformFraction', hindsight.uniformFraction, 0, 1);
   checkNumber('hindsight taskFraction', hindsight.taskFraction, 0, 1);
+  checkInteger('hindsight mutations', hindsight.mutations, 0, L.hindsightMutations);
   checkNumber('hindsight advantage', hindsight.advantage, 0, L.hindsightAdvantage, true);
   // Past BIG, outputs are tokens of `big`: a relabelled task could not show them.
   checkNumber('hindsight maxAbsOutput', hindsight.maxAbsOutput, 0, BIG, true);
@@ -293,6 +296,7 @@ export function pipelineConfigOf(s: RunSettings): PipelineConfig {
     replay: s.replay,
     env: code.env,
     relabelMaxAbs: code.hindsight.samplesPerBatch > 0 ? code.hindsight.maxAbsOutput : 0,
+    relabelMutations: code.hindsight.mutations,
     seed: s.seed,
     maxJobFailures: 2,
   };
@@ -314,9 +318,10 @@ function withDefaults(base: unknown, stored: unknown): unknown {
 /**
  * What a run stored before these fields existed trained with, where today's default would change
  * how it goes on: a resumed constant-rate run at version 1 500 would otherwise drop to a fifth of
- * its learning rate at once.
+ * its learning rate at once, and one trained on the programs it wrote alone would start relabelling
+ * variants of them.
  */
-const BEFORE_THE_FIELD = { code: { lrHalfLife: 0, valueWindow: 0 } };
+const BEFORE_THE_FIELD = { code: { lrHalfLife: 0, valueWindow: 0, hindsight: { mutations: 0 } } };
 
 /**
  * Settings from stored JSON. Fields added since a run was stored take their defaults, at every

@@ -28,6 +28,8 @@ export interface RolloutJob {
    * `rl/hindsight.ts`); outputs must be integers of at most this magnitude. 0: no relabelling.
    */
   relabelMaxAbs: number;
+  /** One-constant variants of each program relabelled beside it (`HindsightConfig.mutations`). */
+  relabelMutations: number;
   cls: JobClass;
   value: number;
 }

@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { Task } from '../env/suite';
 import { observationTokens } from '../env/tokenizer';
-import { SUBMIT, tokenId, VOCAB_SIZE } from '../env/vocab';
+import { SUBMIT, tokenId, tokenText, VOCAB_SIZE } from '../env/vocab';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
 import {
   HindsightPool,
   isRelabelledTask,
   relabel,
+  mutateProgram,
   relabelEpisode,
   validateHindsight,
   DEFAULT_HINDSIGHT,
@@ -90,6 +91,70 @@ describe('relabel', () => {
   it('relabels each distinct program of an episode once', async () => {
     const rs = await relabelEpisode(['x', 'x', 'x%0', 'x+5'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100);
     expect(rs.map((r) => r.key)).toEqual(['easy:hindsight:1,2,3,7', 'easy:hindsight:6,7,8,12']);
+  });
+
+  it('relabels one-token variants of each program beside it when asked', async () => {
+    const rs = await relabelEpisode(['x+5', 'x'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100, 3, new Rng(7));
+    const keys = rs.map((r) => r.key);
+    // The programs written first, then variants of `x+5` (`x` has nothing to change).
+    expect(keys.slice(0, 2)).toEqual(['easy:hindsight:6,7,8,12', 'easy:hindsight:1,2,3,7']);
+    expect(keys.length).toBeGreaterThan(2);
+    expect(keys.length).toBeLessThanOrEqual(5);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const r of rs.slice(2)) {
+      // Each is x∘b for another operator or constant, relabelled as solved.
+      const program = r.trajectory.tokens
+        .filter((_, i) => r.trajectory.owned[i])
+        .slice(0, -1)
+        .map(tokenText)
+        .join('');
+      expect(program).toMatch(/^x[-+*%][0-9]$/);
+      expect(program).not.toBe('x+5');
+      expect(r.trajectory.solved).toBe(true);
+    }
+    // No rng, or 0 variants: the programs written alone.
+    expect(await relabelEpisode(['x+5'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100, 3)).toHaveLength(1);
+    expect(await relabelEpisode(['x+5'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100, 0, new Rng(7))).toHaveLength(1);
+  });
+});
+
+describe('mutateProgram', () => {
+  it('changes one digit to another digit or one operator to another, distinct variants up to n', () => {
+    const rng = new Rng(3);
+    const seen = { digit: 0, operator: 0 };
+    for (const program of ['x-5', '7*x+12', 'x>3?x:9%4']) {
+      const variants = mutateProgram(program, 4, rng);
+      expect(variants).toHaveLength(4);
+      expect(new Set(variants).size).toBe(4);
+      for (const v of variants) {
+        expect(v).toHaveLength(program.length);
+        const changed = [...v].flatMap((c, i) => (c === program[i] ? [] : [[program[i], c]]));
+        expect(changed).toHaveLength(1);
+        const [[from = '', to = '']] = changed as [[string, string]];
+        const digits = /^[0-9]$/;
+        const operators = /^[-+*%]$/;
+        if (digits.test(from)) {
+          expect(to).toMatch(digits);
+          seen.digit += 1;
+        } else {
+          expect(from).toMatch(operators);
+          expect(to).toMatch(operators);
+          seen.operator += 1;
+        }
+      }
+    }
+    expect(seen.digit).toBeGreaterThan(0);
+    expect(seen.operator).toBeGreaterThan(0);
+  });
+
+  it('gives fewer when there are fewer, and none with nothing to change', () => {
+    const rng = new Rng(1);
+    expect(mutateProgram('x', 3, rng)).toEqual([]);
+    expect(mutateProgram('x>x?x:x', 3, rng)).toEqual([]); // comparisons and x stay
+    const all = mutateProgram('x+1', 50, rng); // 9 other digits, 3 other operators
+    expect(all.length).toBeLessThanOrEqual(12);
+    expect(all.length).toBeGreaterThan(6);
+    expect(mutateProgram('x+1', 0, rng)).toEqual([]);
   });
 });
 

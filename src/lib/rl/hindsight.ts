@@ -30,7 +30,11 @@ export interface HindsightConfig {
   capacity: number;
   /** Fraction of a batch's relabelled episodes drawn uniformly over distinct tasks, not by occurrence. */
   uniformFraction: number;
-  /** A program is relabelled only when every output is an integer of at most this magnitude. */
+  /**
+   * A program is relabelled only when every output is an integer of at most this magnitude.
+   * Default 200: the built-in tasks' outputs reach 198 (`(x+9)*9` at 13), and a bound of 100 kept
+   * `8*x` and `9*x` (104 and 117 at 13), and most medium tasks, out of the pool.
+   */
   maxAbsOutput: number;
   /**
    * Fraction of jobs whose task is a relabelled task from the pool instead of a training task:
@@ -38,6 +42,14 @@ export interface HindsightConfig {
    * which relabelling then teaches in turn, so what it covers spreads past what it was rewarded for.
    */
   taskFraction: number;
+  /**
+   * Variants of each relabelled program with one token changed (`mutateProgram`: a digit for a
+   * digit, an operator for an operator), relabelled with their own outputs too: `x+5` written
+   * for one task also teaches `x-8` on the task `x-8` makes. The policy writes the constants and
+   * operators its training tasks reward, so without them the pool holds few programs with others.
+   * 0: only the programs written.
+   */
+  mutations: number;
 }
 
 export const DEFAULT_HINDSIGHT: HindsightConfig = {
@@ -45,13 +57,14 @@ export const DEFAULT_HINDSIGHT: HindsightConfig = {
   advantage: 1,
   capacity: 2000,
   uniformFraction: 0,
-  maxAbsOutput: 100,
+  maxAbsOutput: 200,
   taskFraction: 0.25,
+  mutations: 2,
 };
 
 /** Throws with a readable message when `c` cannot configure hindsight relabelling. */
 export function validateHindsight(c: HindsightConfig): void {
-  for (const k of ['samplesPerBatch', 'capacity'] as const) {
+  for (const k of ['samplesPerBatch', 'capacity', 'mutations'] as const) {
     if (!Number.isInteger(c[k]) || c[k] < 0)
       throw new Error(`hindsight ${k} must be an integer ≥ 0, got ${c[k]}`);
   }
@@ -143,16 +156,45 @@ export async function relabel(
   };
 }
 
-/** Every distinct program of an episode (run or submitted), relabelled; failures are left out. */
+/** Tokens a mutation swaps for one another: a constant's digit for a digit, an operator for an operator. */
+const MUTABLE = ['0123456789', '+-*%'];
+
+/**
+ * Up to `n` distinct programs that differ from `program` in one token: a digit replaced by
+ * another digit or an arithmetic operator by another (`x+5` → `x+8`, `x-5`, `x*5`), the
+ * position and the new token drawn from `rng`; empty when it has neither. Some may not be
+ * legal (`07`, `*x`) or may fail (`x%0`): `relabel` leaves those out.
+ */
+export function mutateProgram(program: string, n: number, rng: Rng): string[] {
+  const spots = [...program].flatMap((c, i) => {
+    const cls = MUTABLE.find((m) => m.includes(c));
+    return cls ? [{ i, others: [...cls].filter((o) => o !== c) }] : [];
+  });
+  const out = new Set<string>();
+  for (let tries = 0; spots.length > 0 && out.size < n && tries < 4 * n; tries++) {
+    const { i, others } = rng.pick(spots);
+    out.add(program.slice(0, i) + rng.pick(others) + program.slice(i + 1));
+  }
+  return [...out];
+}
+
+/**
+ * Every distinct program of an episode (run or submitted), and `mutations` one-token variants of
+ * each (`mutateProgram`), relabelled; failures are left out.
+ */
 export async function relabelEpisode(
   programs: readonly string[],
   task: Task,
   sandbox: Sandbox,
   env: EnvConfig,
   maxAbs: number,
+  mutations = 0,
+  rng?: Rng,
 ): Promise<Relabelled[]> {
   const out: Relabelled[] = [];
-  for (const p of new Set(programs)) {
+  const written = new Set(programs);
+  const variants = rng ? [...written].flatMap((p) => mutateProgram(p, mutations, rng)) : [];
+  for (const p of new Set([...written, ...variants])) {
     const r = await relabel(p, task, sandbox, env, maxAbs);
     if (r) out.push(r);
   }
