@@ -122,6 +122,24 @@ describe('RolloutEngine', () => {
     e.dispose();
   });
 
+  it('relabels one-token variants of the programs too when the job asks, the same for the same job seed', async () => {
+    const programsOf = (rs: readonly Hindsight.Relabelled[]) =>
+      rs.map((r) => r.trajectory.tokens.filter((_, i) => r.trajectory.owned[i]).join(' '));
+    const play = async (mutations: number) => {
+      const { e } = engine();
+      e.offer(0, initParams(args, 1), 0);
+      const g = await e.play(job(3, 0, 4, 1e6, mutations));
+      e.dispose();
+      return programsOf(g.relabelled);
+    };
+    const [plain, varied, again] = [await play(0), await play(4), await play(4)];
+    expect(plain.length).toBeGreaterThan(0);
+    // The same sampled programs (same job seed), and variants of them beside.
+    for (const p of plain) expect(varied).toContain(p);
+    expect(varied.length).toBeGreaterThan(plain.length);
+    expect(again).toEqual(varied);
+  });
+
   it('adopts a new version mid-episode without dropping it: later tokens carry the new version', async () => {
     const { e, events, released } = engine();
     const w0 = initParams(args, 1);
