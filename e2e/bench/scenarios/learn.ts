@@ -140,7 +140,7 @@ const scenario: Scenario = {
       // override the defaults.
       const run: Record<string, unknown> = {};
       // `--poolCapacity N`: the hindsight pool's window (relabelled programs kept);
-      // `--mutations N`: one-constant variants relabelled beside each program.
+      // `--mutations N`: one-token variants relabelled beside each program.
       if (options.hindsight?.[0] || options.poolCapacity?.[0] || options.mutations?.[0])
         run.hindsight = {
           ...DEFAULT_HINDSIGHT,

@@ -35,7 +35,7 @@ export interface PipelineConfig {
   env: EnvConfig;
   /** Rollout workers relabel programs whose outputs are integers up to this magnitude (hindsight); 0: off. */
   relabelMaxAbs: number;
-  /** One-constant variants of each relabelled program, relabelled too (`HindsightConfig.mutations`). */
+  /** One-token variants of each relabelled program, relabelled too (`HindsightConfig.mutations`). */
   relabelMutations: number;
   /** Seed of job seeds and of prioritized draws. */
   seed: number;

@@ -42,7 +42,13 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.dispose());
 
-function job(jobId: number, minVersion = 0, samples = 3, relabelMaxAbs = 0, relabelMutations = 0): RolloutJob {
+function job(
+  jobId: number,
+  minVersion = 0,
+  samples = 3,
+  relabelMaxAbs = 0,
+  relabelMutations = 0,
+): RolloutJob {
   const task = tasks[jobId % tasks.length];
   if (!task) throw new Error('no task');
   return {

@@ -422,7 +422,7 @@ export class RolloutEngine {
       return tr;
     });
     const relabelled: Relabelled[] = [];
-    const rng = new Rng(a.job.seed); // which constants the job's mutations change
+    const rng = new Rng(a.job.seed); // which tokens the job's variants change
     for (const ep of a.job.relabelMaxAbs > 0 ? a.episodes : []) {
       const programs = ep.turns.map((turn) => turn.program);
       const { task, env, relabelMaxAbs, relabelMutations } = a.job;

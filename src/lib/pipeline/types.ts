@@ -28,7 +28,7 @@ export interface RolloutJob {
    * `rl/hindsight.ts`); outputs must be integers of at most this magnitude. 0: no relabelling.
    */
   relabelMaxAbs: number;
-  /** One-constant variants of each program relabelled beside it (`HindsightConfig.mutations`). */
+  /** One-token variants of each program relabelled beside it (`HindsightConfig.mutations`). */
   relabelMutations: number;
   cls: JobClass;
   value: number;

@@ -114,7 +114,9 @@ describe('relabel', () => {
     }
     // No rng, or 0 variants: the programs written alone.
     expect(await relabelEpisode(['x+5'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100, 3)).toHaveLength(1);
-    expect(await relabelEpisode(['x+5'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100, 0, new Rng(7))).toHaveLength(1);
+    expect(await relabelEpisode(['x+5'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100, 0, new Rng(7))).toHaveLength(
+      1,
+    );
   });
 });
 
