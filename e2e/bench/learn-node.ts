@@ -10,6 +10,7 @@
  *
  *   npx tsx e2e/bench/learn-node.ts [--seconds 300] [--seed 1] [--evalEvery 25]
  *     [--backend auto|wasm|cpu] [--eta 0] [--workers 1] [--maxVersions N] [--taskSeed 1]
+ *     [--level easy|medium|hard]   the level trained and evaluated (the learn bench's: easy)
  *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
  *   RUN_CONFIG='{"lrHalfLife":0}' merged (shallowly) into the run's code config (DEFAULT_CODE_RUN)
  *   TRAINER_CONFIG='{"valueCoef":0}' merged into the trainer's config (DEFAULT_TRAINER_CONFIG)
@@ -28,7 +29,7 @@ import path from 'node:path';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
 import { generateTasks } from '../../src/lib/env/families.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
-import { RELABELLED_PREFIX, type Task } from '../../src/lib/env/suite.ts';
+import { LEVELS, RELABELLED_PREFIX, type Level, type Task } from '../../src/lib/env/suite.ts';
 import { CodeJobSource, scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { Pipeline } from '../../src/lib/pipeline/controller.ts';
 import { RolloutEngine } from '../../src/lib/pipeline/rollout-engine.ts';
@@ -65,6 +66,9 @@ const ETA = flag('eta', '0') === 'inf' ? Infinity : Number(flag('eta', '0'));
 const WORKERS = Number(flag('workers', '1'));
 const MAX_VERSIONS = Number(flag('maxVersions', 'Infinity'));
 const TASK_SEED = Number(flag('taskSeed', '1'));
+const LEVEL = flag('level', 'easy');
+if (!(LEVELS as readonly string[]).includes(LEVEL))
+  throw new Error(`--level takes ${LEVELS.join(', ')}, not ${LEVEL}`);
 
 const modelArgs = {
   ...DEFAULT_MODEL_ARGS,
@@ -113,10 +117,10 @@ try {
 
 // ---- tasks -------------------------------------------------------------------------------
 const builtIn = generateTasks(TASK_SEED);
-const trainTasks = runTrainingTasks({ tasks: null, level: 'easy' }, builtIn);
-const easy = builtIn.filter((t) => t.level === 'easy');
-const evalTrain = easy.filter((t) => !t.heldOut);
-const evalHeld = easy.filter((t) => t.heldOut);
+const trainTasks = runTrainingTasks({ tasks: null, level: LEVEL as Level }, builtIn);
+const ofLevel = builtIn.filter((t) => t.level === LEVEL);
+const evalTrain = ofLevel.filter((t) => !t.heldOut);
+const evalHeld = ofLevel.filter((t) => t.heldOut);
 const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
 /** The hindsight pool's key of the relabelled task a correct program for `t` makes. */
 const relabelKey = (t: Task) =>
@@ -289,7 +293,7 @@ console.log(
   `# backend ${tf.getBackend()}, ${trainer.parameterCount} parameters, model ${JSON.stringify(modelArgs)}\n` +
     `# η ${ETA}, workers ${WORKERS} × ${settings.slotsPerWorker} slots × group ${code.groupSize}, batch ${code.tasksPerBatch} groups + ${code.hindsight.samplesPerBatch} relabelled, ` +
     `lr ${code.learningRate} (half-life ${code.lrHalfLife}), ${code.estimator}, ${settings.loss}, updates ${code.updatesPerBatch}, seed ${SEED}, ` +
-    `tasks: ${trainTasks.length} easy training, ${evalHeld.length} easy held-out (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
+    `tasks: ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
 );
 
 let finish: () => void = () => undefined;
