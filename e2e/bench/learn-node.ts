@@ -29,7 +29,7 @@ import path from 'node:path';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
 import { generateTasks } from '../../src/lib/env/families.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
-import { LEVELS, RELABELLED_PREFIX, type Level, type Task } from '../../src/lib/env/suite.ts';
+import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
 import { CodeJobSource, scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { Pipeline } from '../../src/lib/pipeline/controller.ts';
 import { RolloutEngine } from '../../src/lib/pipeline/rollout-engine.ts';
@@ -46,6 +46,7 @@ import {
 import type { Weights } from '../../src/lib/policy/model.ts';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
 import { PolicyTrainer, type StepMetrics } from '../../src/lib/policy/trainer.ts';
+import { relabelledKey } from '../../src/lib/rl/hindsight.ts';
 import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
@@ -124,7 +125,10 @@ const evalHeld = ofLevel.filter((t) => t.heldOut);
 const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
 /** The hindsight pool's key of the relabelled task a correct program for `t` makes. */
 const relabelKey = (t: Task) =>
-  `${t.level}:${RELABELLED_PREFIX}${[...t.examples, ...t.hidden].map((e) => e.output).join(',')}`;
+  relabelledKey(
+    t.level,
+    [...t.examples, ...t.hidden].map((e) => e.output),
+  );
 
 // ---- the pieces --------------------------------------------------------------------------
 const rolloutSandbox = new CachedSandbox(await createNodeQuickJS());

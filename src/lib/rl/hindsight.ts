@@ -1,6 +1,6 @@
 import type { EnvConfig } from '../env/config';
 import { Episode, programCode } from '../env/episode';
-import { RELABELLED_PREFIX, type Task } from '../env/suite';
+import { RELABELLED_PREFIX, type Level, type Task } from '../env/suite';
 import { sourceToTokens } from '../env/tokenizer';
 import { SUBMIT, tokenId, VOCAB_SIZE } from '../env/vocab';
 import type { Sandbox } from '../sandbox/types';
@@ -82,6 +82,11 @@ export function isRelabelledTask(taskId: string): boolean {
   return taskId.startsWith(RELABELLED_PREFIX);
 }
 
+/** The pool's key of the relabelled task a program with these outputs (shown, then hidden) makes. */
+export function relabelledKey(level: Level, outputs: readonly number[]): string {
+  return `${level}:${RELABELLED_PREFIX}${outputs.join(',')}`;
+}
+
 /** A relabelled episode and the key of its task (its outputs on every input). */
 export interface Relabelled {
   /** The relabelled task's outputs, shown and hidden, joined: programs with equal keys are interchangeable. */
@@ -134,7 +139,7 @@ export async function relabel(
   }
   if (!ep.solved) return null;
   return {
-    key: `${task.level}:${relabelled.id}`,
+    key: relabelledKey(task.level, ys),
     length: tokens.length - 1,
     task: relabelled,
     trajectory: {
