@@ -55,7 +55,7 @@ export interface RolloutInit {
   beacon?: SharedArrayBuffer;
 }
 
-/** The agents an evaluation can include (issue 4 baselines, plus the trained policy when loaded). */
+/** The agents an evaluation can include (the baselines of DESIGN §3, plus the trained policy when loaded). */
 export type AgentName = 'random' | 'untrained' | 'bruteforce' | 'policy';
 
 export interface EvalRequest {
@@ -82,7 +82,7 @@ let modelArgs: ModelArgs | undefined;
 /** The model args of the untrained policy (`init`'s); `modelArgs` follows the loaded policy's. */
 let untrainedArgs: ModelArgs | undefined;
 
-/** How the pipeline starts this worker's part of a run (issue 6). */
+/** How the pipeline starts this worker's part of a run. */
 export interface EngineRunInit {
   runId: string;
   /** Timeline lane of this worker (`rollout-N`). */
@@ -272,7 +272,7 @@ const api = {
     modelArgs = checkpoint.model;
   },
 
-  /** The evaluation table (issue 4 §6): every requested agent on every task. */
+  /** The evaluation table (DESIGN §3): every requested agent on every task. */
   async evaluate(req: EvalRequest, onProgress?: (p: EvalProgress) => void): Promise<EvalRow[]> {
     if (!untrained || !modelArgs || !untrainedArgs)
       throw new Error('rollout worker not initialised: call init() first');
@@ -436,7 +436,7 @@ const api = {
   },
 
   /**
-   * Opens a custom JS environment (issue 4 §7) in a long-lived sandboxed context, replacing
+   * Opens a custom JS environment (DESIGN §3) in a long-lived sandboxed context, replacing
    * the previous one; returns its spec and the random-action baseline return. Errors in the
    * user's code come back as messages.
    */

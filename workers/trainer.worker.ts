@@ -67,7 +67,7 @@ export interface TrainerInfo extends BackendReport {
   bytesPerVersion: number;
 }
 
-/** How the pipeline starts (or resumes) a run in the trainer (issue 6). */
+/** How the pipeline starts (or resumes) a run in the trainer. */
 export interface PipelineRunInit {
   runId: string;
   /** Label shown in the run list. */
@@ -268,8 +268,8 @@ const api = {
   },
 
   /**
-   * Takes `steps` gradient steps on imitation batches (the foundation's training signal; the RL
-   * batches of issue 5 replace it) and returns the metrics of each.
+   * Takes `steps` gradient steps on imitation batches (the foundation's training signal; RL
+   * runs of the pipeline replace it) and returns the metrics of each.
    */
   async train(steps: number): Promise<StepMetrics[]> {
     const t = requireTrainer();
@@ -348,7 +348,7 @@ const api = {
   },
 
   /**
-   * Builds a fresh MLP policy for a custom environment (issue 4 §7), replacing any previous one,
+   * Builds a fresh MLP policy for a custom environment (DESIGN §3), replacing any previous one,
    * and creates the run its versions are stored in (status running).
    */
   async initCustom(args: MlpArgs, config: CustomTrainConfig, run: CustomRunInit): Promise<void> {

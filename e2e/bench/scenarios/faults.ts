@@ -27,7 +27,7 @@ const round = (x: number) => Math.round(x);
 const scenario: Scenario = {
   name: 'faults',
   description:
-    'an asynchronous run (η = 4, 3 rollout workers) in which rollout workers are made to crash and to hang, by turns: how long detection and replacement take (issue 6: within 1 s and 3 s), and whether a healthy worker was ever declared hung',
+    'an asynchronous run (η = 4, 3 rollout workers) in which rollout workers are made to crash and to hang, by turns: how long detection and replacement take (goals: within 1 s and 3 s), and whether a healthy worker was ever declared hung',
   async run({ baseUrl, launch, options, log }) {
     const rounds = Number(options.rounds?.[0] ?? 3);
     const workers = Number(options.workers?.[0] ?? 3);

@@ -1,6 +1,6 @@
 import type { SandboxLimits } from '../sandbox/types';
 
-/** Reward weights (issue 4); each part is recorded per episode so the page can show it. */
+/** Reward weights; each part is recorded per episode so the page can show it. */
 export interface RewardConfig {
   /** Weight of the final reward: the fraction of hidden tests the submitted program passes. */
   pass: number;

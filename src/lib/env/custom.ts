@@ -25,7 +25,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * A custom JS environment (DESIGN §3, issue 4): user code that defines `spec`, `reset()` and
+ * A custom JS environment (DESIGN §3): user code that defines `spec`, `reset()` and
  * `step(action)`, running in a sandboxed QuickJS context. Every value coming back is checked,
  * with a message that says what was wrong.
  */

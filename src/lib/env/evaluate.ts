@@ -318,7 +318,7 @@ export async function evaluateAgents(
   return rows;
 }
 
-/** The bench's figures for one agent (issue 4 `tasks` scenario): greedy rows when the agent has them. */
+/** The bench's figures for one agent (the `tasks` scenario): greedy rows when the agent has them. */
 export interface AgentFigures {
   successTrain: number | null;
   successHeldOut: number | null;

@@ -18,7 +18,7 @@ const pairs = (as: number[], bs: number[]) => as.flatMap((a) => bs.map((b) => [a
 const at = (p: readonly number[], i: number) => p[i] ?? 0;
 const sign = (n: number) => (n < 0 ? `-${-n}` : `+${n}`);
 
-/** The built-in families (issue 4): constant, x+b, a·x, a·x+b, (x+a)·b, x·x+b, x%a, a conditional. */
+/** The built-in families: constant, x+b, a·x, a·x+b, (x+a)·b, x·x+b, x%a, a conditional. */
 export const FAMILIES: readonly Family[] = [
   {
     name: 'constant',
@@ -84,7 +84,7 @@ export const FAMILIES: readonly Family[] = [
 export const VISIBLE_INPUTS = [1, 2, 4];
 export const HIDDEN_INPUTS = [0, 3, 5, 7, 10, 13];
 
-/** Fraction of each family's tasks held out from training (issue 4: at least 20%). */
+/** Fraction of each family's tasks held out from training (at least 20%). */
 export const HELD_OUT_FRACTION = 0.25;
 
 const examplesOf = (f: Family, p: readonly number[], inputs: number[]): Example[] =>

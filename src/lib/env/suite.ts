@@ -9,7 +9,7 @@ export interface Example {
   output: number;
 }
 
-/** A task: write `f` that maps every input to its output (issue 4). */
+/** A task: write `f` that maps every input to its output. */
 export interface Task {
   id: string;
   level: Level;

@@ -1,5 +1,5 @@
 /**
- * The token vocabulary of the code-writing environment (DESIGN §3, issue 4). Every program
+ * The token vocabulary of the code-writing environment (DESIGN §3). Every program
  * token is one character of JavaScript, so tokens → source → tokens is exact. The policy only
  * depends on `VOCAB_SIZE` and the ids exported here.
  */

@@ -40,7 +40,7 @@ export interface RunSettings {
   /** Seed of the initial weights, of task draws and of sampling. */
   seed: number;
   /**
-   * LoRA (issue 5 §4): train rank-r adapters on a frozen base, so that every version after
+   * LoRA (DESIGN §4): train rank-r adapters on a frozen base, so that every version after
    * version 0 (the base) holds only the adapters; null trains every parameter.
    */
   lora: LoraConfig | null;

@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors';
 
-/** tfjs backends this app can train on, best first (DESIGN §2, issue 2). */
+/** tfjs backends this app can train on, best first (DESIGN §2). */
 export type BackendName = 'webgpu' | 'wasm' | 'webgl' | 'cpu';
 
 export const BACKEND_ORDER: readonly BackendName[] = ['webgpu', 'wasm', 'webgl', 'cpu'];

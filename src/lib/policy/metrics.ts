@@ -3,7 +3,7 @@
  * main thread reads them without loading it.
  */
 
-/** Metrics of one update (issue 5 §7). */
+/** Metrics of one update (DESIGN §9). */
 export interface StepMetrics {
   /** Optimiser steps taken so far, this one included. */
   step: number;

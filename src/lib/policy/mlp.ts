@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { Params } from './model';
 import { packParams, unpackTensors, type PackedTensors } from './weights';
 
-/** Shape of the MLP policy for custom environments (issue 4). */
+/** Shape of the MLP policy for custom environments (DESIGN §3). */
 export interface MlpArgs {
   /** Length of the observation vector. */
   inputs: number;

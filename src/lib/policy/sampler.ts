@@ -77,7 +77,7 @@ export function pickMasked(
 
 /**
  * The transformer policy as a token agent: one forward pass over the whole context per token
- * (the KV cache of issue 5 replaces this in rollout workers), logits masked to the legal tokens.
+ * (`CachedPolicyAgent` replaces this in rollout workers), logits masked to the legal tokens.
  */
 export class PolicyAgent implements TokenAgent {
   private readonly rng: Rng;
@@ -129,7 +129,7 @@ export class PolicyAgent implements TokenAgent {
 }
 
 /**
- * The transformer policy with a KV cache (DESIGN §4, issue 5 §2): one prefill of the whole
+ * The transformer policy with a KV cache (DESIGN §4): one prefill of the whole
  * batch, then one `decodeStep` per token. Each row ingests its episode's next uncached token per
  * step (feedback tokens after a `<run>` take one step each), and a row samples only once its
  * episode is fully cached. `invalidate()` (new weights) makes the next `choose` prefill again.

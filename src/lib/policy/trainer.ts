@@ -60,7 +60,7 @@ export class RateAdam extends tf.AdamOptimizer {
  */
 export class PolicyTrainer {
   readonly params: Params;
-  /** LoRA adapters when the trainer trains them on a frozen base (issue 5 §4), else null. */
+  /** LoRA adapters when the trainer trains them on a frozen base (DESIGN §4), else null. */
   readonly adapters: Params | null;
   optimizer: RateAdam;
   /**

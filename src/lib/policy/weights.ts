@@ -32,7 +32,7 @@ export interface Checkpoint {
   /**
    * Present when `params` holds only LoRA adapters (`…lora_a`, `…lora_b`) and the tensors a LoRA
    * run trains whole (`LORA_TRAINED_WHOLE`, the value head): the weights are the last full
-   * checkpoint merged with them (issue 5 §4).
+   * checkpoint merged with them (DESIGN §4).
    */
   lora?: LoraConfig;
 }

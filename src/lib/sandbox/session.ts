@@ -24,7 +24,7 @@ export function whereInEnv(dumped: unknown): string {
 
 /**
  * A long-lived QuickJS context for code that keeps state between calls (a custom JS
- * environment's `reset()` / `step(a)`, issue 4): the code is evaluated once, then each `call`
+ * environment's `reset()` / `step(a)`, DESIGN §3): the code is evaluated once, then each `call`
  * evaluates one expression with its own deadline and returns its value as JSON. It has its own
  * runtime with the same limits and no host capability (not even `console.log`).
  */

@@ -1,7 +1,7 @@
 /** A JSON value: what a program may return from `f` and what crosses back to the host. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** Why a run failed (issue 3). */
+/** Why a run failed (DESIGN §8). */
 export type SandboxErrorKind = 'syntax' | 'runtime' | 'timeout' | 'memory' | 'output' | 'internal';
 
 export const ERROR_KINDS: readonly SandboxErrorKind[] = [

@@ -27,7 +27,7 @@ export interface RunRecord {
   progress?: RunProgress;
   /**
    * What the run trains: the code-writing transformer (absent in records from before custom
-   * environments were stored), an MLP on a custom JS environment (issue 4 §7), or nothing: the
+   * environments were stored), an MLP on a custom JS environment (DESIGN §3), or nothing: the
    * trainer panel's saved weights, a check of the worker (`TRAINER_CHECK_RUN_ID`).
    */
   kind?: 'code' | 'custom' | 'check';
