@@ -32,19 +32,14 @@ export interface CodeRunConfig {
    * Optimiser steps per batch (PPO epochs). π_prox is the policy before the first step, held
    * fixed: after the first step π_θ moves away from it and the clip bounds each token's ratio.
    * With one step it is that step's own forward pass (no separate pass); with more it is
-   * computed once, apart, before them. Default 1: on the 2-core machine a second step on the same
-   * batch cost more than it taught (greedy success ≥ 0.9 on the easy training tasks within 300 s
-   * in every run with 1, in none with 2).
+   * computed once, apart, before them. Default 1 (docs/experiments.md: the learn bench).
    */
   updatesPerBatch: number;
   /** Adam learning rate of the run (set on the trainer, with a fresh optimiser state, at start). */
   learningRate: number;
   /**
    * Versions over which the learning rate halves (0: constant), down to a tenth of
-   * `learningRate`; Adam keeps its moments as the rate changes. Default 600: in six learn
-   * bench runs an evaluation met the whole goal in three (in none of four constant-rate runs) and
-   * the training tasks passed 0.9 in five, at 90–224 s (149–298 s constant, in all four); a policy
-   * that leaves the constants plateau late learns slower on the falling rate. 300 fell too soon.
+   * `learningRate`; Adam keeps its moments as the rate changes (docs/experiments.md: the schedule).
    */
   lrHalfLife: number;
   /** Batch length in tokens: the policy's context. */
@@ -59,12 +54,7 @@ export interface CodeRunConfig {
   /**
    * Attempts a task's success rate looks back over (DESIGN §6 asks for the *recent* success
    * rate): each earlier attempt weighs 1 − 1/valueWindow as much as the one after it. 0 counts
-   * every attempt of the run alike: the default, because 100 did not hold up in the browser. In
-   * four node runs of the η = 0 loop (seeds 1–4, 300 s), 100 passed 0.9 on the training tasks in
-   * three (at 92, 260, 220 s) against one (227 s), held-out ending at 0.6 / 0.3 / 0.7 / 0.6
-   * against 0.6 / 0.4 / 0.7 / 0.4. In two learn bench runs (the asynchronous pipeline) it ended at
-   * 0.58 / 0.3 (stuck at 0.58 from 128 s) and 0.92 / 0.3 (0.9 at 240 s), held-out at best 0.5 and
-   * 0.6, where three of six runs counting every attempt had an evaluation at ≥ 0.7.
+   * every attempt of the run alike (the default).
    */
   valueWindow: number;
   /** Once promoted, the fraction of jobs that review an easier level (priority class `low`). */

@@ -55,12 +55,8 @@ export interface PoolConfig {
 }
 
 /**
- * A hang is detected within about hangMs + 2 × heartbeatMs (≤ 850 ms; the goal is 1 s) while
- * the page's timers run, and within maxHangMs of wall time whatever happens. With heartbeats alone,
- * healthy workers on a loaded 2-core machine were declared hung at 600 ms (a review saw 4 replaced
- * in 25 s), mostly in stalls of the whole machine. With the counter and the lateness rule, the
- * longest counted silence of a healthy worker was 169–368 ms here, with up to 8 workers, an
- * evaluation and two busy loops on the 2 cores (README).
+ * A hang is detected within about hangMs + 2 × heartbeatMs (≤ 850 ms) while the page's timers
+ * run, and within maxHangMs of wall time whatever happens (docs/experiments.md: faults).
  */
 export const DEFAULT_POOL: PoolConfig = {
   heartbeatMs: 50,

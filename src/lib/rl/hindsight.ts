@@ -19,21 +19,13 @@ export interface HindsightConfig {
   samplesPerBatch: number;
   /** Advantage of every token of a relabelled episode (it solved its task). */
   advantage: number;
-  /**
-   * Most recent relabelled programs kept, one entry per occurrence. Default 2 000. A window of
-   * 6 000 did better in node (`learn-node.ts`, η = 0, seeds 1–5, 1 400 versions: greedy success
-   * on the easy training / held-out tasks 0.93 / 0.52 against 0.82 / 0.42, mean of the
-   * evaluations from version 1 000 on) and worse in the page, where the goal is measured (learn
-   * bench, `--until budget`, mean of the last minute's evaluations: 0.76 / 0.34, 0.86 / 0.41,
-   * 0.95 / 0.50 in three runs, against 0.92 / 0.53 and 0.90 / 0.61 in two with 2 000).
-   */
+  /** Most recent relabelled programs kept, one entry per occurrence (docs/experiments.md: its window). */
   capacity: number;
   /** Fraction of a batch's relabelled episodes drawn uniformly over distinct tasks, not by occurrence. */
   uniformFraction: number;
   /**
    * A program is relabelled only when every output is an integer of at most this magnitude.
-   * Default 200: the built-in tasks' outputs reach 198 (`(x+9)*9` at 13), and a bound of 100 kept
-   * `8*x` and `9*x` (104 and 117 at 13), and 62 of the 154 medium tasks, out of the pool.
+   * Default 200: the built-in tasks' outputs reach 198 (`(x+9)*9` at 13).
    */
   maxAbsOutput: number;
   /**
