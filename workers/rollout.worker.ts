@@ -46,7 +46,7 @@ import { initBackend } from './tfjs-backends';
 
 /** How the page starts a rollout worker. */
 export interface RolloutInit {
-  /** Backends to try for inference, best first (default: wasm → webgl → cpu; see README). */
+  /** Backends to try for inference, best first (default: wasm → webgl → cpu; DESIGN §2). */
   backends?: BackendName[];
   model: ModelArgs;
   /** Seed of the untrained policy's weights and of sampling. */
