@@ -21,7 +21,9 @@ test('RL on the easy tasks, trainer on webgpu: greedy mean reward rises clearly 
     page,
     ([lab, n]) => {
       const run = lab.run;
-      return !!run.error || (!run.running && run.evals.length >= 2) || run.evals.some((e) => e.iteration === n);
+      return (
+        !!run.error || (!run.running && run.evals.length >= 2) || run.evals.some((e) => e.iteration === n)
+      );
     },
     ITERATIONS,
     { timeout: 840_000, polling: 2000 },

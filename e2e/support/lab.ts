@@ -6,6 +6,9 @@ import type {} from '../../src/global';
 /** The page's state under the `?debug` URL flag, `window.__lab`, typed as src/global.d.ts declares it. */
 export type Lab = NonNullable<Window['__lab']>;
 
+/** What `lab.run.start` takes: the run's stop conditions, level and setting overrides. */
+export type RunOptions = NonNullable<Parameters<Lab['run']['start']>[0]>;
+
 /** Options of `untilLab`, as `page.waitForFunction` takes them. */
 export interface UntilOptions {
   timeout?: number;
