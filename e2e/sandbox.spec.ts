@@ -1,6 +1,6 @@
 import { expect, test, type JSHandle, type Page } from '@playwright/test';
 import { HOST_ACCESS_CASES } from '../src/lib/sandbox/corpus';
-import { labHandle, type Lab } from './support/lab';
+import { labHandle, untilLabExposed, type Lab } from './support/lab';
 import { workerMemoryBytes } from './support/memory';
 import { crashWorker, keepWorkers } from './support/page';
 
@@ -13,7 +13,7 @@ async function sandboxApi(page: Page): Promise<JSHandle<Lab['sandbox']['bridge']
 /** Opens the page with the debug hook and a short WebContainer boot timeout (closed network here). */
 async function open(page: Page): Promise<void> {
   await page.goto('./?debug&wcTimeout=3000');
-  await page.waitForFunction(() => window.__lab !== undefined);
+  await untilLabExposed(page);
 }
 
 test('the sandbox contract holds for QuickJS in a real browser worker', async ({ page }) => {

@@ -1,6 +1,6 @@
 /// <reference types="vite/client" />
-// The page's own types reach tsc through src/global.d.ts (its rune classes import workers with `?url`).
-import type { JSHandle, Page } from '@playwright/test';
+// vite/client: the page's modules behind these types import wasm files with `?url`.
+import type { JSHandle, Page } from 'playwright-core';
 import type {} from '../../src/global';
 
 /** The page's state under the `?debug` URL flag, `window.__lab`, typed as src/global.d.ts declares it. */
@@ -21,6 +21,11 @@ export function labHandle(page: Page): Promise<JSHandle<Lab>> {
     if (!window.__lab) throw new Error('window.__lab is missing: open the page with ?debug');
     return window.__lab;
   });
+}
+
+/** Waits until the page (opened with `?debug`) has set `window.__lab`. */
+export async function untilLabExposed(page: Page): Promise<void> {
+  await page.waitForFunction(() => window.__lab !== undefined);
 }
 
 /** Runs `fn` in the page on its `window.__lab` (and `arg`, serialised as `page.evaluate` does). */
@@ -73,4 +78,11 @@ export async function untilLabWith(
   } finally {
     await lab.dispose();
   }
+}
+
+/** Waits until the page (opened with `?debug`) has its lab and its trainer is ready or failed. */
+export async function untilTrainerSettled(page: Page, timeout: number): Promise<void> {
+  await page.waitForFunction(() => ['ready', 'error'].includes(window.__lab?.trainer.status ?? ''), null, {
+    timeout,
+  });
 }
