@@ -1,22 +1,6 @@
 import { expect, test } from '@playwright/test';
+import { onLab, untilLabWith } from './support/lab';
 import { openReady } from './support/page';
-
-/** The part of the page's `?debug` hook (src/global.d.ts) this test reads. */
-interface EvalPoint {
-  iteration: number;
-  meanRewardTrain: number;
-}
-type LabWindow = {
-  __lab?: {
-    trainer: { info: { backend: string } | null };
-    run: {
-      running: boolean;
-      error: string | null;
-      evals: EvalPoint[];
-      start(opts: { level: string; evalEvery: number; maxIterations: number }): Promise<void>;
-    };
-  };
-};
 
 const ITERATIONS = 6;
 
@@ -25,33 +9,26 @@ test('RL on the easy tasks, trainer on webgpu: greedy mean reward rises clearly 
 }) => {
   test.setTimeout(900_000);
   await openReady(page, '?debug&backend=webgpu&wcTimeout=3000');
-  const backend = await page.evaluate(() => (window as unknown as LabWindow).__lab?.trainer.info?.backend);
+  const backend = await onLab(page, (lab) => lab.trainer.info?.backend);
   expect(backend).toBe('webgpu');
   // Evaluates the untrained policy (iteration 0), trains, evaluates again on the same tasks.
-  await page.evaluate(
-    (n) =>
-      void (window as unknown as LabWindow).__lab?.run.start({
-        level: 'easy',
-        evalEvery: n,
-        maxIterations: n,
-      }),
+  await onLab(
+    page,
+    (lab, n) => void lab.run.start({ level: 'easy', evalEvery: n, maxIterations: n }),
     ITERATIONS,
   );
-  await page.waitForFunction(
-    (n) => {
-      const run = (window as unknown as LabWindow).__lab?.run;
+  await untilLabWith(
+    page,
+    ([lab, n]) => {
+      const run = lab.run;
       return (
-        !!run &&
-        (!!run.error || (!run.running && run.evals.length >= 2) || run.evals.some((e) => e.iteration === n))
+        !!run.error || (!run.running && run.evals.length >= 2) || run.evals.some((e) => e.iteration === n)
       );
     },
     ITERATIONS,
     { timeout: 840_000, polling: 2000 },
   );
-  const run = await page.evaluate(() => {
-    const r = (window as unknown as LabWindow).__lab?.run;
-    return { error: r?.error ?? null, evals: r?.evals ?? [] };
-  });
+  const run = await onLab(page, (lab) => ({ error: lab.run.error ?? null, evals: lab.run.evals }));
   expect(run.error).toBeNull();
   const [before, after] = [run.evals[0], run.evals[run.evals.length - 1]];
   expect(before?.iteration).toBe(0);

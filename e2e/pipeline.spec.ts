@@ -1,95 +1,26 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
-import { advise, advisorInput, type AdvisorFigures } from '../src/lib/pipeline/advisor.ts';
+import { advise, advisorInput } from '../src/lib/pipeline/advisor.ts';
 import { overlapMs } from '../src/lib/pipeline/metrics.ts';
 import { maxVersionsInFlight } from '../src/lib/pipeline/timeline-view.ts';
 import { generateTasks } from '../src/lib/env/families.ts';
 import { count } from '../src/lib/ui/plural.ts';
+import { onLab, untilLab, untilLabWith, type RunOptions } from './support/lab';
 import { openReady } from './support/page';
-
-/** The part of the page's `?debug` hook (src/global.d.ts) these tests use. */
-interface Fault {
-  lane: string;
-  reason: string;
-  detectedAt: number;
-  replacedAt: number | null;
-}
-interface Lab {
-  run: {
-    running: boolean;
-    error: string | null;
-    runId: string | null;
-    notices: string[];
-    steps: {
-      version: number;
-      meanReturn: number;
-      metrics: { wMean: number; lagKl: number; entropy: number };
-    }[];
-    evals: { iteration: number; successTrain: number; suite: string | null }[];
-    viewing: string | null;
-    episodeTotals: { played: number; trained: number } | null;
-    settings: { startFrom: { runId: string; version: number } | null };
-    events: TimelineEvent[];
-    runs: { id: string; status: string; unconsumed: number; trajectories: number }[];
-    dashboard:
-      | (AdvisorFigures & {
-          version: number;
-          counters: {
-            interrupts: number;
-            requeues: number;
-            trainerRestarts: number;
-            trainedEpisodes: number;
-          };
-          faults: Fault[];
-          hindsight: { distinct: number };
-        })
-      | null;
-    session: {
-      fault(index: number, kind: string): number;
-      faultTrainer(): number;
-      pipeline: { inFlight: { episodes: number } | null };
-    } | null;
-    start(opts: {
-      settings?: Record<string, unknown>;
-      level?: string;
-      evalEvery?: number;
-      maxIterations?: number;
-    }): Promise<void>;
-    stop(): Promise<void>;
-    evaluateLatest(
-      level: string,
-    ): Promise<{ iteration: number; successTrain: number; successHeldOut: number | null }>;
-    race(samples: number): Promise<Leg[]>;
-    sweep(samples: number, etas: number[]): Promise<Leg[]>;
-    comparison: { legs: Leg[] } | null;
-    storedSeqs(runId?: string, which?: 'all' | 'unconsumed'): Promise<number[]>;
-    resume(runId: string): Promise<void>;
-    deleteStored(runId: string): Promise<void>;
-  };
-}
-type LabWindow = { __lab: Lab };
-interface Leg {
-  eta: number;
-  samplesPerSec: number;
-  trainerBusy: number;
-  meanStaleness: number;
-  success: { train: number; heldOut: number | null } | null;
-}
 
 // The trainer on wasm: these tests are about the pipeline's behaviour, not WebGPU speed.
 const QUERY = '?debug&backend=wasm&wcTimeout=3000';
 
-async function startRun(page: Page, settings: Record<string, unknown>): Promise<void> {
-  await page.evaluate((s) => {
-    void (window as unknown as LabWindow).__lab.run.start({ settings: s, evalEvery: 0 });
-  }, settings);
+async function startRun(page: Page, settings: RunOptions['settings']): Promise<void> {
+  await onLab(page, (l, s) => void l.run.start({ settings: s, evalEvery: 0 }), settings);
 }
 
 /** Waits until the run has published `version` (and has no error). */
 async function untilVersion(page: Page, version: number, timeout = 120_000): Promise<void> {
-  await page.waitForFunction(
-    (v) => {
-      const r = (window as unknown as LabWindow).__lab.run;
+  await untilLabWith(
+    page,
+    ([l, v]) => {
+      const r = l.run;
       if (r.error) throw new Error(`the run failed: ${r.error}`);
       return (r.dashboard?.version ?? -1) >= v;
     },
@@ -103,13 +34,10 @@ async function storedRun(page: Page, version: number): Promise<string | null> {
   await openReady(page, QUERY);
   await startRun(page, { eta: 2, workers: 1 });
   await untilVersion(page, version);
-  const runId = await page.evaluate(() => (window as unknown as LabWindow).__lab.run.runId);
-  await page.evaluate(() => (window as unknown as LabWindow).__lab.run.stop());
+  const runId = await onLab(page, (l) => l.run.runId);
+  await onLab(page, (l) => l.run.stop());
   return runId;
 }
-
-const lab = <T>(page: Page, f: (l: Lab) => T | Promise<T>): Promise<T> =>
-  page.evaluate(`(${f.toString()})(window.__lab)`) as Promise<T>;
 
 const isRollout = (e: TimelineEvent) =>
   e.lane.startsWith('rollout') && (e.kind === 'episode' || e.kind === 'generate');
@@ -120,13 +48,13 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
 }) => {
   await openReady(page, QUERY);
   await startRun(page, { eta: Infinity, workers: 2 });
-  await page.waitForFunction(
-    () => {
-      const r = (window as unknown as LabWindow).__lab.run;
+  await untilLab(
+    page,
+    (l) => {
+      const r = l.run;
       if (r.error) throw new Error(r.error);
       return (r.dashboard?.counters.interrupts ?? 0) > 0 && (r.dashboard?.version ?? 0) >= 4;
     },
-    null,
     { timeout: 120_000, polling: 250 },
   );
   await expect(page.getByTestId('pipe-interrupts')).not.toHaveText('0');
@@ -137,7 +65,7 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
   await expect(page.getByTestId('pipe-hindsight')).toHaveText(
     /^[1-9]\d* \([1-9]\d* tasks, [1-9]\d* posed\)$/,
   );
-  const events = await lab(page, (l) => l.run.events);
+  const events = await onLab(page, (l) => l.run.events);
   expect(maxVersionsInFlight(events)).toBeGreaterThan(1);
   // Rollout and training overlap in time: that is the point of the asynchronous pipeline.
   expect(overlapMs(events, isRollout, isTraining)).toBeGreaterThan(100);
@@ -145,10 +73,10 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
   // The timeline draws more than one version colour.
   await page.getByTestId('timeline-fit').click();
   expect(Number(await page.getByTestId('timeline').getAttribute('data-versions'))).toBeGreaterThan(1);
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
   await expect(page.getByTestId('run-error')).toHaveCount(0);
   // Stale tokens were sampled by older versions: w = π_prox / π_behav leaves 1 in some batch.
-  const steps = await lab(page, (l) => l.run.steps);
+  const steps = await onLab(page, (l) => l.run.steps);
   expect(Math.max(...steps.map((st) => Math.abs(st.metrics.wMean - 1)))).toBeGreaterThan(1e-4);
   // … and the lag chart's KL(π_behav ‖ π_prox) is above 0 there.
   expect(Math.max(...steps.map((st) => st.metrics.lagKl))).toBeGreaterThan(1e-6);
@@ -165,10 +93,10 @@ test('with η = 0 rollout and training never overlap', async ({ page }) => {
   await openReady(page, QUERY);
   await startRun(page, { eta: 0, workers: 2 });
   await untilVersion(page, 6);
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
   // The bottleneck advisor's verdict on the page is the one the stopped run's figures give, with
   // the run's own η (not the panel's).
-  const d = await lab(page, (l) => l.run.dashboard);
+  const d = await onLab(page, (l) => l.run.dashboard);
   if (!d) throw new Error('no dashboard after the run');
   expect(d.setup.eta).toBe(0);
   const backend = await page.getByTestId('backend').textContent();
@@ -178,7 +106,7 @@ test('with η = 0 rollout and training never overlap', async ({ page }) => {
   await expect(page.getByTestId('advisor')).toContainText(expected.reason);
   if (expected.bound === 'rollout-bound')
     await expect(page.getByTestId('advisor-tips')).toContainText('η = 0 is synchronous');
-  const events = await lab(page, (l) => l.run.events);
+  const events = await onLab(page, (l) => l.run.events);
   expect(events.filter(isTraining).length).toBeGreaterThanOrEqual(4);
   expect(events.filter(isRollout).length).toBeGreaterThanOrEqual(4);
   // Clocks of different threads agree to well under a millisecond.
@@ -200,38 +128,37 @@ test('a rollout worker that crashes or hangs is replaced and its work requeued; 
     [0, 'crash'],
     [1, 'hang'],
   ] as const) {
-    const before = await lab(page, (l) => l.run.storedSeqs());
-    const v = await lab(page, (l) => l.run.dashboard?.version ?? 0);
-    const injectedAt = await page.evaluate(
-      ([i, k]) => (window as unknown as LabWindow).__lab.run.session?.fault(i, k) ?? 0,
-      [index, kind] as const,
-    );
-    await page.waitForFunction(
-      (lane) =>
-        (window as unknown as LabWindow).__lab.run.dashboard?.faults.some(
-          (f) => f.lane === lane && f.replacedAt,
-        ),
+    const before = await onLab(page, (l) => l.run.storedSeqs());
+    const v = await onLab(page, (l) => l.run.dashboard?.version ?? 0);
+    const injectedAt = await onLab(page, (l, [i, k]) => l.run.session?.fault(i, k) ?? 0, [
+      index,
+      kind,
+    ] as const);
+    await untilLabWith(
+      page,
+      ([l, lane]) => l.run.dashboard?.faults.some((f) => f.lane === lane && f.replacedAt),
       `rollout-${index}`,
       { timeout: 30_000, polling: 100 },
     );
     await untilVersion(page, v + 3);
-    const fault = (await lab(page, (l) => l.run.dashboard?.faults ?? [])).find(
+    const fault = (await onLab(page, (l) => l.run.dashboard?.faults ?? [])).find(
       (f) => f.lane === `rollout-${index}`,
     );
     console.log(
       `${kind}: detected ${Math.round((fault?.detectedAt ?? 0) - injectedAt)} ms after the fault, replaced ${Math.round((fault?.replacedAt ?? 0) - (fault?.detectedAt ?? 0))} ms after that`,
     );
     expect(fault?.reason).toBe(kind === 'crash' ? 'crashed' : 'hung');
-    const after = await lab(page, (l) => l.run.storedSeqs());
+    const after = await onLab(page, (l) => l.run.storedSeqs());
     expect(before.filter((s) => !after.includes(s))).toEqual([]);
     // The new worker plays again: it finishes an episode started after its restart. The trainer
     // can publish three versions before the new worker's first episode ends (one optimiser step
     // a version), so this waits for that episode rather than reading the timeline once.
-    const events = await lab(page, (l) => l.run.events);
+    const events = await onLab(page, (l) => l.run.events);
     expect(events.some((e) => e.kind === 'restart' && e.lane === `rollout-${index}`)).toBe(true);
-    await page.waitForFunction(
-      (lane) => {
-        const r = (window as unknown as LabWindow).__lab.run;
+    await untilLabWith(
+      page,
+      ([l, lane]) => {
+        const r = l.run;
         if (r.error) throw new Error(`the run failed: ${r.error}`);
         const restart = r.events.find((e) => e.kind === 'restart' && e.lane === lane);
         return r.events.some(
@@ -243,7 +170,7 @@ test('a rollout worker that crashes or hangs is replaced and its work requeued; 
     );
   }
   await expect(page.getByTestId('pipe-replaced')).toHaveText('2');
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
 
@@ -253,35 +180,34 @@ test('a trainer that dies restarts from the newest version in IndexedDB and trai
   await openReady(page, QUERY);
   await startRun(page, { eta: 2, workers: 1 });
   await untilVersion(page, 3);
-  await page.evaluate(() => (window as unknown as LabWindow).__lab.run.session?.faultTrainer());
-  await page.waitForFunction(
-    () => ((window as unknown as LabWindow).__lab.run.dashboard?.counters.trainerRestarts ?? 0) >= 1,
-    null,
-    { timeout: 120_000, polling: 250 },
-  );
-  const restarted = await lab(page, (l) =>
+  await onLab(page, (l) => l.run.session?.faultTrainer());
+  await untilLab(page, (l) => (l.run.dashboard?.counters.trainerRestarts ?? 0) >= 1, {
+    timeout: 120_000,
+    polling: 250,
+  });
+  const restarted = await onLab(page, (l) =>
     l.run.events.find((e) => e.lane === 'trainer' && e.kind === 'restart'),
   );
   const from = Number(restarted?.meta?.fromVersion);
   expect(from).toBeGreaterThanOrEqual(3);
   await untilVersion(page, from + 3);
   // Versions after the restart follow on from the stored one, none skipped, none repeated.
-  const published = await lab(page, (l) =>
+  const published = await onLab(page, (l) =>
     l.run.events.filter((e) => e.lane === 'store' && e.kind === 'publish').map((e) => e.version),
   );
   const afterRestart = published.filter((v) => v > from);
   expect(afterRestart.slice(0, 3)).toEqual([from + 1, from + 2, from + 3]);
   expect(new Set(published).size).toBe(published.length);
   await expect(page.getByTestId('pipe-trainer-restarts')).toHaveText('1');
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 
   // A crash while Stop waits for the step in progress: Stop does not wait out the lost step
   // (it waited 120 s), and the page is left with a working trainer that a next run uses.
   await startRun(page, { eta: 2, workers: 1 });
   await untilVersion(page, 1);
-  const stopMs = await page.evaluate(async () => {
-    const run = (window as unknown as LabWindow).__lab.run;
+  const stopMs = await onLab(page, async (l) => {
+    const run = l.run;
     // While the trainer computes a step: Stop waits for that step, and the crash must release it.
     while (!run.session?.pipeline.inFlight) await new Promise((r) => setTimeout(r, 5));
     const t0 = performance.now();
@@ -294,13 +220,13 @@ test('a trainer that dies restarts from the newest version in IndexedDB and trai
   // The run restarted the trainer itself (no crash notice from the page's own restart), and it
   // recorded how the run ended although the fresh trainer never held it.
   await expect(page.getByTestId('trainer-notice')).toHaveCount(0);
-  const stoppedId = await lab(page, (l) => l.run.runId);
+  const stoppedId = await onLab(page, (l) => l.run.runId);
   await expect(page.getByTestId('run-list').locator('tr', { hasText: stoppedId ?? '' })).toContainText(
     'paused',
   );
   await startRun(page, { eta: 2, workers: 1 });
   await untilVersion(page, 1);
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
 
@@ -310,9 +236,9 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   await openReady(page, QUERY);
   await startRun(page, { eta: 4, workers: 2 });
   await untilVersion(page, 4);
-  const runId = await lab(page, (l) => l.run.runId);
-  const before = await lab(page, (l) => l.run.storedSeqs());
-  const stepsBefore = await lab(page, (l) => l.run.steps.map((s) => s.version));
+  const runId = await onLab(page, (l) => l.run.runId);
+  const before = await onLab(page, (l) => l.run.storedSeqs());
+  const stepsBefore = await onLab(page, (l) => l.run.steps.map((s) => s.version));
   expect(before.length).toBeGreaterThan(0);
   await page.reload();
   await openReady(page, QUERY);
@@ -323,15 +249,9 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   await expect(page.getByTestId('run-viewing')).toBeVisible();
   await expect(page.getByTestId('curriculum-level')).toHaveText('easy');
   await expect(row).toContainText('interrupted');
-  const stored = await page.evaluate(
-    (id) => (window as unknown as LabWindow).__lab.run.storedSeqs(id ?? undefined),
-    runId,
-  );
+  const stored = await onLab(page, (l, id) => l.run.storedSeqs(id ?? undefined), runId);
   expect(before.filter((s) => !stored.includes(s))).toEqual([]);
-  const unconsumed = await page.evaluate(
-    (id) => (window as unknown as LabWindow).__lab.run.storedSeqs(id ?? undefined, 'unconsumed'),
-    runId,
-  );
+  const unconsumed = await onLab(page, (l, id) => l.run.storedSeqs(id ?? undefined, 'unconsumed'), runId);
   expect(unconsumed.length).toBeGreaterThan(0);
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
   // The replay trains the stored groups first, the stalest first. Each published version marks
@@ -339,10 +259,14 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   await expect
     .poll(
       async () => {
-        const { error, left } = await page.evaluate(async (id) => {
-          const r = (window as unknown as LabWindow).__lab.run;
-          return { error: r.error, left: await r.storedSeqs(id ?? undefined, 'unconsumed') };
-        }, runId);
+        const { error, left } = await onLab(
+          page,
+          async (l, id) => {
+            const r = l.run;
+            return { error: r.error, left: await r.storedSeqs(id ?? undefined, 'unconsumed') };
+          },
+          runId,
+        );
         if (error) throw new Error(`the run failed: ${error}`);
         return unconsumed.filter((s) => left.includes(s));
       },
@@ -351,15 +275,15 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
     .toEqual([]);
   // The store marks a batch consumed before the main thread counts it, and the dashboard copies
   // the counters 4 times a second: read them once the dashboard shows a later version.
-  const shown = await lab(page, (l) => l.run.dashboard?.version ?? 0);
+  const shown = await onLab(page, (l) => l.run.dashboard?.version ?? 0);
   await untilVersion(page, shown + 1);
-  const resumed = await lab(page, (l) => ({
+  const resumed = await onLab(page, (l) => ({
     id: l.run.runId,
     steps: l.run.steps.map((s) => s.version),
     counters: l.run.dashboard?.counters,
     error: l.run.error,
   }));
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
   expect(resumed.error).toBeNull();
   expect(resumed.id).toBe(runId);
   // Its charts go on from the stored history (a reload may cut off the step being stored),
@@ -376,7 +300,7 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
     unconsumed.length - (resumed.counters?.staleDroppedEpisodes ?? 0),
   );
   expect(resumed.counters?.staleDroppedEpisodes ?? 0).toBeLessThan(unconsumed.length / 2);
-  const after = await lab(page, (l) => l.run.storedSeqs());
+  const after = await onLab(page, (l) => l.run.storedSeqs());
   expect(before.filter((s) => !after.includes(s))).toEqual([]);
 });
 
@@ -386,8 +310,8 @@ test('a Stop during a run’s start-up stops what the start-up built: nothing tr
   await openReady(page, QUERY);
   // Stop lands while the run opens its storage and resets the trainer. It used to find no session
   // to stop; the start-up then went on, and the run trained with no Stop to end it.
-  const stopped = await page.evaluate(async () => {
-    const r = (window as unknown as LabWindow).__lab.run;
+  const stopped = await onLab(page, async (l) => {
+    const r = l.run;
     const run = r.start({ settings: { eta: 2, workers: 1 }, evalEvery: 0 });
     const stopping = r.stop();
     const whileStopping = r.running;
@@ -398,9 +322,9 @@ test('a Stop during a run’s start-up stops what the start-up built: nothing tr
   expect(stopped).toMatchObject({ whileStopping: true, running: false, session: false, error: null });
   const runId = stopped.runId ?? '';
   expect(runId).not.toBe('');
-  const seqs = await lab(page, (l) => l.run.storedSeqs());
+  const seqs = await onLab(page, (l) => l.run.storedSeqs());
   await page.waitForTimeout(3_000);
-  expect(await lab(page, (l) => l.run.storedSeqs())).toEqual(seqs);
+  expect(await onLab(page, (l) => l.run.storedSeqs())).toEqual(seqs);
   await expect(page.getByTestId('run-start')).toBeEnabled();
   await expect(page.getByTestId('trainer-status')).toHaveText('ready');
   const row = page.getByTestId('run-list').locator('tr', { hasText: runId });
@@ -408,7 +332,7 @@ test('a Stop during a run’s start-up stops what the start-up built: nothing tr
   // The page trains the next run as usual.
   await startRun(page, { eta: 2, workers: 1 });
   await untilVersion(page, 1);
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
 });
 
 test('a run training in one tab can be neither resumed nor deleted in another; once stopped, it can', async ({
@@ -418,7 +342,7 @@ test('a run training in one tab can be neither resumed nor deleted in another; o
   await openReady(page, QUERY);
   await startRun(page, { eta: 2, workers: 1 });
   await untilVersion(page, 1);
-  const runId = (await lab(page, (l) => l.run.runId)) ?? '';
+  const runId = (await onLab(page, (l) => l.run.runId)) ?? '';
   const other = await context.newPage();
   try {
     await openReady(other, QUERY);
@@ -427,28 +351,32 @@ test('a run training in one tab can be neither resumed nor deleted in another; o
     await expect(other.locator(`[data-testid="run-resume"][data-run="${runId}"]`)).toHaveCount(0);
     await expect(other.locator(`[data-testid="run-delete"][data-run="${runId}"]`)).toBeDisabled();
     // Asked directly (a stale list, a script), the other tab refuses both and stores nothing.
-    await other.evaluate((id) => (window as unknown as LabWindow).__lab.run.deleteStored(id), runId);
+    await onLab(other, (l, id) => l.run.deleteStored(id), runId);
     await expect(other.getByTestId('run-error')).toContainText('training in another tab');
-    const refused = await other.evaluate(async (id) => {
-      const r = (window as unknown as LabWindow).__lab.run;
-      await r.resume(id);
-      return { error: r.error, running: r.running };
-    }, runId);
+    const refused = await onLab(
+      other,
+      async (l, id) => {
+        const r = l.run;
+        await r.resume(id);
+        return { error: r.error, running: r.running };
+      },
+      runId,
+    );
     expect(refused.running).toBe(false);
     expect(refused.error).toContain('training in another tab');
-    const version = await lab(page, (l) => l.run.dashboard?.version ?? 0);
+    const version = await onLab(page, (l) => l.run.dashboard?.version ?? 0);
     await untilVersion(page, version + 1); // the first tab trains on, its run intact
-    await lab(page, (l) => l.run.stop());
+    await onLab(page, (l) => l.run.stop());
     // The other tab's list follows without a reload (it said "training in another tab" until one).
     await expect(row.getByTestId('run-status')).toHaveText('paused');
     await expect(other.locator(`[data-testid="run-resume"][data-run="${runId}"]`)).toBeEnabled();
     await expect(other.locator(`[data-testid="run-delete"][data-run="${runId}"]`)).toBeEnabled();
     // And the first tab resuming it shows there too, again without a reload.
-    await page.evaluate((id) => void (window as unknown as LabWindow).__lab.run.resume(id), runId);
+    await onLab(page, (l, id) => void l.run.resume(id), runId);
     await expect(row.getByTestId('run-status')).toHaveText('training in another tab');
     await expect(other.locator(`[data-testid="run-resume"][data-run="${runId}"]`)).toHaveCount(0);
     await untilVersion(page, version + 2);
-    await lab(page, (l) => l.run.stop());
+    await onLab(page, (l) => l.run.stop());
     await expect(row.getByTestId('run-status')).toHaveText('paused');
   } finally {
     await other.close();
@@ -468,17 +396,17 @@ test('a full storage quota: old data is evicted with a visible notice, the run g
   await expect(page.getByTestId('run-notice').first()).toContainText('Storage was full', {
     timeout: 120_000,
   });
-  const v = await lab(page, (l) => l.run.dashboard?.version ?? 0);
+  const v = await onLab(page, (l) => l.run.dashboard?.version ?? 0);
   await untilVersion(page, v + 5);
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
   await expect(page.getByTestId('run-error')).toHaveCount(0);
   // Every sample the controller still holds for training is in the store, unconsumed (plus at most
   // the groups that finished while the run stopped: 2 workers × 2 slots × 4 episodes).
-  const held = await lab(page, (l) => l.run.dashboard?.buffered ?? -1);
-  const unconsumed = await lab(page, (l) => l.run.storedSeqs(undefined, 'unconsumed'));
+  const held = await onLab(page, (l) => l.run.dashboard?.buffered ?? -1);
+  const unconsumed = await onLab(page, (l) => l.run.storedSeqs(undefined, 'unconsumed'));
   expect(unconsumed.length).toBeGreaterThanOrEqual(held * 4);
   expect(unconsumed.length).toBeLessThanOrEqual(held * 4 + 16);
-  const events = await lab(page, (l) => l.run.events);
+  const events = await onLab(page, (l) => l.run.events);
   expect(events.some((e) => e.kind === 'evict' && e.meta?.reason === 'quota')).toBe(true);
 });
 
@@ -490,16 +418,16 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   await page.getByTestId('run-lora').selectOption({ label: 'LoRA, rank 4' });
   // LoRA on fresh weights: the panel says that it has nothing to adapt and what to do instead.
   await expect(page.getByTestId('run-lora-hint')).toContainText('start from');
-  await page.evaluate(() => {
-    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+  await onLab(page, (l) => {
+    void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
   });
   await untilVersion(page, 4);
   // Version 0 is the full base; every later version holds only the rank-4 adapters.
-  const policyBytes = (events: TimelineEvent[]) =>
+  const policyBytes = (events: readonly TimelineEvent[]) =>
     events
       .filter((e) => e.lane === 'store' && e.kind === 'publish')
       .map((e) => ({ version: e.version, bytes: Number(e.meta?.policyBytes) }));
-  const published = policyBytes(await lab(page, (l) => l.run.events));
+  const published = policyBytes(await onLab(page, (l) => l.run.events));
   const full = published.find((p) => p.version === 0)?.bytes ?? NaN;
   const adapters = published.filter((p) => p.version > 0).map((p) => p.bytes);
   expect(adapters.length).toBeGreaterThanOrEqual(4);
@@ -509,24 +437,17 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
     `${((adapters[0] ?? 0) / 1024).toFixed(1)} KB`,
   );
   // The rollout worker plays the merged weights of LoRA versions.
-  await page.waitForFunction(
-    () =>
-      (window as unknown as LabWindow).__lab.run.events.some(
-        (e) => e.lane.startsWith('rollout') && e.kind === 'episode' && e.version >= 2,
-      ),
-    null,
+  await untilLab(
+    page,
+    (l) => l.run.events.some((e) => e.lane.startsWith('rollout') && e.kind === 'episode' && e.version >= 2),
     { timeout: 60_000, polling: 250 },
   );
   // The evaluator merges a LoRA version into the run's base (not into whatever it held before).
-  await page.waitForFunction(
-    () => (window as unknown as LabWindow).__lab.run.evals.some((e) => e.iteration >= 2),
-    null,
-    { timeout: 120_000, polling: 250 },
-  );
-  const runId = await lab(page, (l) => l.run.runId);
-  await lab(page, (l) => l.run.stop());
-  const stoppedAt = await lab(page, (l) => l.run.dashboard?.version ?? -1);
-  expect(await lab(page, (l) => l.run.notices.filter((n) => /failed/.test(n)))).toEqual([]);
+  await untilLab(page, (l) => l.run.evals.some((e) => e.iteration >= 2), { timeout: 120_000, polling: 250 });
+  const runId = await onLab(page, (l) => l.run.runId);
+  await onLab(page, (l) => l.run.stop());
+  const stoppedAt = await onLab(page, (l) => l.run.dashboard?.version ?? -1);
+  expect(await onLab(page, (l) => l.run.notices.filter((n) => /failed/.test(n)))).toEqual([]);
   // Reload, then Resume: the trainer restores the adapters (and their Adam state) on the stored
   // base, and a fresh evaluator is handed the base with the first LoRA version it evaluates.
   await page.reload();
@@ -541,9 +462,10 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
     'with the settings it was started with (η = 2, decoupled PPO, LoRA, rank 4)',
   );
   await untilVersion(page, stoppedAt + 3);
-  await page.waitForFunction(
-    (v) => {
-      const r = (window as unknown as LabWindow).__lab.run;
+  await untilLabWith(
+    page,
+    ([l, v]) => {
+      const r = l.run;
       const failed = r.notices.find((n) => /evaluation failed/.test(n));
       if (failed) throw new Error(failed);
       return r.evals.some((e) => e.iteration >= v);
@@ -551,9 +473,9 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
     stoppedAt,
     { timeout: 120_000, polling: 250 },
   );
-  expect(await lab(page, (l) => l.run.notices.filter((n) => /failed/.test(n)))).toEqual([]);
-  const resumed = await lab(page, (l) => ({ id: l.run.runId, events: l.run.events, error: l.run.error }));
-  await lab(page, (l) => l.run.stop());
+  expect(await onLab(page, (l) => l.run.notices.filter((n) => /failed/.test(n)))).toEqual([]);
+  const resumed = await onLab(page, (l) => ({ id: l.run.runId, events: l.run.events, error: l.run.error }));
+  await onLab(page, (l) => l.run.stop());
   expect(resumed.error).toBeNull();
   expect(resumed.id).toBe(runId);
   const after = policyBytes(resumed.events.filter((e) => e.t0 >= resumedAt));
@@ -570,23 +492,24 @@ test('a new run starts from a stored run’s newest version, here with LoRA on i
 }) => {
   const first = await storedRun(page, 3);
   await page.getByTestId('run-start-from').selectOption(first ?? '');
-  const from = await lab(page, (l) => l.run.settings.startFrom);
+  const from = await onLab(page, (l) => l.run.settings.startFrom);
   expect(from?.runId).toBe(first);
   expect(from?.version).toBeGreaterThanOrEqual(3);
   await page.getByTestId('run-lora').selectOption({ label: 'LoRA, rank 4' });
   await expect(page.getByTestId('run-lora-hint')).toHaveCount(0); // it starts from a trained run
   await startRun(page, { eta: 2, workers: 1 });
-  await page.waitForFunction(
-    (id) => {
-      const r = (window as unknown as LabWindow).__lab.run;
+  await untilLabWith(
+    page,
+    ([l, id]) => {
+      const r = l.run;
       if (r.error) throw new Error(`the run failed: ${r.error}`);
       return r.runId !== id && r.steps.length >= 2;
     },
     first,
     { timeout: 120_000, polling: 250 },
   );
-  const second = await lab(page, (l) => l.run.runId);
-  await lab(page, (l) => l.run.stop());
+  const second = await onLab(page, (l) => l.run.runId);
+  await onLab(page, (l) => l.run.stop());
   expect(second).not.toBe(first);
   // The run list says where it started from (it read "LoRA, rank 4", as one from fresh weights).
   await expect(
@@ -636,7 +559,7 @@ test('the sync-vs-async race trains the same samples at η = 0, then asynchronou
   page,
 }) => {
   await openReady(page, QUERY);
-  const legs = await lab(page, (l) => l.run.race(64));
+  const legs = await onLab(page, (l) => l.run.race(64));
   await expect(page.getByTestId('run-error')).toHaveCount(0);
   expect(legs.map((g) => g.eta)).toEqual([0, 4]);
   for (const g of legs) {
@@ -650,14 +573,14 @@ test('the sync-vs-async race trains the same samples at η = 0, then asynchronou
     `${(async.samplesPerSec / sync.samplesPerSec).toFixed(2)}×`,
   );
   // Each leg is a stored run of its own.
-  await expect.poll(() => lab(page, (l) => l.run.runs.length)).toBeGreaterThanOrEqual(2);
+  await expect.poll(() => onLab(page, (l) => l.run.runs.length)).toBeGreaterThanOrEqual(2);
 });
 
 test('the staleness sweep trains the same samples at each η and shows staleness bounded by η', async ({
   page,
 }) => {
   await openReady(page, QUERY);
-  const legs = await lab(page, (l) => l.run.sweep(48, [0, 2, Infinity]));
+  const legs = await onLab(page, (l) => l.run.sweep(48, [0, 2, Infinity]));
   await expect(page.getByTestId('run-error')).toHaveCount(0);
   expect(legs.map((g) => g.eta)).toEqual([0, 2, Infinity]);
   const [sync, two, unbounded] = legs;
@@ -686,14 +609,10 @@ test('the staleness sweep trains the same samples at each η and shows staleness
   await expect(page.getByTestId('run-compare-stopped')).toHaveCount(0);
 
   // A sweep stopped in its second leg says so; the note about equal episodes at every η goes.
-  await page.evaluate(() => void (window as unknown as LabWindow).__lab.run.sweep(48, [0, 2, Infinity]));
-  await page.waitForFunction(
-    () => ((window as unknown as LabWindow).__lab.run.comparison?.legs.length ?? 0) >= 1,
-    null,
-    { timeout: 120_000 },
-  );
+  await onLab(page, (l) => void l.run.sweep(48, [0, 2, Infinity]));
+  await untilLab(page, (l) => (l.run.comparison?.legs.length ?? 0) >= 1, { timeout: 120_000 });
   await untilVersion(page, 1);
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
   await expect(page.getByTestId('run-compare-stopped')).toHaveText(
     "stopped during leg 2 of 3: that leg's run is in the run list, the legs after it did not run",
   );
@@ -725,20 +644,18 @@ test('a run on a large suite of the user’s own scores a sample of it, and its 
   await expect(page.getByTestId('run-tasks-hint')).toContainText(
     'and 19,992 more); the greedy evaluations score 512 of them',
   );
-  await page.evaluate(() => {
-    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+  await onLab(page, (l) => {
+    void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
   });
-  await page.waitForFunction(() => (window as unknown as LabWindow).__lab.run.evals.length >= 2, null, {
-    timeout: 120_000,
-  });
+  await untilLab(page, (l) => l.run.evals.length >= 2, { timeout: 120_000 });
   await expect(page.getByTestId('eval-sample')).toContainText("512 of the suite's 20,000 tasks");
   // The curriculum says what a level this size asks to promote: 0.7 × 10 000 tasks × 20 episodes.
   await expect(page.getByTestId('curriculum-size')).toContainText(
     'a level of 10,000 tasks needs at least 140,000 solved episodes to promote to medium',
   );
-  const evals = await lab(page, (l) => l.run.evals);
+  const evals = await onLab(page, (l) => l.run.evals);
   expect(evals[0]?.suite).toBe('big');
-  await lab(page, (l) => l.run.stop());
+  await onLab(page, (l) => l.run.stop());
 });
 
 test('a run trains on a suite of the user’s own tasks: its jobs pose only them, and Resume keeps them', async ({
@@ -771,28 +688,26 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
   await expect(page.getByTestId('run-tasks')).toHaveValue('my tasks');
   const mine = new Set(['triple-minus-two', 'double-plus-one']);
 
-  await page.evaluate(() => {
-    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+  await onLab(page, (l) => {
+    void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
   });
   await untilVersion(page, 4);
   // Both tasks are medium: the curriculum starts there, not at an easy level it has no task of.
   await expect(page.getByTestId('curriculum-level')).toHaveText('medium');
-  await page.waitForFunction(() => (window as unknown as LabWindow).__lab.run.evals.length > 0, null, {
-    timeout: 120_000,
-  });
+  await untilLab(page, (l) => l.run.evals.length > 0, { timeout: 120_000 });
   await expect(page.getByTestId('run-eval')).toContainText('on "my tasks" (training) and built-in held-out');
-  const posed = (events: TimelineEvent[]) =>
+  const posed = (events: readonly TimelineEvent[]) =>
     events
       .filter((e) => e.kind === 'episode' && e.lane.startsWith('rollout'))
       .map((e) => String(e.meta?.task))
       .filter((id) => !id.startsWith('hindsight:'));
-  const first = posed(await lab(page, (l) => l.run.events));
+  const first = posed(await onLab(page, (l) => l.run.events));
   expect(first.length).toBeGreaterThanOrEqual(4);
   expect(first.filter((id) => !mine.has(id))).toEqual([]);
   expect(new Set(first).size).toBe(2);
-  expect((await lab(page, (l) => l.run.evals))[0]?.suite).toBe('my tasks');
-  const runId = await lab(page, (l) => l.run.runId);
-  await lab(page, (l) => l.run.stop());
+  expect((await onLab(page, (l) => l.run.evals))[0]?.suite).toBe('my tasks');
+  const runId = await onLab(page, (l) => l.run.runId);
+  await onLab(page, (l) => l.run.stop());
 
   // Reload: the stored run names its tasks, and Resume trains on them (not the built-in ones).
   await page.reload();
@@ -802,9 +717,10 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
   // The resumed run's timeline starts with its stored history: this session's episodes come after.
   const resumedAt = await page.evaluate(() => performance.timeOrigin + performance.now());
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
-  await page.waitForFunction(
-    (since) => {
-      const r = (window as unknown as LabWindow).__lab.run;
+  await untilLabWith(
+    page,
+    ([l, since]) => {
+      const r = l.run;
       if (r.error) throw new Error(`the run failed: ${r.error}`);
       const fresh = r.events.filter(
         (e) => e.kind === 'episode' && e.lane.startsWith('rollout') && e.t0 >= since,
@@ -814,8 +730,8 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
     resumedAt,
     { timeout: 120_000, polling: 250 },
   );
-  const resumed = posed((await lab(page, (l) => l.run.events)).filter((e) => e.t0 >= resumedAt));
-  await lab(page, (l) => l.run.stop());
+  const resumed = posed((await onLab(page, (l) => l.run.events)).filter((e) => e.t0 >= resumedAt));
+  await onLab(page, (l) => l.run.stop());
   expect(resumed.length).toBeGreaterThan(0);
   expect(resumed.filter((id) => !mine.has(id))).toEqual([]);
   await expect(page.getByTestId('run-tasks')).toHaveValue('my tasks');
@@ -832,26 +748,22 @@ test('the tasks panel evaluates a stored run’s trained policy beside the basel
   // first), so that the trained policy and the untrained one differ in what they solve. On easy
   // alone: once the curriculum promotes, its evaluations score medium tasks, which this budget does
   // not learn (a CI run timed out so when the curriculum still promoted on 20 lucky episodes).
-  await page.evaluate(() => {
-    void (window as unknown as LabWindow).__lab.run.start({
-      settings: { eta: 2, workers: 1 },
-      level: 'easy',
-      evalEvery: 5,
-    });
+  await onLab(page, (l) => {
+    void l.run.start({ settings: { eta: 2, workers: 1 }, level: 'easy', evalEvery: 5 });
   });
-  await page.waitForFunction(
-    () => {
-      const r = (window as unknown as LabWindow).__lab.run;
+  await untilLab(
+    page,
+    (l) => {
+      const r = l.run;
       if (r.error) throw new Error(`the run failed: ${r.error}`);
       return r.evals.some((e) => e.successTrain >= 0.2);
     },
-    null,
     { timeout: 150_000, polling: 250 },
   );
-  const runId = await lab(page, (l) => l.run.runId);
-  await lab(page, (l) => l.run.stop());
+  const runId = await onLab(page, (l) => l.run.runId);
+  await onLab(page, (l) => l.run.stop());
   // The run's evaluator: greedy success of its newest version on the built-in easy tasks.
-  const point = await lab(page, (l) => l.run.evaluateLatest('easy'));
+  const point = await onLab(page, (l) => l.run.evaluateLatest('easy'));
   const easy = generateTasks(1).filter((t) => t.level === 'easy');
   const nTrain = easy.filter((t) => !t.heldOut).length;
   const nHeld = easy.length - nTrain;
@@ -895,16 +807,14 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
   page,
 }) => {
   await openReady(page, QUERY);
-  await page.evaluate(() => {
-    void (window as unknown as LabWindow).__lab.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+  await onLab(page, (l) => {
+    void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
   });
   await untilVersion(page, 6);
-  await page.waitForFunction(() => (window as unknown as LabWindow).__lab.run.evals.length >= 2, null, {
-    timeout: 120_000,
-  });
-  const runId = await lab(page, (l) => l.run.runId);
-  await lab(page, (l) => l.run.stop());
-  const shown = await lab(page, (l) => ({
+  await untilLab(page, (l) => l.run.evals.length >= 2, { timeout: 120_000 });
+  const runId = await onLab(page, (l) => l.run.runId);
+  await onLab(page, (l) => l.run.stop());
+  const shown = await onLab(page, (l) => ({
     steps: l.run.steps.map((s) => [s.version, s.meanReturn]),
     evals: l.run.evals.map((e) => [e.iteration, e.successTrain]),
     events: l.run.events.length,
@@ -922,14 +832,14 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
   await expect(page.getByTestId('run-viewing')).toContainText(
     `${runId}: ${count(shown.steps.length, 'version')}, ${count(shown.evals.length, 'evaluation')}, ${count(shown.events, 'timeline event')}`,
   );
-  const viewed = await lab(page, (l) => ({
+  const viewed = await onLab(page, (l) => ({
     steps: l.run.steps.map((s) => [s.version, s.meanReturn]),
     evals: l.run.evals.map((e) => [e.iteration, e.successTrain]),
     lastEvent: l.run.events.at(-1),
   }));
   expect(viewed).toEqual({ steps: shown.steps, evals: shown.evals, lastEvent: shown.lastEvent });
   // Its episode counts as stored with its newest version (not the empty live dashboard's zeros).
-  const viewedTotals = await lab(page, (l) => l.run.episodeTotals);
+  const viewedTotals = await onLab(page, (l) => l.run.episodeTotals);
   expect(viewedTotals?.trained).toBeGreaterThan(0);
   expect(viewedTotals?.played).toBeGreaterThanOrEqual(viewedTotals?.trained ?? Infinity);
   expect(viewedTotals?.played).toBeLessThanOrEqual(shown.totals?.played ?? 0);
@@ -946,13 +856,13 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
   await expect(page.getByTestId('run-viewing')).toHaveCount(0);
   const stoppedAt = Number(shown.steps.at(-1)?.[0]);
   await untilVersion(page, stoppedAt + 2);
-  const resumed = await lab(page, (l) => l.run.steps.map((s) => [s.version, s.meanReturn]));
+  const resumed = await onLab(page, (l) => l.run.steps.map((s) => [s.version, s.meanReturn]));
   // The hindsight pool came back with it: below its capacity it only grows, where a pool refilled
   // from two versions of programs would hold fewer tasks than seven versions had gathered.
-  const pool = await lab(page, (l) => l.run.dashboard?.hindsight.distinct ?? 0);
+  const pool = await onLab(page, (l) => l.run.dashboard?.hindsight.distinct ?? 0);
   // The episode counts go on from the stored ones, not from 0.
-  const resumedTotals = await lab(page, (l) => l.run.episodeTotals);
-  await lab(page, (l) => l.run.stop());
+  const resumedTotals = await onLab(page, (l) => l.run.episodeTotals);
+  await onLab(page, (l) => l.run.stop());
   expect(resumedTotals?.played).toBeGreaterThan(viewedTotals?.played ?? Infinity);
   expect(resumedTotals?.trained).toBeGreaterThan(viewedTotals?.trained ?? Infinity);
   expect(pool).toBeGreaterThanOrEqual(shown.pool);
@@ -965,7 +875,7 @@ test('Delete removes a stored run and everything of it, after a confirmation; di
   page,
 }) => {
   const runId = await storedRun(page, 3);
-  expect((await lab(page, (l) => l.run.storedSeqs())).length).toBeGreaterThan(0);
+  expect((await onLab(page, (l) => l.run.storedSeqs())).length).toBeGreaterThan(0);
   const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
   const del = page.locator(`[data-testid="run-delete"][data-run="${runId}"]`);
   page.once('dialog', (d) => void d.dismiss());
@@ -978,10 +888,7 @@ test('Delete removes a stored run and everything of it, after a confirmation; di
   await del.click();
   await expect(row).toHaveCount(0);
   await expect(page.getByTestId('run-notice').last()).toContainText(`Deleted ${runId}:`);
-  const left = await page.evaluate(
-    (id) => (window as unknown as LabWindow).__lab.run.storedSeqs(id ?? undefined),
-    runId,
-  );
+  const left = await onLab(page, (l, id) => l.run.storedSeqs(id ?? undefined), runId);
   expect(left).toEqual([]);
   // Nothing of it is left to show.
   await page.reload();

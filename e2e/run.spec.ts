@@ -1,19 +1,13 @@
 import { expect, test } from '@playwright/test';
+import { onLab } from './support/lab';
 import { expectNoSidewaysScroll, openReady } from './support/page';
-
-/** The part of the page's `?debug` hook (src/global.d.ts) this test calls. */
-type LabWindow = {
-  __lab?: { run: { start(opts: { maxIterations?: number; evalEvery?: number }): Promise<void> } };
-};
 
 // The trainer on wasm: this test is about the loop and the curriculum in the page, not WebGPU speed.
 test('a synchronous training run publishes versions and shows its curriculum, which can be turned off', async ({
   page,
 }) => {
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
-  await page.evaluate(() =>
-    (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 2, evalEvery: 2 }),
-  );
+  await onLab(page, (lab) => lab.run.start({ maxIterations: 2, evalEvery: 2 }));
   await expect(page.getByTestId('run-iteration')).toHaveText('2', { timeout: 120_000 });
   await expect(page.getByTestId('curriculum-level')).toHaveText('easy');
   // 2 batches of easy episodes: the rate is shown over every easy training task of the built-in suite.
@@ -37,7 +31,7 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   await expect(page.getByTestId('run-start')).toBeEnabled();
 
   await page.getByTestId('curriculum-toggle').uncheck();
-  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 1 }));
+  await onLab(page, (lab) => lab.run.start({ maxIterations: 1 }));
   await expect(page.getByTestId('curriculum-level')).toHaveText('off');
   await expect(page.getByTestId('run-iteration')).toHaveText('1', { timeout: 120_000 });
   await expect(page.getByTestId('run-error')).toHaveCount(0);
@@ -62,12 +56,12 @@ test('the learning-rate schedule chosen in the run panel reaches the trainer', a
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
   await expect(page.getByTestId('run-lr-schedule')).toHaveValue('600'); // the default
   await page.getByTestId('run-lr-schedule').selectOption({ label: 'halves every 300 versions' });
-  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 3 }));
+  await onLab(page, (lab) => lab.run.start({ maxIterations: 3 }));
   await expect(page.getByTestId('run-iteration')).toHaveText('3', { timeout: 120_000 });
   // The step that made version 3 trained from version 2: 3e-3 · 0.5^(2/300).
   await expect(page.getByTestId('run-lr')).toHaveText((3e-3 * 0.5 ** (2 / 300)).toExponential(2));
   await page.getByTestId('run-lr-schedule').selectOption({ label: 'constant' });
-  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 3 }));
+  await onLab(page, (lab) => lab.run.start({ maxIterations: 3 }));
   await expect(page.getByTestId('run-iteration')).toHaveText('3', { timeout: 120_000 });
   await expect(page.getByTestId('run-lr')).toHaveText('3.00e-3');
   await expect(page.getByTestId('run-error')).toHaveCount(0);
@@ -79,12 +73,12 @@ test('updates per batch chosen in the run panel reach the trainer: from the seco
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
   await expect(page.getByTestId('run-updates')).toHaveValue('1'); // the default
   // One update per batch: decoupled PPO's step starts at π_prox, so approx KL is exactly 0.
-  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 2 }));
+  await onLab(page, (lab) => lab.run.start({ maxIterations: 2 }));
   await expect(page.getByTestId('run-iteration')).toHaveText('2', { timeout: 120_000 });
   await expect(page.getByTestId('run-kl')).toHaveText('0');
   // Two: the second step has moved away from π_prox.
   await page.getByTestId('run-updates').selectOption('2');
-  await page.evaluate(() => (window as unknown as LabWindow).__lab?.run.start({ maxIterations: 2 }));
+  await onLab(page, (lab) => lab.run.start({ maxIterations: 2 }));
   await expect(page.getByTestId('run-iteration')).toHaveText('2', { timeout: 120_000 });
   await expect(page.getByTestId('run-kl')).not.toHaveText('0');
   expect(Number(await page.getByTestId('run-kl').textContent())).toBeGreaterThan(0);

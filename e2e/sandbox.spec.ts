@@ -1,36 +1,19 @@
 import { expect, test, type JSHandle, type Page } from '@playwright/test';
 import { HOST_ACCESS_CASES } from '../src/lib/sandbox/corpus';
+import { labHandle, untilLabExposed, type Lab } from './support/lab';
 import { workerMemoryBytes } from './support/memory';
-
-/** The parts of the page's `?debug` hook (src/global.d.ts) these tests call. */
-interface Outcome {
-  name: string;
-  problem: string | null;
-}
-interface SoakReport {
-  runs: number;
-  wrong: number;
-  wasmGrowthMb: number;
-}
-interface SandboxApi {
-  contract(kind: 'quickjs' | 'webcontainer'): Promise<Outcome[]>;
-  soak(runs: number): Promise<SoakReport>;
-}
-type LabWindow = { __lab?: { sandbox: { bridge: { api: SandboxApi } } } };
+import { crashWorker, keepWorkers } from './support/page';
 
 /** A handle on the page's sandbox worker API (comlink proxy). */
-function sandboxApi(page: Page): Promise<JSHandle<SandboxApi>> {
-  return page.evaluateHandle(() => {
-    const api = (window as unknown as LabWindow).__lab?.sandbox.bridge.api;
-    if (!api) throw new Error('open the page with ?debug');
-    return api;
-  });
+async function sandboxApi(page: Page): Promise<JSHandle<Lab['sandbox']['bridge']['api']>> {
+  const lab = await labHandle(page);
+  return lab.evaluateHandle((l) => l.sandbox.bridge.api);
 }
 
 /** Opens the page with the debug hook and a short WebContainer boot timeout (closed network here). */
 async function open(page: Page): Promise<void> {
   await page.goto('./?debug&wcTimeout=3000');
-  await page.waitForFunction(() => (window as unknown as LabWindow).__lab !== undefined);
+  await untilLabExposed(page);
 }
 
 test('the sandbox contract holds for QuickJS in a real browser worker', async ({ page }) => {
@@ -106,6 +89,7 @@ test('a sandbox worker that dies during a run ends the run with a message, and t
   // QuickJS's wasm is held back, so the first run is still waiting on its worker when it dies.
   let release = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
+  await keepWorkers(page);
   await page.route('**/emscripten-module-*.wasm', async (route) => {
     await held;
     await route.continue();
@@ -116,10 +100,7 @@ test('a sandbox worker that dies during a run ends the run with a message, and t
   await page.getByTestId('sandbox-inputs').fill('[1]');
   await page.getByTestId('sandbox-run').click();
   await expect(page.getByTestId('sandbox-run')).toBeDisabled();
-  await page.evaluate(() => {
-    const bridge = (window as unknown as LabWindow).__lab?.sandbox.bridge as unknown as { worker: Worker };
-    bridge.worker.dispatchEvent(new ErrorEvent('error', { message: 'injected crash' }));
-  });
+  await crashWorker(page, 'sandbox', 'injected crash');
   await expect(page.getByTestId('sandbox-error')).toContainText('sandbox worker crashed: injected crash');
   await expect(page.getByTestId('sandbox-run')).toBeEnabled();
   release();

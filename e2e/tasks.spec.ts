@@ -2,6 +2,7 @@ import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
 import { overlapMs } from '../src/lib/pipeline/metrics.ts';
 import { MARKS, maxVersionsInFlight, type MarkKind } from '../src/lib/pipeline/timeline-view.ts';
+import { onLab } from './support/lab';
 import { expectNoSidewaysScroll, keepWorkers, terminateWorker } from './support/page';
 
 /** A small valid suite: four easy tasks, all reachable by the brute-force search (≤ 3 tokens). */
@@ -395,17 +396,6 @@ async function writeEnv(page: Page, code: string): Promise<void> {
   await page.keyboard.insertText(code);
 }
 
-/** The part of the page's `?debug` hook (src/global.d.ts) the custom-environment test reads. */
-type CustomLab = {
-  __lab: {
-    customEnv: {
-      events: TimelineEvent[];
-      counters: { interrupts: number; staleDrops: number } | null;
-      history: { version: number }[];
-    };
-  };
-};
-
 /** Trains the custom environment with the panel's η, workers and iterations; returns its timeline. */
 async function trainCustomEnv(page: Page, eta: number, workers: number, iterations: number) {
   await page.getByTestId('env-eta').fill(String(eta));
@@ -414,10 +404,7 @@ async function trainCustomEnv(page: Page, eta: number, workers: number, iteratio
   await page.getByTestId('env-train').click();
   await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 150_000 });
   await expect(page.getByTestId('env-iterations')).toHaveText(`after ${iterations} iterations`);
-  return page.evaluate(() => {
-    const env = (window as unknown as CustomLab).__lab.customEnv;
-    return { events: env.events, counters: env.counters };
-  });
+  return onLab(page, (lab) => ({ events: lab.customEnv.events, counters: lab.customEnv.counters }));
 }
 
 const isRollout = (e: TimelineEvent) => e.lane.startsWith('rollout') && e.kind === 'episode';
@@ -610,9 +597,7 @@ test('a custom training interrupted by a reload resumes from its newest stored v
   await expect(page.getByTestId('env-report')).toBeVisible({ timeout: 150_000 });
   await expect(page.getByTestId('env-iterations')).toHaveText('after 24 iterations');
   // Its chart starts after the version it resumed from: no version trained twice.
-  const versions = await page.evaluate(() =>
-    (window as unknown as CustomLab).__lab.customEnv.history.map((h) => h.version),
-  );
+  const versions = await onLab(page, (lab) => lab.customEnv.history.map((h) => h.version));
   expect(versions[0]).toBe(from + 1);
   expect(versions.at(-1)).toBe(24);
   // One row, finished, with the baselines measured before the reload.

@@ -1,37 +1,18 @@
 import type { Browser, JSHandle, Page } from 'playwright-core';
-
-/** The part of the page's `?debug` state (`window.__lab`, see src/global.d.ts) the bench reads. */
-export interface LabState {
-  trainer: {
-    status: string;
-    error: string | null;
-    info: { backend: string; adapter: string | null } | null;
-    history: { ms: number }[];
-    firstStepAt: number | null;
-    train(steps: number): Promise<void>;
-  };
-}
+import { labHandle, untilTrainerSettled, type Lab } from '../support/lab.ts';
 
 /** A page of the app opened with `?debug`, and a handle on its `window.__lab`. */
 export interface LabPage {
   page: Page;
-  lab: JSHandle<LabState>;
+  lab: JSHandle<Lab>;
 }
 
 /** Opens the app with `?debug` and `query`, and waits until the trainer is ready or failed. */
 export async function openTrainer(browser: Browser, baseUrl: string, query = ''): Promise<LabPage> {
   const page = await browser.newPage();
   await page.goto(`${baseUrl}?debug${query ? `&${query}` : ''}`);
-  await page.waitForFunction(
-    () =>
-      ['ready', 'error'].includes((window as unknown as { __lab?: LabState }).__lab?.trainer.status ?? ''),
-    null,
-    { timeout: 180_000 },
-  );
-  const lab = (await page.evaluateHandle(
-    () => (window as unknown as { __lab: LabState }).__lab,
-  )) as JSHandle<LabState>;
-  return { page, lab };
+  await untilTrainerSettled(page, 180_000);
+  return { page, lab: await labHandle(page) };
 }
 
 /** Runs `steps` steps through the page and returns the ms of each step taken. */

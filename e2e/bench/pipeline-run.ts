@@ -8,35 +8,7 @@ import {
   stepThroughput,
 } from '../../src/lib/pipeline/metrics.ts';
 import { CpuSampler } from './cpu.ts';
-
-/** The part of the page's `?debug` state a pipeline run in the bench uses (src/lib/ui/run-state.svelte.ts). */
-export interface PipelineLab {
-  run: {
-    error: string | null;
-    steps: {
-      version: number;
-      episodes: number;
-      waitMs: number;
-      trainMs: number;
-      at: number;
-      staleness: number[];
-    }[];
-    events: TimelineEvent[];
-    dashboard: {
-      startedAt: number;
-      counters: {
-        trainedEpisodes: number;
-        generatedEpisodes: number;
-        trainerBusyMs: number;
-        interrupts: number;
-        staleDrops: number;
-        preemptions: number;
-      };
-    } | null;
-    start(opts: Record<string, unknown>): Promise<void>;
-    evaluateLatest(level: string): Promise<{ successTrain: number; successHeldOut: number | null }>;
-  };
-}
+import type { Lab, RunOptions } from '../support/lab.ts';
 
 /** What one run of the pipeline came to. */
 export interface PipelineFigures {
@@ -91,8 +63,8 @@ const round = (v: number, d = 3) => Math.round(v * 10 ** d) / 10 ** d;
  * samples the machine's busy cores meanwhile.
  */
 export async function runPipeline(
-  lab: JSHandle<PipelineLab>,
-  settings: Record<string, unknown>,
+  lab: JSHandle<Lab>,
+  settings: NonNullable<RunOptions['settings']>,
   samples: number,
   cpu?: CpuSampler,
 ): Promise<PipelineFigures> {
@@ -172,9 +144,9 @@ export async function runPipeline(
   const lanes = [...new Set(r.events.map((e) => e.lane).filter((l) => l.startsWith('rollout')))];
   const lat = adoptionLatencies(r.events, lanes);
   const stale = steps.flatMap((s) => s.staleness);
-  const eta = settings.eta as number;
+  const eta = settings.eta;
   return {
-    eta: Number.isFinite(eta) ? eta : null,
+    eta: eta !== undefined && Number.isFinite(eta) ? eta : null,
     loss: String(settings.loss ?? 'decoupled'),
     trainedEpisodes: trained,
     steps: steps.length,

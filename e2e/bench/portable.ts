@@ -1,12 +1,14 @@
+import type { Checkpoint, TensorEntry } from '../../src/lib/policy/weights.ts';
+
 /**
  * A weights checkpoint in a form `page.evaluate` can carry between the page and the bench
- * (an ArrayBuffer cannot cross; an array of numbers can). Shapes follow src/lib/policy/weights.ts.
+ * (an ArrayBuffer cannot cross; an array of numbers can).
  */
 export interface PortableCheckpoint {
-  format: string;
-  model: Record<string, number>;
+  format: Checkpoint['format'];
+  model: Checkpoint['model'];
   step: number;
-  entries: { name: string; shape: number[]; dtype: string; offset: number }[];
+  entries: TensorEntry[];
   values: number[];
 }
 

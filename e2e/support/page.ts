@@ -1,5 +1,12 @@
 import { expect, type Page } from '@playwright/test';
 
+declare global {
+  interface Window {
+    /** Every worker the page created, by name: set by `keepWorkers`. */
+    __keptWorkers?: { name: string; worker: Worker }[];
+  }
+}
+
 /** Opens the page (with optional query) and waits until the trainer worker is ready or failed. */
 export async function openReady(page: Page, query = ''): Promise<void> {
   await page.goto(`./${query}`);
@@ -45,7 +52,7 @@ export async function keepWorkers(page: Page): Promise<void> {
   await page.addInitScript(() => {
     const Native = window.Worker;
     const kept: { name: string; worker: Worker }[] = [];
-    Object.assign(window, { __keptWorkers: kept });
+    window.__keptWorkers = kept;
     window.Worker = class extends Native {
       constructor(url: string | URL, options?: WorkerOptions) {
         super(url, options);
@@ -58,10 +65,25 @@ export async function keepWorkers(page: Page): Promise<void> {
 /** Terminates the newest kept worker of that name (see `keepWorkers`); fails when there is none. */
 export async function terminateWorker(page: Page, name: string): Promise<void> {
   const found = await page.evaluate((n) => {
-    const kept = (window as unknown as { __keptWorkers?: { name: string; worker: Worker }[] }).__keptWorkers;
-    const w = kept?.filter((k) => k.name === n).at(-1);
+    const w = window.__keptWorkers?.filter((k) => k.name === n).at(-1);
     w?.worker.terminate();
     return w !== undefined;
   }, name);
+  expect(found, `a worker named ${name}`).toBe(true);
+}
+
+/**
+ * Makes the newest kept worker of that name (see `keepWorkers`) report an uncaught error, as a
+ * worker that crashed does; fails when there is none.
+ */
+export async function crashWorker(page: Page, name: string, message: string): Promise<void> {
+  const found = await page.evaluate(
+    ([n, m]) => {
+      const w = window.__keptWorkers?.filter((k) => k.name === n).at(-1);
+      w?.worker.dispatchEvent(new ErrorEvent('error', { message: m }));
+      return w !== undefined;
+    },
+    [name, message] as const,
+  );
   expect(found, `a worker named ${name}`).toBe(true);
 }

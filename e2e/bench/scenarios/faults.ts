@@ -1,26 +1,6 @@
-import type { JSHandle } from 'playwright-core';
 import type { Scenario } from '../harness.ts';
 import { median } from '../harness.ts';
 import { openLab } from './pipeline.ts';
-
-/** A fault as the pool records it (src/lib/pipeline/worker-pool.ts `FaultRecord`). */
-interface Fault {
-  lane: string;
-  reason: 'crashed' | 'hung';
-  detectedAt: number;
-  replacedAt: number | null;
-}
-
-/** The part of the page's `?debug` state this scenario uses. */
-interface FaultLab {
-  run: {
-    error: string | null;
-    dashboard: { version: number; faults: Fault[] } | null;
-    session: { fault(index: number, kind: 'crash' | 'hang'): number } | null;
-    start(opts: Record<string, unknown>): Promise<void>;
-    stop(): Promise<void>;
-  };
-}
 
 const round = (x: number) => Math.round(x);
 
@@ -31,8 +11,7 @@ const scenario: Scenario = {
   async run({ baseUrl, launch, options, log }) {
     const rounds = Number(options.rounds?.[0] ?? 3);
     const workers = Number(options.workers?.[0] ?? 3);
-    const { lab: handle, close } = await openLab(launch, baseUrl, options.backend?.[0]);
-    const lab = handle as unknown as JSHandle<FaultLab>;
+    const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
     const untilVersion = async (v: number) => {
       const deadline = Date.now() + 120_000;
       for (;;) {
@@ -54,7 +33,7 @@ const scenario: Scenario = {
       for (let i = 0; i < 2 * rounds; i++) {
         const kind = i % 2 === 0 ? 'crash' : 'hang';
         const index = i % workers;
-        const before = (await lab.evaluate((l) => l.run.dashboard?.faults.length ?? 0)) as number;
+        const before = await lab.evaluate((l) => l.run.dashboard?.faults.length ?? 0);
         const at = await lab.evaluate((l, [n, k]) => l.run.session?.fault(n, k) ?? 0, [index, kind] as const);
         injected.push({ kind, lane: `rollout-${index}`, at });
         // Its replacement is ready, then the run goes on for a few versions before the next fault.
@@ -69,11 +48,11 @@ const scenario: Scenario = {
           if (Date.now() > deadline) throw new Error(`${kind} of rollout-${index} not replaced in 60 s`);
           await new Promise((r) => setTimeout(r, 100));
         }
-        const v = (await lab.evaluate((l) => l.run.dashboard?.version ?? 0)) as number;
+        const v = await lab.evaluate((l) => l.run.dashboard?.version ?? 0);
         await untilVersion(v + 3);
         log(`${kind} of rollout-${index} handled`);
       }
-      const faults = (await lab.evaluate((l) => l.run.dashboard?.faults ?? [])) as Fault[];
+      const faults = await lab.evaluate((l) => l.run.dashboard?.faults ?? []);
       await lab.evaluate((l) => l.run.stop());
       // Each injected fault is the first record of its lane after it was injected.
       const matched = injected.map((x) => {

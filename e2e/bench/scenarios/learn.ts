@@ -5,46 +5,8 @@ import { DEFAULT_LORA } from '../../../src/lib/policy/lora.ts';
 import { PolicyTrainer } from '../../../src/lib/policy/trainer.ts';
 import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
 import type { Scenario } from '../harness.ts';
-import { TRAINED_POLICY, type PortableCheckpoint } from '../portable.ts';
-
-/** The part of the page's `?debug` state this scenario uses (src/lib/ui/run-state.svelte.ts). */
-interface LearnLab {
-  trainer: {
-    status: string;
-    error: string | null;
-    info: { backend: string } | null;
-    api: {
-      exportMerged(): Promise<{
-        format: string;
-        model: Record<string, number>;
-        step: number;
-        params: { entries: PortableCheckpoint['entries']; data: ArrayBuffer };
-      }>;
-    };
-  };
-  run: {
-    running: boolean;
-    error: string | null;
-    steps: { episodes: number; meanReturn: number; success: number }[];
-    evals: { seconds: number; episodes: number; successTrain: number; successHeldOut: number | null }[];
-    dashboard: { counters: { generatedEpisodes: number; trainedEpisodes: number } } | null;
-    start(opts: {
-      level?: string;
-      evalEvery?: number;
-      maxIterations?: number;
-      run?: Record<string, unknown>;
-      learningRate?: number;
-      settings?: Record<string, unknown>;
-    }): Promise<void>;
-    stop(): Promise<void>;
-    runId: string | null;
-    refreshRuns(): Promise<void>;
-    runs: { id: string; latestVersion: number }[];
-    evaluationsDone(): Promise<void>;
-    metrics: { step: number } | null;
-    evaluateLatest(level: string): Promise<{ successTrain: number; successHeldOut: number | null }>;
-  };
-}
+import { TRAINED_POLICY } from '../portable.ts';
+import { labHandle, untilTrainerSettled, type Lab, type RunOptions } from '../../support/lab.ts';
 
 const round = (v: number | null | undefined, d = 3) =>
   v === null || v === undefined ? null : Math.round(v * 10 ** d) / 10 ** d;
@@ -68,9 +30,9 @@ async function bytesPerVersion(): Promise<{ full: number; lora: number; loraRank
  * and held-out tasks.
  */
 async function compareEstimators(
-  lab: JSHandle<LearnLab>,
+  lab: JSHandle<Lab>,
   iterations: number,
-  settings: Record<string, unknown>,
+  settings: NonNullable<RunOptions['settings']>,
   log: (line: string) => void,
 ): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
@@ -122,23 +84,14 @@ const scenario: Scenario = {
     try {
       const page = await browser.newPage();
       await page.goto(`${baseUrl}?debug&wcTimeout=1${backend ? `&backend=${backend}` : ''}`);
-      await page.waitForFunction(
-        () =>
-          ['ready', 'error'].includes(
-            (window as unknown as { __lab?: LearnLab }).__lab?.trainer.status ?? '',
-          ),
-        null,
-        { timeout: 180_000 },
-      );
-      const lab = (await page.evaluateHandle(
-        () => (window as unknown as { __lab: LearnLab }).__lab,
-      )) as JSHandle<LearnLab>;
+      await untilTrainerSettled(page, 180_000);
+      const lab = await labHandle(page);
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
       // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N`, `--lora R`, `--pretrain S`,
       // `--hindsight N` (relabelled episodes per batch, 0: off), `--lrHalfLife N`, `--valueWindow N`
       // override the defaults.
-      const run: Record<string, unknown> = {};
+      const run: NonNullable<RunOptions['run']> = {};
       // `--poolCapacity N`: the hindsight pool's window (relabelled programs kept);
       // `--mutations N`: one-token variants relabelled beside each program.
       if (options.hindsight?.[0] || options.poolCapacity?.[0] || options.mutations?.[0])
@@ -149,10 +102,15 @@ const scenario: Scenario = {
           ...(options.mutations?.[0] ? { mutations: Number(options.mutations[0]) } : {}),
         };
       if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
-      if (options.estimator?.[0]) run.estimator = options.estimator[0];
+      if (options.estimator?.[0]) {
+        const name = options.estimator[0];
+        const estimator = (['rloo', 'grpo', 'gae'] as const).find((e) => e === name);
+        if (!estimator) throw new Error(`--estimator takes rloo, grpo or gae, not ${name}`);
+        run.estimator = estimator;
+      }
       if (options.lrHalfLife?.[0]) run.lrHalfLife = Number(options.lrHalfLife[0]);
       if (options.valueWindow?.[0]) run.valueWindow = Number(options.valueWindow[0]);
-      const settings: Record<string, unknown> = {};
+      const settings: NonNullable<RunOptions['settings']> = {};
       if (options.eta?.[0]) settings.eta = options.eta[0] === 'inf' ? Infinity : Number(options.eta[0]);
       if (options.workers?.[0]) settings.workers = Number(options.workers[0]);
       // `--lora R`: train rank-R adapters (alpha 2R, as the run panel) on a frozen base.

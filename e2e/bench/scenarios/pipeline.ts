@@ -1,33 +1,22 @@
 import type { JSHandle } from 'playwright-core';
 import type { Scenario } from '../harness.ts';
 import { CpuSampler } from '../cpu.ts';
-import { runPipeline, type PipelineLab } from '../pipeline-run.ts';
+import { runPipeline } from '../pipeline-run.ts';
+import { labHandle, untilTrainerSettled, type Lab } from '../../support/lab.ts';
 
 /** Opens the app with `?debug` (and `--backend`), waits for the trainer; returns a handle on `window.__lab`. */
 export async function openLab(
   launch: Parameters<Scenario['run']>[0]['launch'],
   baseUrl: string,
   backend: string | undefined,
-): Promise<{ lab: JSHandle<PipelineLab>; close: () => Promise<void> }> {
+): Promise<{ lab: JSHandle<Lab>; close: () => Promise<void> }> {
   const browser = await launch();
   const page = await browser.newPage();
   await page.goto(`${baseUrl}?debug&wcTimeout=1${backend ? `&backend=${backend}` : ''}`);
-  await page.waitForFunction(
-    () => {
-      const t =
-        (window as unknown as { __lab?: { trainer: { status: string } } }).__lab?.trainer.status ?? '';
-      return t === 'ready' || t === 'error';
-    },
-    null,
-    { timeout: 180_000 },
-  );
-  const error = await page.evaluate(
-    () => (window as unknown as { __lab: { trainer: { error: string | null } } }).__lab.trainer.error,
-  );
+  await untilTrainerSettled(page, 180_000);
+  const lab = await labHandle(page);
+  const error = await lab.evaluate((l) => l.trainer.error);
   if (error) throw new Error(`trainer failed to start: ${error}`);
-  const lab = (await page.evaluateHandle(
-    () => (window as unknown as { __lab: PipelineLab }).__lab,
-  )) as JSHandle<PipelineLab>;
   return { lab, close: () => browser.close() };
 }
 

@@ -1,34 +1,13 @@
 import { readFileSync } from 'node:fs';
-import type { JSHandle } from 'playwright-core';
+import type { JsonValue } from '../../../src/lib/sandbox/types.ts';
+import { labHandle, untilLabExposed } from '../../support/lab.ts';
 import { workerMemoryBytes } from '../../support/memory.ts';
 import type { Scenario } from '../harness.ts';
 
 /** One line of a `--programs FILE`: a program and its inputs. */
 interface ProgramLine {
   code: string;
-  inputs: unknown[];
-}
-
-interface SoakReport {
-  runs: number;
-  wrong: number;
-  runsPerSec: number;
-  p50Ms: number;
-  p99Ms: number;
-  wasmGrowthMb: number;
-}
-
-interface RunResult {
-  ok: boolean;
-  outputs?: unknown[];
-  error?: { kind: string };
-  ms: number;
-}
-
-interface SandboxApi {
-  soak(runs: number): Promise<SoakReport>;
-  timeoutOvershoot(runs: number, deadlineMs: number): Promise<number[]>;
-  runBatch(requests: ProgramLine[]): Promise<RunResult[]>;
+  inputs: JsonValue[];
 }
 
 /** Reads a JSON-lines file of programs; throws naming the first bad line. */
@@ -66,12 +45,8 @@ const scenario: Scenario = {
     try {
       const page = await browser.newPage();
       await page.goto(`${baseUrl}?debug&wcTimeout=1`);
-      await page.waitForFunction(() => (window as unknown as { __lab?: unknown }).__lab !== undefined);
-      const api = (await page.evaluateHandle(
-        () =>
-          (window as unknown as { __lab: { sandbox: { bridge: { api: SandboxApi } } } }).__lab.sandbox.bridge
-            .api,
-      )) as JSHandle<SandboxApi>;
+      await untilLabExposed(page);
+      const api = await (await labHandle(page)).evaluateHandle((l) => l.sandbox.bridge.api);
       await api.evaluate((a) => a.soak(500)); // warm-up: wasm compile, JIT
       const before = await workerMemoryBytes(page, 'sandbox.worker');
       const soak = await api.evaluate((a) => a.soak(10_000));
@@ -90,7 +65,11 @@ const scenario: Scenario = {
         'sandbox.heapGrowthMb': round((jsGrowthMb ?? 0) + soak.wasmGrowthMb),
       };
       if (programs) {
-        const results = await api.evaluate((a, reqs) => a.runBatch(reqs), programs);
+        // Sent as JSON text: Playwright's argument types cannot unfold the recursive JSON value type.
+        const results = await api.evaluate(
+          (a, text) => a.runBatch(JSON.parse(text)),
+          JSON.stringify(programs),
+        );
         result['sandbox.programs'] = results.map((r) => ({
           kind: r.ok ? 'ok' : (r.error?.kind ?? 'internal'),
           ms: round(r.ms, 3),

@@ -16,7 +16,7 @@ const scenario: Scenario = {
     const rows: Record<string, unknown>[] = [];
     try {
       for (const eta of etas) {
-        for (const loss of ['ppo', 'decoupled']) {
+        for (const loss of ['ppo', 'decoupled'] as const) {
           const f = await runPipeline(lab, { eta, loss, workers }, samples);
           log(`η = ${eta}, ${loss}: ${JSON.stringify(f)}`);
           rows.push({

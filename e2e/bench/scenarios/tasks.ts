@@ -1,30 +1,10 @@
 import { readFileSync } from 'node:fs';
-import type { JSHandle } from 'playwright-core';
-import {
-  agentFigures,
-  type EvalProgress,
-  type EvalRow,
-  type EvalTask,
-} from '../../../src/lib/env/evaluate.ts';
+import { agentFigures, type EvalRow, type EvalTask } from '../../../src/lib/env/evaluate.ts';
 import { generateTasks } from '../../../src/lib/env/families.ts';
 import { parseSuite } from '../../../src/lib/env/suite.ts';
 import type { Scenario } from '../harness.ts';
 import { TRAINED_POLICY, type PortableCheckpoint } from '../portable.ts';
-
-/** The part of the page's `?debug` state this scenario uses (src/lib/ui/tasks-state.svelte.ts). */
-interface TasksLab {
-  tasks: {
-    progress: EvalProgress | null;
-    backend: string | null;
-    evaluateTasks(
-      tasks: EvalTask[],
-      agents: string[],
-      samples: number,
-      bruteMaxRuns?: number,
-    ): Promise<EvalRow[]>;
-    loadPolicy(checkpoint: unknown): Promise<void>;
-  };
-}
+import { labHandle, untilLabExposed, type Lab } from '../../support/lab.ts';
 
 /** The built-in suite (seed 1, with its split), or a suite file whose tasks all count as held-out. */
 export function benchTasks(file: string | undefined): { tasks: EvalTask[]; source: string } {
@@ -55,10 +35,8 @@ const scenario: Scenario = {
       const page = await browser.newPage();
       // The trainer on wasm: this scenario measures evaluation, not the trainer's startup.
       await page.goto(`${baseUrl}?debug&backend=wasm&wcTimeout=1`);
-      await page.waitForFunction(() => (window as unknown as { __lab?: unknown }).__lab !== undefined);
-      const lab = (await page.evaluateHandle(
-        () => (window as unknown as { __lab: TasksLab }).__lab,
-      )) as JSHandle<TasksLab>;
+      await untilLabExposed(page);
+      const lab = await labHandle(page);
       const timer = setInterval(() => {
         void lab
           .evaluate((l) => l.tasks.progress)
@@ -80,7 +58,12 @@ const scenario: Scenario = {
           trained,
         );
       }
-      const agents = ['random', 'untrained', 'bruteforce', ...(trained ? ['policy'] : [])];
+      const agents: Parameters<Lab['tasks']['evaluateTasks']>[1] = [
+        'random',
+        'untrained',
+        'bruteforce',
+        ...(trained ? (['policy'] as const) : []),
+      ];
       const t0 = performance.now();
       let rows: EvalRow[];
       try {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runContract } from './contract';
 import { CONTRACT } from './corpus';
 import { MIN_POLLS, interruptReason, type QuickJSSandbox } from './quickjs';
@@ -11,6 +11,16 @@ beforeAll(async () => {
   sandbox = await createNodeQuickJS();
 });
 afterAll(() => sandbox.dispose());
+afterEach(() => vi.restoreAllMocks());
+
+/**
+ * A fake `performance.now()` that moves 1 ms at every reading: a run's `ms` then counts the
+ * sandbox's own clock checks (about one per 10 000 bytecode steps), not the machine's load.
+ */
+function steppingClock(): void {
+  let t = 0;
+  vi.spyOn(performance, 'now').mockImplementation(() => (t += 1));
+}
 
 describe('QuickJS sandbox contract (node)', () => {
   it.each(CONTRACT.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
@@ -19,6 +29,7 @@ describe('QuickJS sandbox contract (node)', () => {
   });
 
   it('stops an infinite loop close to its deadline', async () => {
+    steppingClock();
     const r = await sandbox.run({
       code: 'const f = () => { for (;;) {} }',
       inputs: [0],
@@ -42,6 +53,7 @@ describe('QuickJS sandbox contract (node)', () => {
   it('stops a promise job that queues itself, and the next run is not slowed by what it left', async () => {
     // QuickJS goes on with the job queue after an interrupt inside a job: drained in one call,
     // this run never returned and hung its worker.
+    steppingClock();
     const r = await sandbox.run({
       code: 'const f = (x) => { Promise.resolve().then(function g() { Promise.resolve().then(g); for (let i = 0; i < 1e4; i++); }); return x; }',
       inputs: [1],
