@@ -1,68 +1,80 @@
+import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import type { RunRecord } from '../storage/db';
-import { trainingLock, trainingOf } from './custom-env-state.svelte';
+import type { CustomTrainerPort } from '../run/custom-run';
+import { openLabDb, type MlpWeightsRecord, type RunRecord } from '../storage/db';
+import { CustomEnvState } from './custom-env-state.svelte';
 
-const run = (over: Partial<RunRecord>): RunRecord => ({
-  id: 'custom-a',
+const unused = () => Promise.reject(new Error('not called here'));
+
+/** A trainer that other work holds: the panel must not train with it. */
+const busyTrainer: CustomTrainerPort = {
+  status: 'busy',
+  api: {
+    initCustom: unused,
+    resumeCustom: unused,
+    exportCustomPolicy: unused,
+    trainCustom: unused,
+    publishCustom: unused,
+    stats: unused,
+  },
+  onCrash: () => () => undefined,
+  restart: async () => undefined,
+};
+
+const stored = (id: string, createdAt: number): RunRecord => ({
+  id,
   name: 'custom environment',
-  createdAt: 5,
-  updatedAt: 6,
+  createdAt,
+  updatedAt: createdAt,
   status: 'finished',
-  latestVersion: 12,
-  config: { eta: 2, workers: 3, iterations: 40, code: 'spec = {}' },
+  latestVersion: 4,
+  config: { eta: 1, workers: 1, iterations: 8, code: `// ${id}` },
   kind: 'custom',
-  ...over,
 });
 
-describe('a stored custom training as a row of the trainings table', () => {
-  it('says how it ended: finished, failed, training here or in another tab, or interrupted by a closed page', () => {
-    const result = { randomReturn: 20, untrainedReturn: 21, trainedReturn: 180 };
-    expect(trainingOf(run({ result }), null)).toEqual({
-      runId: 'custom-a',
-      startedAt: 5,
-      status: 'finished',
-      eta: 2,
-      workers: 3,
-      iterations: 12,
-      asked: 40,
-      result,
-      code: 'spec = {}',
-      config: { eta: 2, workers: 3, iterations: 40, code: 'spec = {}' },
-      seconds: 0,
-      nextJobId: 0,
-      counters: {},
-      resumable: true, // 12 of 40: stopped short
-    });
-    expect(trainingOf(run({ status: 'failed' }), null).status).toBe('failed');
-    expect(trainingOf(run({ status: 'running' }), 'custom-a').status).toBe('running');
-    // Left 'running' by a page that closed while it trained.
-    expect(trainingOf(run({ status: 'running' }), 'custom-b').status).toBe('interrupted');
-    // Another tab trains it: that tab holds its lock.
-    expect(trainingOf(run({ status: 'running' }), null, [trainingLock('custom-a')]).status).toBe('elsewhere');
-    expect(trainingOf(run({ status: 'running' }), null, [trainingLock('custom-b')]).status).toBe(
-      'interrupted',
-    );
+const version = (runId: string, v: number): MlpWeightsRecord => ({
+  runId,
+  version: v,
+  createdAt: 0,
+  metrics: {},
+  milestone: false,
+  checkpoint: {
+    format: 'sandbox-rl-lab/mlp@1',
+    mlp: { inputs: 1, hidden: 1, actions: 2 },
+    params: { entries: [], data: new ArrayBuffer(0) },
+    step: v,
+  },
+});
+
+describe('the custom environment panel’s state', () => {
+  it('says why Train does nothing while the trainer is held, and stays idle', async () => {
+    const env = new CustomEnvState(busyTrainer);
+    await env.train();
+    expect(env.error).toBe('the trainer is busy; wait until it is ready');
+    expect([env.training, env.stopping, env.phase, env.trainerStatus]).toEqual([false, false, null, 'busy']);
   });
 
-  it('reads what its settings lack as unknown rather than failing', () => {
-    const t = trainingOf(run({ config: {}, latestVersion: -1 }), null);
-    expect([t.eta, t.asked, t.iterations, t.code, t.resumable]).toEqual([NaN, NaN, 0, '', false]);
-  });
-
-  it('can be resumed when it stopped short of its iterations and nothing trains it now', () => {
-    const at = (over: Partial<RunRecord>, current: string | null = null, locked: string[] = []) =>
-      trainingOf(run(over), current, locked).resumable;
-    expect(at({ status: 'running', progress: { seconds: 7 } })).toBe(true); // interrupted
-    expect(trainingOf(run({ progress: { seconds: 7, nextJobId: 31 } }), null)).toMatchObject({
-      seconds: 7,
-      nextJobId: 31,
-    });
-    expect(at({ status: 'failed' })).toBe(true);
-    expect(at({ status: 'running', latestVersion: 0 })).toBe(true); // closed before its first update
-    expect(at({ latestVersion: 40 })).toBe(false); // it trained all it was asked
-    expect(at({ status: 'running' }, 'custom-a')).toBe(false); // training here now
-    expect(at({ status: 'running' }, null, [trainingLock('custom-a')])).toBe(false); // and in another tab
-    expect(at({ latestVersion: -1 })).toBe(false); // no stored version
-    expect(at({ config: { eta: 2, workers: 3, iterations: 40 } })).toBe(false); // its code is not stored
+  it('lists the stored trainings, puts one’s code in the editor, resumes or deletes it by its row', async () => {
+    const db = await openLabDb();
+    await db.put('runs', stored('custom-b', 20));
+    await db.put('runs', stored('custom-a', 10));
+    for (const v of [0, 4]) await db.put('weights', version('custom-a', v));
+    db.close();
+    const env = new CustomEnvState(busyTrainer);
+    await env.loadTrainings();
+    expect(env.trainings.map((t) => [t.runId, t.status, t.resumable])).toEqual([
+      ['custom-a', 'finished', true],
+      ['custom-b', 'finished', true],
+    ]);
+    env.useCode('custom-b');
+    expect([env.code, env.notice]).toEqual([
+      '// custom-b',
+      'The editor now holds the code training 2 trained on.',
+    ]);
+    await env.resume('custom-a');
+    expect(env.error).toBe('the trainer is busy; wait until it is ready');
+    await env.deleteTraining('custom-a');
+    expect(env.notice).toBe('Deleted training 1 and its 2 stored versions.');
+    expect(env.trainings.map((t) => t.runId)).toEqual(['custom-b']);
   });
 });

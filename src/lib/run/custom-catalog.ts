@@ -1,0 +1,213 @@
+import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
+import type { CustomRunResult, LabDB, RunProgress, RunRecord } from '../storage/db';
+import { deleteRun, listRuns, setRunStatus } from '../storage/weights-store';
+
+// The custom environment's stored trainings (runs of kind 'custom'): the table's rows, the locks a
+// training holds while a tab trains it, a resume as stored, deletion, and how a training's end is
+// stored.
+
+/** A stored training of the panel (a run of kind 'custom'), for the comparison table. */
+export interface CustomTraining {
+  runId: string;
+  startedAt: number;
+  /**
+   * finished: measured after its last update (asked for, or a Stop); failed: ended by an error (a
+   * crashed worker too); interrupted: the page closed while it trained; running: this page's, now;
+   * elsewhere: another tab of the page trains it now (it holds the training's lock).
+   */
+  status: 'running' | 'elsewhere' | 'finished' | 'failed' | 'interrupted';
+  eta: number;
+  workers: number;
+  /** Versions it published (fewer than asked after a Stop or an error). */
+  iterations: number;
+  /** Versions it was asked for. */
+  asked: number;
+  /** Returns measured at its end (absent when it did not finish). */
+  result?: CustomRunResult;
+  /** The environment's code it trained on. */
+  code: string;
+  /** Its settings as stored (what a resume trains with). */
+  config: Record<string, unknown>;
+  /** Seconds it trained. */
+  seconds: number;
+  /** The next job id of its pipeline (0 when not stored). */
+  nextJobId: number;
+  /** Its pipeline's counters, over all its sessions. */
+  counters: Record<string, number>;
+  /** It can go on from its newest version: stopped short of what it was asked, and not running. */
+  resumable: boolean;
+}
+
+/** How a stored training goes on from its newest version (a resume). */
+export interface ResumeStart {
+  kind: 'resume';
+  config: CustomTrainConfig;
+  code: string;
+  runId: string;
+  /** Its status before the resume: what it keeps when the resume trains nothing. */
+  status: RunRecord['status'];
+  /** Seconds it had trained. */
+  seconds: number;
+  /** Its newest stored version as listed (the seeds of the resumed part are offset by it). */
+  from: number;
+  /** The next job id it gives (job seeds go on, not over again). */
+  nextJobId: number;
+  /** Its pipeline counters so far (the resumed part's are added). */
+  counters: Record<string, number>;
+  /** Its stored returns: the baselines it reports, and what it keeps if the resume trains nothing. */
+  baselines?: CustomRunResult;
+}
+
+/** The Web Lock a tab holds while it trains a custom run (other tabs see it held). */
+export const trainingLock = (runId: string): string => `sandbox-rl-lab/custom-training/${runId}`;
+
+/**
+ * A stored custom run as a row of the trainings table (`current`: the run this page trains now;
+ * `locked`: the training locks other tabs hold).
+ */
+export function trainingOf(
+  r: RunRecord,
+  current: string | null,
+  locked: readonly string[] = [],
+): CustomTraining {
+  const c = r.config;
+  const num = (v: unknown) => (typeof v === 'number' ? v : NaN);
+  const status: CustomTraining['status'] =
+    r.status === 'failed'
+      ? 'failed'
+      : r.status === 'running' || r.status === 'created'
+        ? r.id === current
+          ? 'running'
+          : locked.includes(trainingLock(r.id))
+            ? 'elsewhere'
+            : 'interrupted'
+        : 'finished';
+  const iterations = Math.max(0, r.latestVersion);
+  const asked = num(c.iterations);
+  const code = typeof c.code === 'string' ? c.code : '';
+  return {
+    runId: r.id,
+    startedAt: r.createdAt,
+    status,
+    eta: num(c.eta),
+    workers: num(c.workers),
+    iterations,
+    asked,
+    ...(r.result ? { result: r.result } : {}),
+    code,
+    config: c,
+    seconds: r.progress?.seconds ?? 0,
+    nextJobId: r.progress?.nextJobId ?? 0,
+    counters: { ...r.progress?.counters },
+    resumable:
+      status !== 'running' && status !== 'elsewhere' && r.latestVersion >= 0 && iterations < asked && !!code,
+  };
+}
+
+/** How a stored training resumes: its settings and code as stored, and where it stands. */
+export function resumeStartOf(t: CustomTraining): ResumeStart {
+  const { code: _code, ...stored } = t.config;
+  return {
+    kind: 'resume',
+    config: { ...DEFAULT_CUSTOM_TRAIN, ...stored } as CustomTrainConfig,
+    code: t.code,
+    runId: t.runId,
+    status: t.status === 'failed' ? 'failed' : t.status === 'finished' ? 'finished' : 'running',
+    seconds: t.seconds,
+    from: t.iterations,
+    nextJobId: t.nextJobId,
+    counters: t.counters,
+    ...(t.result ? { baselines: t.result } : {}),
+  };
+}
+
+/** The Web Locks the catalog takes and reads (`TabLocks` in the page). */
+export interface TrainingLocks {
+  /** Takes the lock `name` until `until` settles; false when another tab holds it. */
+  hold(name: string, until: Promise<unknown>): Promise<boolean>;
+  /** Names of the locks other tabs hold now. */
+  heldElsewhere(): Promise<string[]>;
+}
+
+/** How a training ended, as its run is stored. */
+export interface CustomEnd {
+  /** It published a version past the one it started from (as far as the page knows). */
+  trained: boolean;
+  /** Why it failed (null: it did not). */
+  failure: string | null;
+  progress: RunProgress;
+  /** Its returns, when it was measured at its end. */
+  result?: CustomRunResult;
+}
+
+/** What a training itself reads and writes of the catalog. */
+export type CustomRunStore = Pick<CustomCatalog, 'hold' | 'show' | 'storeBaselines' | 'settle'>;
+
+/** The stored custom trainings of this browser, and their locks. */
+export class CustomCatalog {
+  constructor(
+    private readonly database: () => Promise<LabDB>,
+    private readonly locks: TrainingLocks,
+  ) {}
+
+  /** The stored trainings, oldest first (`current`: the run this page trains now). */
+  async list(current: string | null): Promise<CustomTraining[]> {
+    const runs = await listRuns(await this.database(), 'custom');
+    // Best effort: without locks, another tab's training reads as interrupted.
+    const locked = await this.locks.heldElsewhere();
+    return runs.sort((a, b) => a.createdAt - b.createdAt).map((r) => trainingOf(r, current, locked));
+  }
+
+  /** Takes the training lock of `runId` until `until` settles; false when another tab holds it. */
+  hold(runId: string, until: Promise<unknown>): Promise<boolean> {
+    return this.locks.hold(trainingLock(runId), until);
+  }
+
+  /** The resume of a training as stored now (read it under its lock); throws when it cannot be resumed. */
+  async show(runId: string): Promise<ResumeStart> {
+    const record = await (await this.database()).get('runs', runId);
+    if (!record) throw new Error('it is no longer stored (deleted?)');
+    const t = trainingOf(record, null);
+    if (!t.resumable) throw new Error(`it is ${t.status}, ${t.iterations} of ${t.asked} iterations`);
+    return resumeStartOf(t);
+  }
+
+  /**
+   * Deletes a stored training and its versions under the training's lock: a tab whose table is
+   * stale cannot delete a training another tab has resumed since, and no tab resumes it meanwhile.
+   * Returns the versions deleted, or null when another tab holds the lock (nothing is deleted).
+   */
+  async delete(runId: string): Promise<number | null> {
+    let release = () => {};
+    const deleted = new Promise<void>((resolve) => (release = resolve));
+    try {
+      if (!(await this.hold(runId, deleted))) return null;
+      return (await deleteRun(await this.database(), runId)).versions;
+    } finally {
+      release();
+    }
+  }
+
+  /** Stores a training's baselines as soon as they are measured (a resume reports them). */
+  async storeBaselines(runId: string, baselines: CustomRunResult): Promise<void> {
+    await setRunStatus(await this.database(), runId, 'running', { result: baselines });
+  }
+
+  /**
+   * Stores how a training ended (its status, progress and returns). A training stopped before
+   * its first update trained nothing: its run (version 0 only) goes; a resume (`resumed`) that
+   * trained nothing leaves the training as it was.
+   */
+  async settle(runId: string, resumed: ResumeStart | null, end: CustomEnd): Promise<void> {
+    const db = await this.database();
+    const { progress, result } = end;
+    // A version the trainer stored but whose answer was lost (a crash) counts as trained too.
+    const stored = resumed ? ((await db.get('runs', runId))?.latestVersion ?? resumed.from) : 0;
+    const didTrain = end.trained || (resumed !== null && stored > resumed.from);
+    if (!didTrain && resumed)
+      await setRunStatus(db, runId, resumed.status, resumed.baselines ? { result: resumed.baselines } : {});
+    else if (end.failure) await setRunStatus(db, runId, 'failed', { progress });
+    else if (!didTrain) await deleteRun(db, runId);
+    else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
+  }
+}

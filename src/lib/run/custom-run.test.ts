@@ -1,0 +1,366 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { CustomEnvSpec } from '../env/custom';
+import { fakeTrajectory } from '../pipeline/custom-fixture';
+import { customGroup, type CustomTrajectory } from '../pipeline/custom-workload';
+import { now } from '../pipeline/events';
+import type { PlayedGroup, RolloutJob } from '../pipeline/types';
+import type { StepMetrics } from '../policy/metrics';
+import type { MlpSnapshot } from '../policy/mlp';
+import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
+import type { CustomRunResult } from '../storage/db';
+import type { CustomEnd, CustomRunStore, ResumeStart } from './custom-catalog';
+import type { CustomRolloutBridge, CustomTrainerApi } from './custom-publish';
+import {
+  CustomRun,
+  type CustomRunEvent,
+  type CustomStart,
+  type CustomTrainerPort,
+  type TrainerStatusName,
+} from './custom-run';
+import { STOPPED_EARLY } from './custom-session';
+
+const SPEC: CustomEnvSpec = { observations: 1, actions: 2, maxSteps: 20 };
+const SNAPSHOT: MlpSnapshot = {
+  args: { inputs: 1, hidden: 4, actions: 2 },
+  w1: new Float32Array(4),
+  b1: new Float32Array(4),
+  wp: new Float32Array(8),
+  bp: new Float32Array(2),
+};
+const METRICS: StepMetrics = {
+  step: 1,
+  lossKind: 'decoupled',
+  loss: 0.5,
+  pgLoss: 0,
+  valueLoss: 0,
+  entropy: 0,
+  gradNorm: 0,
+  approxKl: 0,
+  clipFrac: 0,
+  wMean: 1,
+  lagKl: 0,
+  wMax: 1,
+  maskedFrac: 0,
+  learningRate: 0,
+  ms: 0,
+};
+const never = <T>() => new Promise<T>(() => undefined);
+
+interface Gates {
+  opening: Promise<void>;
+  measuring: Promise<void>;
+}
+
+/** A rollout worker whose environment gives 5 for random actions, 10 untrained, 100 trained. */
+class FakeRollout implements CustomRolloutBridge {
+  /** The newest version it adopted. */
+  policy = -1;
+  seeds: number[] = [];
+  terminated = false;
+  constructor(
+    /** What opening the environment and measuring the trained policy wait on. */
+    private readonly gates: Gates,
+  ) {}
+  readonly api: CustomRolloutBridge['api'] = {
+    openCustomEnv: async (_code: string, seed: number, onEpisode?: (done: number) => void) => {
+      this.seeds.push(seed);
+      onEpisode?.(1);
+      await this.gates.opening;
+      return { spec: SPEC, randomReturn: 5 };
+    },
+    customReturn: async (_episodes: number, greedy: boolean) => {
+      if (greedy) await this.gates.measuring;
+      return greedy ? 100 : 10;
+    },
+    loadCustomPolicy: async (_snapshot: MlpSnapshot, version: number) => {
+      this.policy = Math.max(this.policy, version);
+    },
+    playCustom: async (job: RolloutJob): Promise<PlayedGroup<CustomTrajectory>> => {
+      const trajectories = Array.from({ length: job.samples }, () => {
+        const t = fakeTrajectory([1, 1, 1], [-0.7, -0.7, -0.7]);
+        return { ...t, versions: t.versions.map(() => this.policy) };
+      });
+      return customGroup(job.jobId, { trajectories, interrupted: 0 }, now());
+    },
+    abortCustom: async () => undefined,
+  };
+  terminate(): void {
+    this.terminated = true;
+  }
+}
+
+/** The trainer worker: it stores every version it publishes; `answers` false: it hangs. */
+class FakeTrainer implements CustomTrainerPort {
+  status: TrainerStatusName = 'ready';
+  published: number[] = [];
+  restarts = 0;
+  answers = true;
+  crashListener: ((message: string) => void) | null = null;
+  resumedAt = { version: 3, args: SNAPSHOT.args };
+  readonly api: CustomTrainerApi = {
+    initCustom: async () => undefined,
+    resumeCustom: async () => this.resumedAt,
+    exportCustomPolicy: async () => SNAPSHOT,
+    trainCustom: async () => METRICS,
+    publishCustom: async (version: number) => {
+      this.published.push(version);
+      return { snapshot: SNAPSHOT };
+    },
+    stats: () => (this.answers ? Promise.resolve({ at: 0, step: 0, version: 0 }) : never()),
+  };
+  onCrash(listener: (message: string) => void): () => void {
+    this.crashListener = listener;
+    return () => (this.crashListener = null);
+  }
+  async restart(): Promise<void> {
+    this.restarts += 1;
+  }
+}
+
+/** The catalog as a training sees it: locks, the stored resume, baselines and ends recorded. */
+class FakeStore implements CustomRunStore {
+  elsewhere = new Set<string>();
+  held = new Set<string>();
+  stored: ResumeStart | null = null;
+  baselines: [string, CustomRunResult][] = [];
+  settled: { runId: string; resumed: ResumeStart | null; end: CustomEnd }[] = [];
+  async hold(runId: string, until: Promise<unknown>): Promise<boolean> {
+    if (this.elsewhere.has(runId)) return false;
+    this.held.add(runId);
+    void until.finally(() => this.held.delete(runId));
+    return true;
+  }
+  async show(): Promise<ResumeStart> {
+    if (!this.stored) throw new Error('it is no longer stored (deleted?)');
+    return this.stored;
+  }
+  async storeBaselines(runId: string, baselines: CustomRunResult): Promise<void> {
+    this.baselines.push([runId, baselines]);
+  }
+  async settle(runId: string, resumed: ResumeStart | null, end: CustomEnd): Promise<void> {
+    this.settled.push({ runId, resumed, end });
+  }
+}
+
+const CONFIG: CustomTrainConfig = { ...DEFAULT_CUSTOM_TRAIN, iterations: 3, eta: 0, workers: 2 };
+const NEW: CustomStart = { kind: 'new', config: CONFIG, code: 'env' };
+
+function lab(gates: Partial<Gates> = {}) {
+  const open: Gates = { opening: Promise.resolve(), measuring: Promise.resolve(), ...gates };
+  const trainer = new FakeTrainer();
+  const store = new FakeStore();
+  const bridges: FakeRollout[] = [];
+  const crash: ((message: string) => void)[] = [];
+  let refreshes = 0;
+  const run = new CustomRun({
+    trainer,
+    catalog: store,
+    rolloutBridge: (_name, onCrash) => {
+      const b = new FakeRollout(open);
+      bridges.push(b);
+      crash.push(onCrash);
+      return b;
+    },
+    newRunId: () => 'custom-t',
+    refresh: async () => void (refreshes += 1),
+  });
+  const events: CustomRunEvent[] = [];
+  run.subscribe((e) => events.push(e));
+  const of = <K extends CustomRunEvent['type']>(type: K) =>
+    events.filter((e): e is Extract<CustomRunEvent, { type: K }> => e.type === type);
+  return {
+    run,
+    trainer,
+    store,
+    bridges,
+    crash,
+    events,
+    refreshes: () => refreshes,
+    states: () => of('state').map((e) => e.state),
+    of,
+  };
+}
+
+describe('a custom run', () => {
+  it('trains a fresh policy to its iterations, publishing each version to every worker, then measures it', async () => {
+    const l = lab();
+    await l.run.train(NEW);
+    expect(l.states()).toEqual(['starting', 'running', 'idle']);
+    expect(l.of('begin')).toEqual([{ type: 'begin', asked: 3 }]);
+    expect(l.of('step').map((e) => e.report.version)).toEqual([1, 2, 3]);
+    // Version 0 (the untrained policy) first, then one per update; every worker holds the newest.
+    expect(l.trainer.published).toEqual([0, 1, 2, 3]);
+    expect(l.bridges.map((b) => b.policy)).toEqual([3, 3]);
+    expect(l.bridges.map((b) => b.seeds)).toEqual([[CONFIG.seed], [CONFIG.seed + 1]]);
+    expect(l.of('report').map((e) => e.report)).toEqual([
+      { spec: SPEC, iterations: 3, randomReturn: 5, untrainedReturn: 10, trainedReturn: 100 },
+    ]);
+    expect(l.store.baselines).toEqual([['custom-t', { randomReturn: 5, untrainedReturn: 10 }]]);
+    expect(l.store.settled).toMatchObject([
+      {
+        runId: 'custom-t',
+        resumed: null,
+        end: {
+          trained: true,
+          failure: null,
+          result: { randomReturn: 5, untrainedReturn: 10, trainedReturn: 100 },
+        },
+      },
+    ]);
+    const timeline = l.of('timeline').at(-1)?.events ?? [];
+    expect(timeline.filter((e) => e.kind === 'train-step')).toHaveLength(3);
+    expect(new Set(timeline.filter((e) => e.kind === 'episode').map((e) => e.lane))).toEqual(
+      new Set(['rollout-0', 'rollout-1']),
+    );
+    // It lets go of everything it held.
+    expect(l.bridges.every((b) => b.terminated)).toBe(true);
+    expect([l.trainer.status, l.trainer.crashListener, l.store.held.size]).toEqual(['ready', null, 0]);
+    expect(l.of('phase').at(-1)?.phase).toBeNull();
+    expect(l.run.runId).toBeNull();
+  });
+
+  it('stopped while it sets up, ends without waiting for the baselines and stores nothing', async () => {
+    const l = lab({ opening: never() });
+    const training = l.run.train(NEW);
+    await vi.waitFor(() => expect(l.bridges[0]?.seeds).toHaveLength(1));
+    l.run.stop();
+    await training;
+    expect(l.states()).toEqual(['starting', 'stopping', 'idle']);
+    expect(l.of('notice').map((e) => e.message)).toEqual([STOPPED_EARLY]);
+    // The phase counted the episode the worker reported.
+    expect(l.of('phase').map((e) => e.phase)).toContain(
+      'setting up: measuring random actions, episode 1 of 20 (each up to spec.maxSteps steps)',
+    );
+    expect(l.trainer.published).toEqual([]);
+    expect(l.store.settled).toEqual([]); // the trainer never created its run
+    expect(l.bridges.every((b) => b.terminated)).toBe(true);
+    expect(l.trainer.status).toBe('ready');
+  });
+
+  it('fails when a rollout worker crashes, and stores the training as failed with what it trained', async () => {
+    const l = lab();
+    l.run.subscribe((e) => {
+      if (e.type === 'step' && e.report.version === 1) l.crash[0]?.('boom');
+    });
+    await l.run.train({ ...NEW, config: { ...CONFIG, iterations: 50 } });
+    const message = 'rollout worker 0 crashed: boom; training stopped';
+    expect(l.states()).toEqual(['starting', 'running', 'failed']);
+    expect(l.of('error').map((e) => e.message)).toEqual([message]);
+    expect(l.of('report')).toEqual([]);
+    expect(l.store.settled[0]?.end).toMatchObject({ trained: true, failure: message });
+    expect(l.store.settled[0]?.end.result).toBeUndefined();
+    expect(l.trainer.status).toBe('ready');
+  });
+
+  it('Stop now gives up a wait that never ends, and says what it gave up', async () => {
+    const l = lab({ measuring: never() });
+    const training = l.run.train(NEW);
+    await vi.waitFor(() => expect(l.of('phase').at(-1)?.phase).toMatch(/^measuring the trained policy/));
+    l.run.stop();
+    l.run.stop(); // Stop now
+    await training;
+    expect(l.states()).toEqual(['starting', 'running', 'stopping', 'idle']);
+    expect(l.of('notice').map((e) => e.message)).toEqual([
+      'Stopped at once while measuring the trained policy (version 3, greedy), episode 0 of 10 (each up to 20 steps): that was given up. The training is stored up to version 3.',
+    ]);
+    expect(l.of('error')).toEqual([]);
+    expect(l.store.settled[0]?.end).toMatchObject({ trained: true, failure: null });
+    // The trainer answered: it was not what hung.
+    expect([l.trainer.restarts, l.trainer.status]).toEqual([0, 'ready']);
+  });
+
+  it('Stop now restarts a trainer that does not answer', async () => {
+    const l = lab({ measuring: never() });
+    l.trainer.answers = false;
+    const training = l.run.train(NEW);
+    await vi.waitFor(() => expect(l.of('phase').at(-1)?.phase).toMatch(/^measuring the trained policy/));
+    l.run.stop();
+    l.run.stop();
+    await training;
+    expect(l.of('notice')[0]?.message).toMatch(
+      /^Stopped at once while measuring .+: that was given up, and the trainer worker, which did not answer, starts again\. The training is stored up to version 3\.$/,
+    );
+    expect(l.trainer.restarts).toBe(1);
+  });
+
+  it('refuses to start without a ready trainer, under another tab’s lock, or with settings out of range', async () => {
+    const l = lab();
+    l.trainer.status = 'training';
+    await l.run.train(NEW);
+    expect(l.of('error').map((e) => e.message)).toEqual(['the trainer is training; wait until it is ready']);
+    expect(l.states()).toEqual([]);
+
+    l.trainer.status = 'ready';
+    l.store.elsewhere.add('custom-t');
+    await l.run.train(NEW);
+    expect(l.of('error').at(-1)?.message).toBe(
+      'another tab of this page is training it now: it cannot be resumed here',
+    );
+    expect(l.states()).toEqual(['starting', 'failed']);
+    expect(l.trainer.status).toBe('ready');
+
+    l.store.elsewhere.clear();
+    await l.run.train({ ...NEW, config: { ...CONFIG, iterations: 0 } });
+    expect(l.of('error').at(-1)?.message).toBe('iterations must be a whole number from 1 to 500, got 0');
+    expect(l.bridges).toEqual([]); // no worker was started
+    expect(l.store.held.size).toBe(0);
+  });
+
+  it('resumes a stored training from its newest version with its stored baselines', async () => {
+    const l = lab();
+    const baselines = { randomReturn: 7, untrainedReturn: 8, trainedReturn: 50 };
+    const stored: ResumeStart = {
+      kind: 'resume',
+      config: { ...CONFIG, iterations: 5 },
+      code: 'env',
+      runId: 'custom-old',
+      status: 'finished',
+      seconds: 30,
+      from: 3,
+      nextJobId: 12,
+      counters: { trainSteps: 3 },
+      baselines,
+    };
+    l.store.stored = stored;
+    // The table's copy may be older than the store's: the stored one is what resumes.
+    await l.run.train({ ...stored, from: 1 });
+    expect(l.of('start-version').map((e) => e.version)).toEqual([3]);
+    expect(l.of('step').map((e) => e.report.version)).toEqual([4, 5]);
+    expect(l.trainer.published).toEqual([4, 5]);
+    // Its environments play other seeds than its first part's.
+    expect(l.bridges.map((b) => b.seeds[0])).toEqual([CONFIG.seed + 6, CONFIG.seed + 7]);
+    expect(l.of('report')[0]?.report).toMatchObject({ iterations: 5, randomReturn: 7, untrainedReturn: 8 });
+    expect(l.store.baselines).toEqual([['custom-old', { randomReturn: 7, untrainedReturn: 8 }]]);
+    expect(l.store.settled[0]).toMatchObject({
+      runId: 'custom-old',
+      resumed: stored,
+      end: { trained: true },
+    });
+    const progress = l.store.settled[0]?.end.progress;
+    expect(progress?.seconds).toBeGreaterThanOrEqual(30);
+    expect(progress?.counters?.trainSteps).toBe(5);
+  });
+
+  it('refuses to resume a stored policy of another shape than the environment', async () => {
+    const l = lab();
+    l.store.stored = {
+      kind: 'resume',
+      config: { ...CONFIG, iterations: 5 },
+      code: 'env',
+      runId: 'custom-old',
+      status: 'failed',
+      seconds: 0,
+      from: 3,
+      nextJobId: 0,
+      counters: {},
+    };
+    l.trainer.resumedAt = { version: 3, args: { inputs: 4, hidden: 4, actions: 2 } };
+    await l.run.train(l.store.stored);
+    expect(l.of('error').map((e) => e.message)).toEqual([
+      'the stored policy has 4 inputs and 2 actions, the environment 1 and 2: it cannot be resumed on it',
+    ]);
+    expect(l.states().at(-1)).toBe('failed');
+    // Its end leaves the stored training as it was (the catalog restores its status).
+    expect(l.store.settled[0]).toMatchObject({ runId: 'custom-old', end: { trained: false } });
+  });
+});
