@@ -22,6 +22,7 @@ import type { TokenBatch } from '../src/lib/rl/batch';
 import type { CustomTrainConfig } from '../src/lib/rl/custom-config';
 import { MlpLearner, type CustomBatch } from '../src/lib/rl/custom-trainer';
 import { imitationBatch } from '../src/lib/rl/synthetic';
+import { ppoUpdate } from '../src/lib/rl/update';
 import {
   LabDbConnection,
   type LabDB,
@@ -566,19 +567,12 @@ const api = {
     },
   ): Promise<TrainOutcome> {
     const t = requireTrainer();
-    if (info.learningRate !== undefined) t.optimizer.rate = info.learningRate;
     const startedAt = now();
-    let metrics: StepMetrics | undefined;
-    // π_prox: the policy before this update, held fixed across its PPO epochs (AReaL). PPO needs
-    // it too when the batch has relabelled rows (their unknown π_behav is NaN; π_prox stands in).
-    // With one optimiser step, the step takes it from its own forward pass (one pass less).
-    const behav = batch.behavLogp;
-    const apart = info.updates > 1 && behav && (t.config.loss === 'decoupled' || behav.some(Number.isNaN));
-    const prox = apart ? t.proximalLogProbs(batch) : undefined;
-    try {
-      for (let i = 0; i < Math.max(1, info.updates); i++) {
-        const t0 = now();
-        metrics = await t.trainStep(batch, prox);
+    const metrics = await ppoUpdate(t, batch, {
+      updates: info.updates,
+      learningRate: info.learningRate,
+      clock: now,
+      onStep: (m, epoch, t0) =>
         emit({
           lane: 'trainer',
           kind: 'train-step',
@@ -586,18 +580,14 @@ const api = {
           t1: now(),
           version: info.fromVersion,
           meta: {
-            loss: Number(metrics.loss.toFixed(4)),
-            step: metrics.step,
-            kl: Number(metrics.approxKl.toExponential(2)),
+            loss: Number(m.loss.toFixed(4)),
+            step: m.step,
+            kl: Number(m.approxKl.toExponential(2)),
             // Before the first step: π_prox, when computed apart.
-            ...(i === 0 ? { prepMs: Math.round(t0 - startedAt) } : {}),
+            ...(epoch === 0 ? { prepMs: Math.round(t0 - startedAt) } : {}),
           },
-        });
-      }
-    } finally {
-      prox?.dispose();
-    }
-    if (!metrics) throw new Error('no step taken');
+        }),
+    });
     // Every number of the step's metrics: a restart after a publish whose answer was lost reports them.
     const published = await publishVersion(
       info.fromVersion + 1,
