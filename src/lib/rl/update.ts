@@ -132,7 +132,8 @@ export interface LossParts {
  * L = L_policy + c_v·L_value − c_e·H over the policy's tokens. L_policy is −A·log π (`pg`),
  * standard PPO's clip against π_behav (`ppo`), or decoupled PPO (`decoupled`): clip against
  * π_prox, weighted by w = π_prox / π_behav, capped. π_prox is `prox` when given, else the
- * current log-probs as a constant (the same values a separate pass would compute).
+ * current log-probs as a constant (the same values a separate pass would compute). Called inside
+ * the step's gradient closure (a tidy): its intermediate tensors are freed there.
  */
 export function ppoLoss(
   { logits, values }: PolicyOutput,
