@@ -48,6 +48,7 @@ import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler
 import { PolicyTrainer, type StepMetrics } from '../../src/lib/policy/trainer.ts';
 import { relabelledKey } from '../../src/lib/rl/hindsight.ts';
 import type { TokenBatch } from '../../src/lib/rl/batch.ts';
+import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
 
@@ -256,20 +257,10 @@ let trainMs = 0;
 const trainerPort: PipelineTrainerPort = {
   async trainAndPublish(batch: TokenBatch, info) {
     const startedAt = performance.now();
-    trainer.optimizer.rate = scheduledRate(code, info.fromVersion);
-    let metrics: StepMetrics | undefined;
-    // π_prox apart only with several updates (as the trainer worker).
-    const behav = batch.behavLogp;
-    const apart =
-      code.updatesPerBatch > 1 && behav && (trainer.config.loss === 'decoupled' || behav.some(Number.isNaN));
-    const prox = apart ? trainer.proximalLogProbs(batch) : undefined;
-    try {
-      for (let i = 0; i < Math.max(1, code.updatesPerBatch); i++)
-        metrics = await trainer.trainStep(batch, prox);
-    } finally {
-      prox?.dispose();
-    }
-    if (!metrics) throw new Error('no step taken');
+    const metrics = await ppoUpdate(trainer, batch, {
+      updates: code.updatesPerBatch,
+      learningRate: scheduledRate(code, info.fromVersion),
+    });
     lastMetrics = metrics;
     const version = info.fromVersion + 1;
     publish(version);

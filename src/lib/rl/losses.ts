@@ -1,5 +1,16 @@
 import * as tf from '@tensorflow/tfjs';
 
+/**
+ * `x`'s value as a constant: no gradient flows back into whatever computed it (tfjs has no
+ * stop-gradient op). The ops of a custom gradient's forward function are not recorded on the
+ * tape, and the one node it records takes `anchor` (a constant input) rather than `x`, so `x`'s
+ * ancestors are not on its path.
+ */
+export function constantOf<T extends tf.Tensor>(x: T, anchor: tf.Tensor): T {
+  const f = tf.customGrad(() => ({ value: x.clone(), gradFunc: () => tf.zerosLike(anchor) }));
+  return f(anchor) as T;
+}
+
 /** Mean of `x` over positions where `mask` is 1. x, mask: [B, T] */
 export function maskedMean(x: tf.Tensor, mask: tf.Tensor): tf.Scalar {
   return tf.tidy(() => x.mul(mask).sum().div(mask.sum().maximum(1)) as tf.Scalar);

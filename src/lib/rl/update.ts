@@ -1,0 +1,277 @@
+/**
+ * One PPO update of the policy on a batch, in the order CleanRL's ppo.py reads:
+ *   1. advantages — one per episode against its group (RLOO, GRPO) or per token (GAE), in the batch
+ *   2. π_prox     — the policy before the update, held fixed across its epochs (AReaL)
+ *   3. epochs     — `updates` optimiser steps on the whole batch
+ *   4. the loss   — standard or decoupled PPO over the policy's tokens, value loss, entropy bonus
+ *   5. the step   — gradient, clipped by global norm, checked finite, applied by Adam
+ * The trainer worker and the node bench both call `ppoUpdate`.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { ModelArgs, TrainerConfig } from '../policy/config';
+import type { StepMetrics } from '../policy/metrics';
+import type { PolicyOutput } from '../policy/model';
+import { validateBatch, type TokenBatch } from './batch';
+import { actionLogProbs, clipByGlobalNorm, constantOf, maskedMean } from './losses';
+import { decoupledPpoLoss, ppoClipLoss } from './ppo';
+
+/** What an update needs of the policy it trains (`PolicyTrainer` is one). */
+export interface PpoPolicy {
+  readonly args: ModelArgs;
+  readonly config: TrainerConfig;
+  /** Adam, whose rate a schedule sets per update (the moments stay). */
+  readonly optimizer: Pick<tf.Optimizer, 'applyGradients'> & { rate: number };
+  /** Optimiser steps taken so far. */
+  step: number;
+  /** The variables a step trains: every parameter, or the LoRA adapters. */
+  trainable(): tf.Variable[];
+  /** Logits [B, T, V] and values [B, T] under the weights the policy runs with (LoRA merged). */
+  forward(tokens: tf.Tensor2D): PolicyOutput;
+}
+
+// ---- 1. advantages -----------------------------------------------------------------------
+// The batch arrives with them: the page's job source estimates them when it makes the batch
+// (RLOO, GRPO in `advantages.ts`, GAE in `trajectory.ts`), scaled by prioritized replay's
+// importance weights. They stay off this module so that the page's thread never loads tfjs.
+
+// ---- 2. π_prox ---------------------------------------------------------------------------
+
+/**
+ * Whether π_prox is computed apart, once before the epochs: with several steps, for the
+ * decoupled loss, and for PPO when the batch has relabelled rows (their unknown π_behav is NaN;
+ * π_prox stands in). With one step, the step takes it from its own forward pass (one pass less).
+ */
+export function proximalApart(loss: TrainerConfig['loss'], batch: TokenBatch, updates: number): boolean {
+  const behav = batch.behavLogp;
+  return updates > 1 && behav !== undefined && (loss === 'decoupled' || behav.some(Number.isNaN));
+}
+
+/**
+ * π_prox: log-probabilities of the batch's actions under the current weights (masked to the
+ * legal tokens), [B, T], with no gradient. The caller disposes it.
+ */
+export function proximalLogProbs(policy: PpoPolicy, batch: TokenBatch): tf.Tensor2D {
+  const { batch: B, length: T } = batch;
+  const V = policy.args.vocabSize;
+  return tf.tidy(() => {
+    const tokens = tf.tensor2d(batch.tokens, [B, T], 'int32'); // [B, T]
+    const actions = tf.tensor2d(batch.actions, [B, T], 'int32'); // [B, T]
+    const legal = batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined; // [B, T, V]
+    const { logits } = policy.forward(tokens); // [B, T, V]
+    return actionLogProbs(logits, actions, legal).logp as tf.Tensor2D; // [B, T]
+  });
+}
+
+// ---- 3. epochs ---------------------------------------------------------------------------
+
+/** How one update runs. */
+export interface UpdateOptions {
+  /** Optimiser steps on the batch (PPO epochs); at least one is taken. */
+  updates: number;
+  /** The scheduled learning rate of this update (Adam keeps its moments); omitted keeps the rate. */
+  learningRate?: number;
+  /** Called after each step with its metrics, its epoch and the clock's time when it began. */
+  onStep?: (metrics: StepMetrics, epoch: number, startedAt: number) => void;
+  /** The clock of `onStep`'s times (ms). */
+  clock?: () => number;
+}
+
+/**
+ * One PPO update: π_prox once, then `updates` optimiser steps on `batch`. Returns the last step's
+ * metrics. A step whose loss or gradient is not finite throws and leaves the policy as it was.
+ */
+export async function ppoUpdate(
+  policy: PpoPolicy,
+  batch: TokenBatch,
+  opts: UpdateOptions,
+): Promise<StepMetrics> {
+  const clock = opts.clock ?? (() => performance.now());
+  if (opts.learningRate !== undefined) policy.optimizer.rate = opts.learningRate;
+  const prox = proximalApart(policy.config.loss, batch, opts.updates)
+    ? proximalLogProbs(policy, batch)
+    : undefined;
+  let metrics: StepMetrics | undefined;
+  try {
+    for (let epoch = 0; epoch < Math.max(1, opts.updates); epoch++) {
+      const startedAt = clock();
+      metrics = await optimiserStep(policy, batch, prox);
+      opts.onStep?.(metrics, epoch, startedAt);
+    }
+  } finally {
+    prox?.dispose();
+  }
+  if (!metrics) throw new Error('no step taken');
+  return metrics;
+}
+
+// ---- 4. the loss -------------------------------------------------------------------------
+
+/** A batch as tensors (owned by the step). */
+export interface StepInputs {
+  tokens: tf.Tensor2D; // [B, T]
+  actions: tf.Tensor2D; // [B, T]
+  mask: tf.Tensor2D; // [B, T]
+  advantages: tf.Tensor2D; // [B, T]
+  returns: tf.Tensor2D; // [B, T]
+  /** Prioritized replay's importance weights. */
+  weights?: tf.Tensor2D; // [B, T]
+  /** log π_behav (zeros for a batch without it). */
+  behav: tf.Tensor2D; // [B, T]
+  legal?: tf.Tensor3D; // [B, T, V]
+  /** Where π_behav is NaN (relabelled tokens), when any is. */
+  nanBehav?: tf.Tensor2D; // [B, T]
+}
+
+/** The loss of a step and its parts (0-d tensors). */
+export interface LossParts {
+  loss: tf.Scalar;
+  parts: Record<string, tf.Scalar>;
+}
+
+/**
+ * L = L_policy + c_v·L_value − c_e·H over the policy's tokens. L_policy is −A·log π (`pg`),
+ * standard PPO's clip against π_behav (`ppo`), or decoupled PPO (`decoupled`): clip against
+ * π_prox, weighted by w = π_prox / π_behav, capped. π_prox is `prox` when given, else the
+ * current log-probs as a constant (the same values a separate pass would compute). Called inside
+ * the step's gradient closure (a tidy): its intermediate tensors are freed there.
+ */
+export function ppoLoss(
+  { logits, values }: PolicyOutput,
+  x: StepInputs,
+  kind: StepMetrics['lossKind'],
+  prox: tf.Tensor2D | undefined,
+  config: Pick<TrainerConfig, 'clipEps' | 'wCap' | 'valueCoef' | 'entropyCoef'>,
+): LossParts {
+  const { clipEps, wCap, valueCoef, entropyCoef } = config;
+  const { logp, entropy: ent } = actionLogProbs(logits, x.actions, x.legal); // [B, T] each
+  const needProx = kind === 'decoupled' || x.nanBehav !== undefined;
+  const proxLogp = needProx ? (prox ?? constantOf(logp, x.mask)) : undefined; // [B, T]
+  // Relabelled tokens' unknown π_behav: π_prox stands in (w = 1).
+  const behav = x.nanBehav && proxLogp ? (tf.where(x.nanBehav, proxLogp, x.behav) as tf.Tensor2D) : x.behav; // [B, T]
+  // The loss's diagnostics (KL, clip, w, lag) count only tokens a rollout worker sampled.
+  const sampled = x.nanBehav ? (x.mask.mul(x.nanBehav.logicalNot().toFloat()) as tf.Tensor2D) : x.mask; // [B, T]
+  const policy =
+    kind === 'pg'
+      ? { pgLoss: maskedMean(x.advantages.mul(logp).neg(), x.mask) }
+      : kind === 'ppo'
+        ? ppoClipLoss(logp, behav, x.advantages, x.mask, clipEps, sampled)
+        : decoupledPpoLoss(logp, proxLogp ?? behav, behav, x.advantages, x.mask, clipEps, wCap, sampled);
+  const squared = values.sub(x.returns).square().mul(0.5); // [B, T]
+  // Prioritized replay's importance weights scale the value loss as the advantages scale the policy's.
+  const valueLoss = maskedMean(x.weights ? squared.mul(x.weights) : squared, x.mask);
+  const entropy = maskedMean(ent, x.mask);
+  const parts: Record<string, tf.Scalar> = { ...policy, valueLoss, entropy };
+  const loss = policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
+  return { loss, parts };
+}
+
+// ---- 5. the step -------------------------------------------------------------------------
+
+/** Scalars read back after each step, in one stacked readback. */
+const METRIC_NAMES = [
+  'loss',
+  'pgLoss',
+  'valueLoss',
+  'entropy',
+  'gradNorm',
+  'approxKl',
+  'clipFrac',
+  'wMean',
+  'wMax',
+  'maskedFrac',
+  'lagKl',
+] as const;
+
+/**
+ * One Adam step on `batch`, gradient norm clipped to `maxGradNorm`. The policy loss is
+ * `config.loss` when the batch carries behaviour log-probs, else `pg` (imitation batches).
+ * A loss or gradient norm that is not finite (NaN, ±∞) throws and applies nothing: the weights,
+ * Adam's state and the step count stay as they were (the pipeline then stops the run with the
+ * message, and no NaN version is published).
+ */
+export async function optimiserStep(
+  policy: PpoPolicy,
+  batch: TokenBatch,
+  prox?: tf.Tensor2D,
+): Promise<StepMetrics> {
+  validateBatch(batch);
+  const t0 = performance.now();
+  const { batch: B, length: T } = batch;
+  const V = policy.args.vocabSize;
+  const kind = batch.behavLogp ? policy.config.loss : 'pg';
+  const inputs = tf.tidy(() => ({
+    tokens: tf.tensor2d(batch.tokens, [B, T], 'int32'), // [B, T]
+    actions: tf.tensor2d(batch.actions, [B, T], 'int32'), // [B, T]
+    mask: tf.tensor2d(batch.mask, [B, T]), // [B, T]
+    advantages: tf.tensor2d(batch.advantages, [B, T]), // [B, T]
+    returns: tf.tensor2d(batch.returns, [B, T]), // [B, T]
+    weights: batch.weights ? tf.tensor2d(batch.weights, [B, T]) : undefined, // [B, T]
+    behav: tf.tensor2d(batch.behavLogp ?? new Float32Array(B * T), [B, T]), // [B, T]
+    legal: batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined, // [B, T, V]
+  }));
+  // Relabelled (hindsight) tokens carry a NaN behaviour log-prob: π_prox stands in (w = 1).
+  const relabelled = kind !== 'pg' && (batch.behavLogp?.some(Number.isNaN) ?? false);
+  const nanBehav = relabelled ? tf.isNaN(inputs.behav) : undefined; // [B, T]
+  const vars = policy.trainable();
+  const { parts, update } = tf.tidy(() => {
+    let kept: Record<string, tf.Scalar> = {};
+    const { value, grads } = tf.variableGrads(() => {
+      const out = policy.forward(inputs.tokens); // [B, T, V], [B, T]
+      const { loss, parts } = ppoLoss(out, { ...inputs, nanBehav }, kind, prox, policy.config);
+      kept = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, tf.keep(v)]));
+      return loss;
+    }, vars);
+    const { clipped, norm } = clipByGlobalNorm(grads, policy.config.maxGradNorm); // each like its variable
+    const scalars: Record<string, tf.Scalar> = { loss: value, gradNorm: norm, ...kept };
+    return { parts: scalars, update: clipped };
+  });
+  tf.dispose(inputs);
+  nanBehav?.dispose();
+  // One readback for every scalar (on WebGPU each read is a buffer map, on the critical path),
+  // before the update: a step whose loss or gradient is not finite must not reach the weights.
+  const names = METRIC_NAMES.filter((n) => parts[n] !== undefined);
+  const packed = tf.tidy(() => tf.stack(names.map((n) => parts[n] as tf.Scalar))); // [names]
+  tf.dispose(Object.values(parts));
+  let values: tf.TypedArray;
+  try {
+    values = await packed.data();
+  } catch (err) {
+    tf.dispose(Object.values(update));
+    throw err;
+  } finally {
+    packed.dispose();
+  }
+  const got = (n: (typeof METRIC_NAMES)[number], fallback: number) => {
+    const i = names.indexOf(n);
+    return i < 0 ? fallback : (values[i] ?? NaN);
+  };
+  const loss = got('loss', NaN);
+  const gradNorm = got('gradNorm', NaN);
+  if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
+    // Adam would turn every parameter NaN (and the next version would publish them): the weights,
+    // Adam's state and the step count stay as they were, and the caller learns why.
+    tf.dispose(Object.values(update));
+    const what = Number.isFinite(loss) ? `the gradient norm is ${gradNorm}` : `the loss is ${loss}`;
+    throw new Error(`training step ${policy.step + 1}: ${what}: the step was not applied`);
+  }
+  policy.optimizer.applyGradients(Object.entries(update).map(([name, tensor]) => ({ name, tensor })));
+  tf.dispose(Object.values(update));
+  policy.step += 1;
+  return {
+    step: policy.step,
+    lossKind: kind,
+    loss,
+    pgLoss: got('pgLoss', NaN),
+    valueLoss: got('valueLoss', NaN),
+    entropy: got('entropy', NaN),
+    gradNorm,
+    approxKl: got('approxKl', 0),
+    clipFrac: got('clipFrac', 0),
+    wMean: got('wMean', 1),
+    wMax: got('wMax', 1),
+    maskedFrac: got('maskedFrac', 0),
+    lagKl: got('lagKl', 0),
+    learningRate: policy.optimizer.rate,
+    ms: performance.now() - t0,
+  };
+}

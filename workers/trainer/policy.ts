@@ -1,0 +1,168 @@
+/// <reference lib="webworker" />
+import {
+  BACKEND_ORDER,
+  selectBackend,
+  type BackendName,
+  type BackendReport,
+} from '../../src/lib/policy/backend';
+import type { ModelArgs, TrainerConfig } from '../../src/lib/policy/config';
+import type { LoraConfig } from '../../src/lib/policy/lora';
+import type { StepMetrics } from '../../src/lib/policy/metrics';
+import type { Params } from '../../src/lib/policy/model';
+import { policyFromCheckpoint } from '../../src/lib/policy/restore';
+import { PolicyTrainer } from '../../src/lib/policy/trainer';
+import type { Checkpoint } from '../../src/lib/policy/weights';
+import { now, type TimelineEvent } from '../../src/lib/pipeline/events';
+import { imitationBatch } from '../../src/lib/rl/synthetic';
+import { getVersion, loraBaseOf } from '../../src/lib/storage/weights-store';
+import { injectFault } from '../fault';
+import { backendInit } from '../tfjs-backends';
+import type { TrainerContext } from './context';
+
+/** How the page starts the trainer. */
+export interface TrainerInit {
+  /** Backends to try, best first; defaults to webgpu → wasm → webgl → cpu, skipping a software WebGPU adapter. */
+  backends?: BackendName[];
+  model: ModelArgs;
+  config: TrainerConfig;
+  /** Train LoRA adapters on a frozen base instead of every parameter. */
+  lora?: LoraConfig;
+}
+
+export interface TrainerInfo extends BackendReport {
+  /** Scalar parameters of the policy. */
+  parameters: number;
+  /** Bytes of one packed weight version. */
+  bytesPerVersion: number;
+}
+
+/** The policy itself: building it, imitation steps, its weights, and the worker's heartbeat. */
+export function policyHandlers(ctx: TrainerContext) {
+  return {
+    /** Selects the backend, builds the policy, and reports where it runs. */
+    async init(opts: TrainerInit): Promise<TrainerInfo> {
+      const t0 = now();
+      const report = await selectBackend(
+        opts.backends ?? BACKEND_ORDER,
+        backendInit({ allowSoftwareWebGPU: opts.backends !== undefined }),
+      );
+      ctx.trainer?.dispose();
+      const trainer = new PolicyTrainer(opts.model, opts.config, undefined, opts.lora);
+      ctx.trainer = trainer;
+      ctx.version = -1;
+      ctx.batchSeed = opts.config.seed;
+      ctx.emit({
+        lane: 'trainer',
+        kind: 'init',
+        t0,
+        t1: now(),
+        version: ctx.version,
+        meta: { backend: report.backend },
+      });
+      return { ...report, parameters: trainer.parameterCount, bytesPerVersion: trainer.parameterCount * 4 };
+    },
+
+    /**
+     * Takes `steps` gradient steps on imitation batches (the trainer panel's check of the
+     * training path) and returns the metrics of each.
+     */
+    async train(steps: number): Promise<StepMetrics[]> {
+      const t = ctx.requireTrainer();
+      const out: StepMetrics[] = [];
+      for (let i = 0; i < steps; i++) {
+        const t0 = now();
+        const batch = imitationBatch(t.config.batchSize, t.args.contextLength, ctx.batchSeed++);
+        const m = await t.trainStep(batch);
+        out.push(m);
+        ctx.emit({
+          lane: 'trainer',
+          kind: 'train-step',
+          t0,
+          t1: now(),
+          version: ctx.version,
+          meta: { loss: m.loss, step: m.step },
+        });
+      }
+      return out;
+    },
+
+    /**
+     * The current weights (no optimiser state), for rollout workers to adopt: every parameter, or
+     * with LoRA only the adapters unless `full` (the base, published as version 0).
+     */
+    exportPolicy(full = false): Promise<Checkpoint> {
+      return ctx.requireTrainer().exportPolicy(full);
+    },
+
+    /** Every parameter of the policy as it runs (with LoRA, merged): for evaluating it elsewhere. */
+    exportMerged(): Promise<Checkpoint> {
+      return ctx.requireTrainer().exportMerged();
+    },
+
+    /**
+     * Fresh weights for a new run: the policy re-initialised from `seed` (every parameter trained,
+     * or LoRA adapters on it), with the given policy loss and learning rate and a fresh Adam state.
+     */
+    async resetPolicy(opts: {
+      seed: number;
+      loss: TrainerConfig['loss'];
+      learningRate: number;
+      /** Train LoRA adapters on the fresh base (null: every parameter); omitted keeps the trainer's. */
+      lora?: LoraConfig | null;
+      /** Start from this stored version's policy instead of fresh weights from `seed`. */
+      startFrom?: { runId: string; version: number } | null;
+    }): Promise<{ parameters: number }> {
+      const t = ctx.requireTrainer();
+      const config: TrainerConfig = {
+        ...t.config,
+        seed: opts.seed,
+        loss: opts.loss,
+        learningRate: opts.learningRate,
+      };
+      const lora = opts.lora === undefined ? t.lora : (opts.lora ?? undefined);
+      let args = t.args;
+      let params: Params | undefined;
+      if (opts.startFrom) {
+        const { runId, version: v } = opts.startFrom;
+        const d = await ctx.database();
+        const record = await getVersion(d, runId, v);
+        if (!record)
+          throw new Error(
+            `cannot start from run ${runId} version ${v}: it is not stored (deleted or pruned)`,
+          );
+        params = policyFromCheckpoint(record.checkpoint, await loraBaseOf(d, record));
+        args = record.checkpoint.model;
+      }
+      t.dispose();
+      const trainer = new PolicyTrainer(args, config, params, lora);
+      ctx.trainer = trainer;
+      ctx.version = -1;
+      return { parameters: trainer.parameterCount };
+    },
+
+    /** Sets Adam's learning rate (fresh optimiser state). */
+    setLearningRate(lr: number): void {
+      ctx.requireTrainer().setLearningRate(lr);
+    },
+
+    /** Per-parameter sums of |w|, to show that steps move the weights. */
+    fingerprint(): Promise<number[]> {
+      return ctx.requireTrainer().fingerprint();
+    },
+
+    /** The heartbeat: answers as soon as the thread is free. */
+    stats(): { at: number; step: number; version: number } {
+      return { at: now(), step: ctx.trainer?.step ?? 0, version: ctx.version };
+    },
+
+    /** Fault injection for tests (`?debug`): `crash` throws an uncaught error and closes the worker. */
+    debugFault(kind: 'crash' | 'exit'): void {
+      injectFault(kind);
+    },
+
+    /** Registers the callback that receives timeline events (pass it through `Comlink.proxy`). */
+    setEventSink(callback: (events: TimelineEvent[]) => void): void {
+      ctx.setSink(callback);
+    },
+  };
+}
