@@ -12,7 +12,7 @@ import type { RolloutContext } from './context';
 
 /** How the page starts a rollout worker. */
 export interface RolloutInit {
-  /** Backends to try for inference, best first (default: wasm → webgl → cpu; see README). */
+  /** Backends to try for inference, best first (default: wasm → webgl → cpu; DESIGN §2). */
   backends?: BackendName[];
   model: ModelArgs;
   /** Seed of the untrained policy's weights and of sampling. */
