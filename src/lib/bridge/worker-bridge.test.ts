@@ -43,7 +43,7 @@ function fixture() {
 }
 
 /** Lets the call's message reach the fake worker (a real event-loop turn, not a timer). */
-const delivered = () => new Promise<void>((r) => setImmediate(r));
+const delivered = () => new Promise<void>((r) => setTimeout(r, 0));
 
 afterEach(() => {
   vi.useRealTimers();
