@@ -68,14 +68,18 @@ export class TasksWorker {
 
   /** Loads weights as the `policy` agent (a LoRA version merged into `base`). */
   async loadPolicy(checkpoint: Checkpoint, version: number, base?: Checkpoint): Promise<void> {
+    const life = this.ends;
     await this.init();
+    this.check(life); // ended while it started: the next use starts a fresh one
     await this.call(this.bridge.api.loadPolicy(checkpoint, version, base));
   }
 
   /** Evaluates tasks; `onProgress` hears this evaluation's reports only. */
   async evaluate(req: EvalRequest, onProgress: (p: EvalProgress) => void): Promise<EvalRow[]> {
     const evaluation = ++this.evaluations;
+    const life = this.ends;
     await this.init();
+    this.check(life);
     const report = Comlink.proxy((p: EvalProgress) => {
       if (evaluation === this.evaluations) onProgress(p);
     });
