@@ -18,7 +18,7 @@ function rolloutApi() {
     },
     loadPolicy: () => undefined,
     async evaluate(_req: unknown, onProgress: (p: EvalProgress) => void): Promise<EvalRow[]> {
-      await onProgress({ agent: 'random', mode: 'greedy', done: 1, total: 2 } as EvalProgress);
+      await onProgress({ agent: 'random', mode: 'greedy', done: 1, total: 2 });
       return finish.promise;
     },
     tryProgram: () => ({ rows: [], runError: null }),
