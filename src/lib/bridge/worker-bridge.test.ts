@@ -69,7 +69,7 @@ describe('WorkerBridge', () => {
     expect(bridge.inFlight).toBe(0);
   });
 
-  it('a crash rejects the call in flight with WorkerCrashed, before the owner is told', async () => {
+  it('a crash rejects the call in flight with WorkerCrashed, once the owner is told', async () => {
     const { bridge, workers, crashes } = fixture();
     const call = bridge.api.hang();
     await delivered();
@@ -85,6 +85,34 @@ describe('WorkerBridge', () => {
     expect(crashes).toEqual([{ message: 'out of memory', inFlight: 0 }]);
     expect(workers[0]?.terminated).toBe(true);
     expect(bridge.state).toBe('crashed');
+  });
+
+  it('a restart in the crash handler leaves the calls in flight crashed, and the new worker answers', async () => {
+    const workers: FakeWorker[] = [];
+    // An owner that still races a failure signal of its own sees its own reason first.
+    let own: (err: Error) => void = () => undefined;
+    const ownSignal = new Promise<never>((_, reject) => (own = reject));
+    const bridge: WorkerBridge<Api> = new WorkerBridge<Api>(
+      () => {
+        const w = new FakeWorker(fakeApi());
+        workers.push(w);
+        return w;
+      },
+      () => {
+        own(new Error('own reason'));
+        bridge.restart();
+      },
+    );
+    bridges.push(bridge);
+    const call = bridge.api.hang();
+    const raced = Promise.race([call, ownSignal]);
+    await delivered();
+    workers[0]?.crash('boom');
+    await expect(raced).rejects.toThrow('own reason');
+    await expect(call).rejects.toThrow(WorkerCrashed);
+    expect(bridge.state).toBe('running');
+    await expect(bridge.api.add(2, 5)).resolves.toBe(7);
+    expect(workers).toHaveLength(2);
   });
 
   it('a crashed bridge rejects later calls until it is started again', async () => {

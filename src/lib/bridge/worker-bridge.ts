@@ -48,7 +48,10 @@ export class WorkerBridge<Api> {
 
   constructor(
     private readonly create: () => WorkerLike,
-    /** Called when the worker throws an uncaught error or fails to load (after its calls were rejected). */
+    /**
+     * Called when the worker throws an uncaught error or fails to load; the calls it had in flight
+     * reject with `WorkerCrashed` right after (a restart made here does not change that).
+     */
     private readonly onCrash: (message: string) => void = () => undefined,
     options: BridgeOptions<Api> = {},
   ) {
@@ -119,14 +122,22 @@ export class WorkerBridge<Api> {
     this.crash = message;
     this.state = 'crashed';
     worker.terminate(); // a worker that threw is not trusted with another call
-    this.rejectAll(new WorkerCrashed(message, this.name));
+    // The owner hears first (a wait of its own that it rejects comes before these), and a restart
+    // it makes meanwhile does not make these calls terminated ones: they were the crashed worker's.
+    const inFlight = this.takePending();
     this.onCrash(message);
+    const err = new WorkerCrashed(message, this.name);
+    for (const reject of inFlight) reject(err);
   }
 
   private rejectAll(err: Error): void {
+    for (const reject of this.takePending()) reject(err);
+  }
+
+  private takePending(): ((err: Error) => void)[] {
     const rejects = [...this.pending];
     this.pending.clear();
-    for (const reject of rejects) reject(err);
+    return rejects;
   }
 
   /**
