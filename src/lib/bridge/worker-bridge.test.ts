@@ -165,6 +165,20 @@ describe('WorkerBridge', () => {
     await expect(bridge.api.add(2, 2)).resolves.toBe(4);
   });
 
+  it('a call no one waits on, cut short when the worker ends, is no unhandled rejection', async () => {
+    const { bridge } = fixture();
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    void bridge.api.hang();
+    await delivered();
+    bridge.terminate();
+    await delivered();
+    await delivered();
+    process.off('unhandledRejection', note);
+    expect(unhandled).toEqual([]);
+  });
+
   it('a call unanswered past its limit rejects with WorkerTimeout naming the method and the limit', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { bridge } = fixture();

@@ -161,7 +161,8 @@ export class WorkerBridge<Api> {
     if (this.crash !== null) return Promise.reject(new WorkerCrashed(this.crash, this.name));
     if (!this.remote) this.start();
     const remote = this.remote;
-    return new Promise((resolve, reject) => {
+    let answer: Promise<unknown> | undefined = undefined;
+    answer = new Promise((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = (): void => {
         clearTimeout(timer);
@@ -170,6 +171,9 @@ export class WorkerBridge<Api> {
       const fail = (err: Error): void => {
         settle();
         reject(err);
+        // A call no one waits on (`void bridge.api.abort(id)`) that the worker's end cuts short is
+        // no error of the page; whoever awaits the call still gets this rejection.
+        answer?.catch(() => undefined);
       };
       this.pending.add(fail);
       if (limit !== null) timer = setTimeout(() => fail(new WorkerTimeout(method, limit, this.name)), limit);
@@ -190,6 +194,7 @@ export class WorkerBridge<Api> {
         reject(err);
       }
     });
+    return answer;
   }
 }
 
