@@ -1,7 +1,23 @@
 import * as Comlink from 'comlink';
 import type { EngineRunInit, RolloutApi, RolloutInit } from '../../../workers/rollout.worker';
 import type { TimelineEvent } from '../pipeline/events';
-import { WorkerBridge } from './worker-bridge';
+import { WorkerBridge, type BridgeOptions } from './worker-bridge';
+
+/**
+ * Limits of a rollout worker's calls: a minute for an answer (the default), two to start (a tfjs
+ * backend and QuickJS load), and none for what plays episodes for as long as it is asked to (an
+ * evaluation of a whole suite, a job of the pipeline, whose pool watches heartbeats instead).
+ */
+export const ROLLOUT_LIMITS: BridgeOptions<RolloutApi> = {
+  methodTimeouts: {
+    init: 120_000,
+    evaluate: null,
+    play: null,
+    playCustom: null,
+    customReturn: null,
+    openCustomEnv: null,
+  },
+};
 
 /** The main thread's one handle on a rollout worker (policy replica + QuickJS sandbox). */
 export class RolloutBridge extends WorkerBridge<RolloutApi> {
@@ -13,6 +29,7 @@ export class RolloutBridge extends WorkerBridge<RolloutApi> {
           name,
         }),
       onCrash,
+      { ...ROLLOUT_LIMITS, name: `the ${name} worker` },
     );
   }
 

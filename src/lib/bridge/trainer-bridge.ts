@@ -1,7 +1,17 @@
 import * as Comlink from 'comlink';
 import type { TrainerApi, TrainerInfo, TrainerInit } from '../../../workers/trainer.worker';
 import type { TimelineEvent } from '../pipeline/events';
-import { WorkerBridge } from './worker-bridge';
+import { WorkerBridge, type BridgeOptions } from './worker-bridge';
+
+/**
+ * Limits of the trainer's calls: a minute for an answer (the default, the pipeline's heartbeat
+ * bound), two to start (a backend, shader compilation), and none for training steps, which take
+ * as long as the model and backend need (the pipeline's heartbeat watches those).
+ */
+export const TRAINER_LIMITS: BridgeOptions<TrainerApi> = {
+  name: 'the trainer worker',
+  methodTimeouts: { init: 120_000, train: null, trainAndPublish: null, trainCustom: null },
+};
 
 /** The main thread's one handle on the trainer worker. */
 export class TrainerBridge extends WorkerBridge<TrainerApi> {
@@ -13,6 +23,7 @@ export class TrainerBridge extends WorkerBridge<TrainerApi> {
           name: 'trainer',
         }),
       onCrash,
+      TRAINER_LIMITS,
     );
   }
 

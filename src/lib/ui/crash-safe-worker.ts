@@ -1,12 +1,12 @@
-import { failureSignal } from './failure-signal';
+import type { WorkerBridge } from '../bridge/worker-bridge';
 
 /**
- * A worker (through its bridge) started on first use, whose crash rejects the calls in flight: a
- * dead worker never answers them, and whatever waits on it (a chain of evaluations) would wait
- * for ever. The next use after a crash starts a new worker.
+ * A worker (through its bridge) started and prepared on first use. Its bridge rejects the calls
+ * in flight when it crashes (`WorkerCrashed`), so that whatever waits on it (a chain of
+ * evaluations) fails instead of waiting for ever; the next use after a crash starts a new worker.
  */
-export class CrashSafeWorker<B extends { terminate(): void }> {
-  private current: { bridge: B; gone: Promise<never> } | null = null;
+export class CrashSafeWorker<B extends Pick<WorkerBridge<unknown>, 'terminate' | 'state'>> {
+  private current: { bridge: B; ready: Promise<B> } | null = null;
 
   constructor(
     /** Makes the bridge; it calls `onCrash` when its worker throws an uncaught error or fails to load. */
@@ -19,8 +19,8 @@ export class CrashSafeWorker<B extends { terminate(): void }> {
 
   /** Runs `work` on the worker, started first if there is none; a crash meanwhile rejects. */
   async use<T>(work: (bridge: B) => Promise<T>): Promise<T> {
-    const { bridge, gone } = this.current ?? (await this.start());
-    return Promise.race([work(bridge), gone]);
+    const bridge = await (this.current ?? this.start()).ready;
+    return work(bridge);
   }
 
   /** Terminates the worker (the next use starts a new one). */
@@ -29,21 +29,24 @@ export class CrashSafeWorker<B extends { terminate(): void }> {
     this.current = null;
   }
 
-  private async start(): Promise<{ bridge: B; gone: Promise<never> }> {
-    const gone = failureSignal();
-    const bridge = this.create((message) => {
-      gone.reject(new Error(`the worker crashed: ${message}`));
+  private start(): { bridge: B; ready: Promise<B> } {
+    // A crashed bridge answers every later call with its crash: the work that used it fails too.
+    const forget = () => {
       if (this.current?.bridge === bridge) this.current = null;
-      bridge.terminate();
+    };
+    const bridge = this.create((message) => {
+      forget();
       this.onCrash(message);
     });
-    try {
-      await Promise.race([this.init(bridge), gone.promise]);
-    } catch (err) {
-      bridge.terminate();
-      throw err;
-    }
-    this.current = { bridge, gone: gone.promise };
+    const ready = this.init(bridge).then(
+      () => bridge,
+      (err: unknown) => {
+        forget();
+        bridge.terminate();
+        throw err;
+      },
+    );
+    this.current = { bridge, ready };
     return this.current;
   }
 }

@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors';
 import { SandboxBridge } from '../bridge/sandbox-bridge';
+import { WorkerCrashed, WorkerTimeout } from '../bridge/worker-errors';
 import type { CacheStats } from '../sandbox/cache';
 import type { JsonValue, SandboxKind, SandboxRequest, SandboxResult } from '../sandbox/types';
 import {
@@ -9,10 +10,9 @@ import {
   type WebContainerStatus,
 } from '../sandbox/webcontainer';
 import { DRAFTS } from './draft';
-import { failureSignal } from './failure-signal';
 
-/** How long the panel waits for the sandbox worker's answer to one run before it stops the worker. */
-export const ANSWER_MS = 15_000;
+/** What the panel says of a crashed sandbox worker. */
+const crashText = (message: string) => `sandbox worker crashed: ${message}; it restarts on the next run`;
 
 /** Which sandbox the panel runs programs in. */
 export type SandboxChoice = 'auto' | 'quickjs' | 'webcontainer';
@@ -69,14 +69,11 @@ export class SandboxState {
   webcontainer = $state.raw<WebContainerStatus>({ state: 'idle' });
   cache = $state.raw<CacheStats | null>(null);
 
+  /** A crash rejects the run waiting on the worker (`WorkerCrashed`); the next run starts a new one. */
   readonly bridge = new SandboxBridge((message) => {
     this.bridge.terminate();
-    this.error = `sandbox worker crashed: ${message}; it restarts on the next run`;
-    // A run waiting on it ends with this message too (a dead worker never answers).
-    this.gone.reject(new Error(this.error));
+    this.error = crashText(message);
   });
-  /** Rejects when the worker behind the run in progress dies. */
-  private gone = failureSignal();
   /** The page's WebContainer, once booted: a restarted worker is given it again. */
   private attachedRun: ((req: SandboxRequest) => Promise<SandboxResult>) | null = null;
   private readonly host = new WebContainerHost((s) => (this.webcontainer = s));
@@ -117,39 +114,31 @@ export class SandboxState {
     this.result = null;
     this.notice = null;
     this.ranOn = kind;
-    // A worker that crashed or was stopped is started again for this run, with a signal of its own.
-    if (this.bridge.state !== 'running') this.gone = failureSignal();
-    const gone = this.gone.promise;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    // The sandbox stops a program at its deadline; a worker that still does not answer is stuck.
-    const stuck = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        this.bridge.terminate();
-        reject(
-          new Error(
-            `the sandbox worker did not answer in ${ANSWER_MS / 1000} s and was stopped; it restarts on the next run`,
-          ),
-        );
-      }, ANSWER_MS);
-    });
     try {
       // A worker started again after a crash does not have the page's WebContainer yet.
       if (this.bridge.state !== 'running' && this.attachedRun)
-        await Promise.race([this.bridge.attachWebContainer(this.attachedRun), gone, stuck]);
-      const result = await Promise.race([
-        this.bridge.api.run({ code: this.code, inputs }, kind),
-        gone,
-        stuck,
-      ]);
+        await this.bridge.attachWebContainer(this.attachedRun);
+      const result = await this.bridge.api.run({ code: this.code, inputs }, kind);
       this.result = result;
       this.notice = notice;
-      this.cache = await Promise.race([this.bridge.api.cacheStats(), gone, stuck]);
+      this.cache = await this.bridge.api.cacheStats();
     } catch (err) {
-      this.error = errorMessage(err);
+      this.error = this.failure(err);
     } finally {
-      clearTimeout(timer);
-      stuck.catch(() => undefined);
       this.running = false;
     }
+  }
+
+  /**
+   * What the panel says of a run that failed. The sandbox stops a program at its deadline, so a
+   * worker past its answer limit is stuck: it is stopped, and the next run starts a new one.
+   */
+  private failure(err: unknown): string {
+    if (err instanceof WorkerCrashed) return crashText(err.workerMessage);
+    if (err instanceof WorkerTimeout) {
+      this.bridge.terminate();
+      return `the sandbox worker did not answer in ${err.limitMs / 1000} s and was stopped; it restarts on the next run`;
+    }
+    return errorMessage(err);
   }
 }

@@ -1,75 +1,37 @@
-import { errorMessage, shownNumber } from '../errors';
-import * as Comlink from 'comlink';
+import { errorMessage } from '../errors';
 import type { AgentName } from '../../../workers/rollout.worker';
 import type { TryRow } from '../env/try-program';
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { EvalProgress, EvalRow, EvalTask } from '../env/evaluate';
-import { generateTasks } from '../env/families';
-import { parseSuite, type Task, type TaskSuite } from '../env/suite';
-import { DEFAULT_MODEL_ARGS } from '../policy/config';
+import {
+  BUILT_IN_NAME,
+  builtInSuite,
+  EXAMPLE_TASK,
+  exportedSuite,
+  importedSuite,
+  MY_TASKS,
+  parseTaskText,
+  samplesProblem,
+  savedSuite,
+  type SuiteEntry,
+} from '../env/suite-entries';
 import type { Checkpoint } from '../policy/weights';
 import { LabDbConnection, type LabDB } from '../storage/db';
 import { addTaskToSuite, getSuite, listSuites, putSuite } from '../storage/suites-store';
 import { latestVersion, loraBaseOf } from '../storage/weights-store';
 import { count } from './plural';
 import { DRAFTS } from './draft';
-import { failureSignal } from './failure-signal';
+import { TasksWorker, WorkerEnded } from './tasks-worker';
 
-/** A suite the page can evaluate: the built-in one (with its split) or a saved one (all held-out). */
-export interface SuiteEntry {
-  name: string;
-  source: 'built-in' | 'saved';
-  tasks: EvalTask[];
-}
-
-/** Seed of the built-in suite shown in the page. */
-export const BUILT_IN_SEED = 1;
-export const BUILT_IN_NAME = `built-in (seed ${BUILT_IN_SEED})`;
-/** The suite that "Add to my tasks" writes to. */
-export const MY_TASKS = 'my tasks';
-/** Why the tasks panel's worker was ended (Stop, a crash): what waited on it fails with this. */
-class WorkerEnded extends Error {
-  constructor(
-    message: string,
-    /** Ended by Stop (not by a crash). */
-    readonly stopped = false,
-  ) {
-    super(message);
-  }
-}
-
-/** Most sampled episodes per task an evaluation plays (a table of the built-in suite is 258 tasks). */
-export const MAX_SAMPLES = 16;
-
-const EXAMPLE_TASK: Task = {
-  id: 'triple-minus-two',
-  level: 'medium',
-  examples: [1, 2, 4].map((x) => ({ input: x, output: 3 * x - 2 })),
-  hidden: [0, 3, 5, 10].map((x) => ({ input: x, output: 3 * x - 2 })),
-};
-
-/** The suite file of an entry: tasks without their split (a file has none). */
-export function suiteFile(entry: SuiteEntry): TaskSuite {
-  return {
-    name: entry.name,
-    tasks: entry.tasks.map(({ id, level, examples, hidden }) => ({ id, level, examples, hidden })),
-  };
-}
-
-/** Reads one task typed in the editor, checked the way a suite file is. Throws with path and problem. */
-export function parseTaskText(text: string): Task {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`the task is not valid JSON: ${(err as Error).message}`, { cause: err });
-  }
-  const parsed = parseSuite(JSON.stringify({ name: 'editor', tasks: [value] }));
-  if (!parsed.ok) throw new Error(`${parsed.path.replace('$.tasks[0]', 'task')}: ${parsed.message}`);
-  const task = parsed.suite.tasks[0];
-  if (!task) throw new Error('no task');
-  return task;
-}
+export {
+  BUILT_IN_NAME,
+  BUILT_IN_SEED,
+  MAX_SAMPLES,
+  MY_TASKS,
+  parseTaskText,
+  suiteFile,
+  type SuiteEntry,
+} from '../env/suite-entries';
 
 /** UI state of the tasks panel: suites, import/export, the evaluation table, the task editor. */
 export class TasksState {
@@ -88,8 +50,6 @@ export class TasksState {
   rowsOf = $state.raw<{ suite: string; tasks: number; samples: number; stopped?: boolean } | null>(null);
   /** The rows the evaluation in progress has finished (each agent's as it ends). */
   private finishedRows: EvalRow[] = [];
-  /** Evaluations started, the newest's number. */
-  private evaluations = 0;
   evalError = $state<string | null>(null);
   /** Sampled episodes per task for the token agents (1 to `MAX_SAMPLES`). */
   samples = $state(2);
@@ -122,16 +82,12 @@ export class TasksState {
   /** The version the `policy` agent last played: run and version number. */
   loadedPolicy = $state.raw<{ runId: string; version: number } | null>(null);
 
+  /** Its crash rejects the calls in flight; what waits on them says why (`WorkerEnded`). */
   readonly rollout = new RolloutBridge('rollout-tasks', (message) =>
     this.endWorker(`the tasks panel's rollout worker crashed: ${message}; it restarts on the next use`),
   );
-  private ready: Promise<unknown> | null = null;
+  private readonly worker = new TasksWorker(this.rollout);
   private readonly db = new LabDbConnection();
-  /**
-   * Rejects when the worker is ended (Stop, a crash): a call to an ended worker never settles, so
-   * every call the panel waits on races this.
-   */
-  private gone = failureSignal();
 
   get current(): SuiteEntry | undefined {
     return this.suites.find((s) => s.name === this.selected);
@@ -143,20 +99,8 @@ export class TasksState {
 
   /** Lists the built-in suite and every saved suite. */
   async load(): Promise<void> {
-    const builtIn: SuiteEntry = {
-      name: BUILT_IN_NAME,
-      source: 'built-in',
-      tasks: generateTasks(BUILT_IN_SEED).map(({ family: _f, program: _p, ...t }) => t),
-    };
     const saved = await listSuites(await this.database());
-    this.suites = [
-      builtIn,
-      ...saved.map((r): SuiteEntry => ({
-        name: r.suite.name,
-        source: 'saved',
-        tasks: r.suite.tasks.map((t) => ({ ...t, heldOut: true })),
-      })),
-    ];
+    this.suites = [builtInSuite(), ...saved.map((r) => savedSuite(r.suite))];
   }
 
   /**
@@ -169,14 +113,10 @@ export class TasksState {
     text: string,
     confirmReplace?: (name: string, savedTasks: number, fileTasks: number) => boolean,
   ): Promise<boolean> {
-    const parsed = parseSuite(text);
+    const parsed = importedSuite(fileName, text);
     this.notice = null;
-    if (!parsed.ok) {
-      this.importError = `${fileName} was not imported: ${parsed.path}: ${parsed.message}`;
-      return false;
-    }
-    if (parsed.suite.name === BUILT_IN_NAME) {
-      this.importError = `${fileName} was not imported: $.name: "${BUILT_IN_NAME}" is the built-in suite's name (it is always here; to import a copy, give the file's "name" another value: an imported suite is all held out)`;
+    if ('problem' in parsed) {
+      this.importError = parsed.problem;
       return false;
     }
     // What is saved now (another tab may have saved a suite of this name since this one loaded).
@@ -208,25 +148,16 @@ export class TasksState {
   /** The selected suite as a file to download. */
   exportFile(): { fileName: string; text: string } | null {
     const entry = this.current;
-    if (!entry) return null;
-    const base = entry.name.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '');
-    const fileName = `${base || 'suite'}.json`;
-    return { fileName, text: JSON.stringify(suiteFile(entry), null, 2) };
-  }
-
-  private async init(): Promise<void> {
-    this.ready ??= this.rollout.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 }).then((info) => {
-      this.backend = info.backend;
-    });
-    await this.ready;
+    return entry ? exportedSuite(entry) : null;
   }
 
   /** Evaluates the selected suite with the chosen agents; fills `rows`. */
   async evaluate(): Promise<void> {
     const entry = this.current;
     if (!entry || this.evaluating) return;
-    if (!Number.isInteger(this.samples) || this.samples < 1 || this.samples > MAX_SAMPLES) {
-      this.evalError = `samples per task must be a whole number from 1 to ${MAX_SAMPLES}, got ${shownNumber(this.samples)}`;
+    const problem = samplesProblem(this.samples);
+    if (problem) {
+      this.evalError = problem;
       return;
     }
     this.evaluating = true;
@@ -238,8 +169,8 @@ export class TasksState {
     this.finishedRows = [];
     const of = { suite: entry.name, tasks: entry.tasks.length, samples: this.samples };
     try {
-      if (this.agents.includes('policy')) await this.call(this.loadRunPolicy(this.policyRun));
-      this.rows = await this.call(this.evaluateTasks(entry.tasks, [...this.agents], this.samples));
+      if (this.agents.includes('policy')) await this.loadRunPolicy(this.policyRun);
+      this.rows = await this.evaluateTasks(entry.tasks, [...this.agents], this.samples);
       this.rowsOf = of;
     } catch (err) {
       const kept = this.finishedRows;
@@ -254,20 +185,16 @@ export class TasksState {
     }
   }
 
-  /** `p`, or the reason the worker was ended if that comes first. */
-  private call<T>(p: Promise<T>): Promise<T> {
-    return Promise.race([p, this.gone.promise]);
-  }
-
   /** Ends the worker (the next use starts a fresh one): what waits on it fails with `reason`. */
   private endWorker(reason: string, stopped = false): void {
-    this.rollout.terminate();
-    this.evaluations += 1; // a report it had already sent does not count any more
-    this.ready = null;
+    this.worker.end(reason, stopped);
     this.loadedPolicy = null;
     this.progress = null;
-    this.gone.reject(new WorkerEnded(reason, stopped));
-    this.gone = failureSignal();
+  }
+
+  /** Starts and prepares the worker if it is not. */
+  private async init(): Promise<void> {
+    this.backend = await this.worker.init();
   }
 
   /**
@@ -281,7 +208,7 @@ export class TasksState {
   /** Loads trained weights into the rollout worker as the `policy` agent (the bench uses this). */
   async loadPolicy(checkpoint: Checkpoint): Promise<void> {
     await this.init();
-    await this.rollout.api.loadPolicy(checkpoint, 0);
+    await this.worker.loadPolicy(checkpoint, 0);
   }
 
   /**
@@ -291,11 +218,15 @@ export class TasksState {
   async loadRunPolicy(runId: string): Promise<void> {
     if (!runId)
       throw new Error('choose the stored run whose policy to evaluate, or leave "trained policy" out');
+    // A Stop while the store is read ends the load too (it would start a new worker).
+    const life = this.worker.life;
     const db = await this.database();
     const record = await latestVersion(db, runId);
     if (!record) throw new Error(`run ${runId} has no stored version to evaluate`);
+    const base = await loraBaseOf(db, record);
+    this.worker.check(life);
     await this.init();
-    await this.rollout.api.loadPolicy(record.checkpoint, record.version, await loraBaseOf(db, record));
+    await this.worker.loadPolicy(record.checkpoint, record.version, base);
     this.loadedPolicy = { runId, version: record.version };
   }
 
@@ -307,17 +238,11 @@ export class TasksState {
     bruteMaxRuns?: number,
   ): Promise<EvalRow[]> {
     this.progress = null;
-    // A late report of an evaluation that was stopped does not count for this one.
-    const evaluation = ++this.evaluations;
     await this.init();
-    return this.rollout.api.evaluate(
-      { tasks, agents, samples, bruteMaxRuns, seed: 1 },
-      Comlink.proxy((p: EvalProgress) => {
-        if (evaluation !== this.evaluations) return;
-        this.progress = p;
-        if (p.rows) this.finishedRows = p.rows;
-      }),
-    );
+    return this.worker.evaluate({ tasks, agents, samples, bruteMaxRuns, seed: 1 }, (p) => {
+      this.progress = p;
+      if (p.rows) this.finishedRows = p.rows;
+    });
   }
 
   /** Runs the editor's program on the editor's task. */
@@ -328,7 +253,7 @@ export class TasksState {
     try {
       const task = parseTaskText(this.taskText);
       if (!this.program.trim()) throw new Error('write a program (an expression in x) to try');
-      const tried = await this.call(this.rollout.api.tryProgram(task, this.program));
+      const tried = await this.worker.tryProgram(task, this.program);
       this.tryRows = tried.rows;
       this.tryRunError = tried.runError;
     } catch (err) {
