@@ -1,5 +1,5 @@
 import type { EnvConfig } from '../env/config';
-import type { Level, Task } from '../env/suite';
+import type { Task } from '../env/suite';
 import type { StepMetrics } from '../policy/metrics';
 import type { TokenBatch } from '../rl/batch';
 import type { Relabelled } from '../rl/hindsight';
@@ -89,40 +89,4 @@ export interface PipelineTrainerPort<B = TokenBatch> {
   trainAndPublish(batch: B, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome>;
 }
 
-/** One training step as the page charts it. */
-export interface StepReport {
-  /** Version published by this step. */
-  version: number;
-  /** Episodes trained on. */
-  episodes: number;
-  meanReturn: number;
-  success: number;
-  /** Trainer version minus the oldest token version, per trained group. */
-  staleness: number[];
-  loss: number;
-  metrics: StepMetrics;
-  /** Trainer idle before this step (waiting for data: the rollout phase when η = 0), ms. */
-  waitMs: number;
-  /** Training and publishing, ms. */
-  trainMs: number;
-  /** Epoch ms the step finished. */
-  at: number;
-}
-
-/** Greedy success of a published version, measured during a run. */
-export interface EvalPoint {
-  /** Version evaluated. */
-  iteration: number;
-  /** Seconds since the run (or its resumed session) started. */
-  seconds: number;
-  /** Episodes generated so far. */
-  episodes: number;
-  /** Level evaluated (the training level, or every level with the curriculum off). */
-  level: Level | 'all';
-  /** The run's own suite its training tasks came from (all of it evaluated), or null for the built-in tasks. */
-  suite: string | null;
-  successTrain: number;
-  successHeldOut: number | null;
-  /** Mean episode reward of greedy play on the level's training tasks. */
-  meanRewardTrain: number;
-}
+export type { EvalPoint, StepReport } from '../storage/records';

@@ -5,8 +5,7 @@ import type { MlpCheckpoint } from '../policy/mlp';
 import type { Checkpoint } from '../policy/weights';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
-import type { TimelineEvent } from '../pipeline/events';
-import type { EvalPoint, StepReport } from '../pipeline/types';
+import type { EvalPoint, StepReport, TimelineEvent } from './records';
 
 /** Lifecycle of a training run. */
 export type RunStatus = 'created' | 'running' | 'paused' | 'finished' | 'failed';

@@ -1,6 +1,5 @@
 import { errorMessage } from '../errors';
-import type { TimelineEvent } from '../pipeline/events';
-import type { EvalPoint, StepReport } from '../pipeline/types';
+import type { EvalPoint, StepReport, TimelineEvent } from './records';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { LabDB } from './db';
 import { withEviction, type Eviction } from './quota';
