@@ -45,7 +45,7 @@ import {
 } from '../../src/lib/policy/config.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
-import { PolicyTrainer, type StepMetrics } from '../../src/lib/policy/trainer.ts';
+import { PolicyTrainer, type StepMetrics } from '../../src/lib/rl/trainer.ts';
 import { relabelledKey } from '../../src/lib/rl/hindsight.ts';
 import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';

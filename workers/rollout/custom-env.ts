@@ -7,7 +7,7 @@ import { now } from '../../src/lib/pipeline/events';
 import type { PlayedGroup, RolloutJob } from '../../src/lib/pipeline/types';
 import { CUSTOM_BASELINE_EPISODES } from '../../src/lib/rl/custom-config';
 import { randomReturn, snapshotReturn, type OnEpisode } from '../../src/lib/rl/custom-trainer';
-import { Rng } from '../../src/lib/rl/random';
+import { Rng } from '../../src/lib/random';
 import { QuickJSSession, SessionError } from '../../src/lib/sandbox/session';
 import type { RolloutContext } from './context';
 

@@ -1,4 +1,4 @@
-import { missingBase } from '../../src/lib/policy/restore';
+import { missingBase } from '../../src/lib/rl/restore';
 import { packOptimizer, type Checkpoint } from '../../src/lib/policy/weights';
 import { now } from '../../src/lib/pipeline/events';
 import type { RunRecord, WeightsRecord } from '../../src/lib/storage/db';

@@ -1,7 +1,7 @@
 import type { TrainerConfig } from '../../src/lib/policy/config';
 import type { LoraConfig } from '../../src/lib/policy/lora';
-import { trainerFromCheckpoint } from '../../src/lib/policy/restore';
-import type { PolicyTrainer } from '../../src/lib/policy/trainer';
+import { trainerFromCheckpoint } from '../../src/lib/rl/restore';
+import type { PolicyTrainer } from '../../src/lib/rl/trainer';
 import type { TimelineEvent } from '../../src/lib/pipeline/events';
 import { LabDbConnection, type LabDB, type WeightsRecord } from '../../src/lib/storage/db';
 import { loraBaseOf } from '../../src/lib/storage/weights-store';

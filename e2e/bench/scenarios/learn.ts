@@ -2,7 +2,7 @@ import type { JSHandle } from 'playwright-core';
 import * as tf from '@tensorflow/tfjs';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../../../src/lib/policy/config.ts';
 import { DEFAULT_LORA } from '../../../src/lib/policy/lora.ts';
-import { PolicyTrainer } from '../../../src/lib/policy/trainer.ts';
+import { PolicyTrainer } from '../../../src/lib/rl/trainer.ts';
 import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
 import type { Scenario } from '../harness.ts';
 import { TRAINED_POLICY } from '../portable.ts';

@@ -11,7 +11,7 @@ import {
 } from '../pipeline/custom-workload';
 import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
 import { MlpLearner, randomReturn, snapshotReturn, type CustomBatch } from '../rl/custom-trainer';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import { nodeQuickJSModule } from '../sandbox/quickjs-node';
 import { QuickJSSession, SessionError } from '../sandbox/session';
 import { CARTPOLE_JS, CustomEnv } from './custom';

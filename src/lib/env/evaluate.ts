@@ -1,4 +1,4 @@
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import type { Sandbox } from '../sandbox/types';
 import { DEFAULT_ENV_CONFIG, type EnvConfig } from './config';
 import { Episode, programCode, type RewardParts } from './episode';

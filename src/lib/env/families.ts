@@ -1,5 +1,5 @@
 import { fnv1a } from '../sandbox/cache';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import type { Example, Level, Task, TaskSuite } from './suite';
 
 /** A parameterised family of tasks: `source(p)` is the program text, `apply(p, x)` its value. */

@@ -13,7 +13,7 @@ import {
 } from './grammar';
 import { programCode } from './episode';
 import { sourceToTokens } from './tokenizer';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {

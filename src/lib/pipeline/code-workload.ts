@@ -4,7 +4,7 @@ import { LEVELS, type Task } from '../env/suite';
 import type { RunProgress } from '../storage/db';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import type { TokenBatch } from '../rl/batch';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import {
   DEFAULT_HINDSIGHT,
   HindsightPool,

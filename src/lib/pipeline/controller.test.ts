@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { Task } from '../env/suite';
-import type { StepMetrics } from '../policy/trainer';
+import type { StepMetrics } from '../rl/trainer';
 import type { TokenBatch } from '../rl/batch';
 import { DEFAULT_REPLAY } from '../rl/replay';
 import type { Trajectory } from '../rl/trajectory';

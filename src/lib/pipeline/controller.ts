@@ -2,7 +2,7 @@ import { errorMessage } from '../errors';
 import type { EnvConfig } from '../env/config';
 import type { Task } from '../env/suite';
 import type { TokenBatch } from '../rl/batch';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import { ReplayBuffer, type Drawn, type ReplayConfig } from '../rl/replay';
 import { now, type Lane, type TimelineEvent } from './events';
 import { preemptionVictim, WaitingQueue, type JobClass } from './scheduler';

@@ -3,7 +3,7 @@ import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CustomEnv } from '../env/custom';
 import { initMlp, snapshotMlp } from '../policy/mlp';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import { nodeQuickJSModule } from '../sandbox/quickjs-node';
 import { QuickJSSession } from '../sandbox/session';
 import { playCustomGroup, type AdoptedPolicy } from './custom-rollout';

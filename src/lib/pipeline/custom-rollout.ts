@@ -1,7 +1,7 @@
 import type { CustomEnv } from '../env/custom';
 import { mlpLogits, type MlpSnapshot } from '../policy/mlp';
 import { pickMasked } from '../policy/sampler';
-import type { Rng } from '../rl/random';
+import type { Rng } from '../random';
 import type { CustomTrajectory } from './custom-workload';
 import { now } from './events';
 

@@ -4,7 +4,7 @@ import type { ModelArgs } from '../policy/config';
 import type { Weights } from '../policy/model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../policy/sampler';
 import { relabelEpisode, type Relabelled } from '../rl/hindsight';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import { TrajectoryRecorder, type Trajectory } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
 import { alive } from './beacon';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { builtInSuites } from '../env/families';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import { defaultSettings, settingsToJson } from './run-settings';
 import { SHARE_PARAM, SHARE_URL_MAX, settingsFromShare, shareParam, shareUrl } from './share';
 

@@ -11,7 +11,7 @@ import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from './co
 import { DEFAULT_LORA, initLora, LORA_TRAINED_WHOLE, loraTargets, mergedWeights, mergeLora } from './lora';
 import { forward, initParams } from './model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from './sampler';
-import { PolicyTrainer } from './trainer';
+import { PolicyTrainer } from '../rl/trainer';
 import { adaptersFromCheckpoint, paramsFromCheckpoint } from './weights';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 32, dModel: 16, nHeads: 2, dMlp: 32 };

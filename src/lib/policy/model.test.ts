@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { imitationBatch } from '../rl/synthetic';
 import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from './config';
 import { countParams, forward, initParams, paramShapes } from './model';
-import { PolicyTrainer } from './trainer';
+import { PolicyTrainer } from '../rl/trainer';
 
 const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 32, dMlp: 64 };
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { playEpisodes } from '../env/evaluate';
 import { generateTasks } from '../env/families';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
 import type { Episode } from '../env/episode';

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { Episode } from '../env/episode';
 import type { TokenAgent } from '../env/evaluate';
 import { PAD } from '../env/vocab';
-import { Rng } from '../rl/random';
+import { Rng } from '../random';
 import type { ModelArgs } from './config';
 import { decodeStep, forward, type LayerKV, type Weights } from './model';
 

@@ -14,11 +14,11 @@ import {
 import type { Params } from '../policy/model';
 import { pickMasked } from '../policy/sampler';
 import { packOptimizer, unpackTensors } from '../policy/weights';
-import type { StepMetrics } from '../policy/trainer';
+import type { StepMetrics } from './trainer';
 import type { CustomTrainConfig } from './custom-config';
 import { clipByGlobalNorm } from './losses';
 import { decoupledPpoLoss } from './ppo';
-import { Rng } from './random';
+import { Rng } from '../random';
 
 /** One episode of a custom environment. */
 interface Episode {

@@ -15,7 +15,7 @@ import {
   DEFAULT_HINDSIGHT,
   type Relabelled,
 } from './hindsight';
-import { Rng } from './random';
+import { Rng } from '../random';
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import { RELABELLED_PREFIX, type Level, type Task } from '../env/suite';
 import { sourceToTokens } from '../env/tokenizer';
 import { SUBMIT, tokenId, VOCAB_SIZE } from '../env/vocab';
 import type { Sandbox } from '../sandbox/types';
-import type { Rng } from './random';
+import type { Rng } from '../random';
 import type { Trajectory } from './trajectory';
 
 /**

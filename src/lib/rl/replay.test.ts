@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Rng } from './random';
+import { Rng } from '../random';
 import { DEFAULT_REPLAY, ReplayBuffer } from './replay';
 
 describe('ReplayBuffer, FIFO', () => {

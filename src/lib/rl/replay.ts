@@ -1,4 +1,4 @@
-import type { Rng } from './random';
+import type { Rng } from '../random';
 
 /** How the trainer draws its batches from the replay buffer (DESIGN §5, seed 001). */
 export interface ReplayConfig {

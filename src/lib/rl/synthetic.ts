@@ -1,6 +1,6 @@
 import { BOS, PAD, SUBMIT, tokenId } from '../env/vocab';
 import type { TokenBatch } from './batch';
-import { Rng } from './random';
+import { Rng } from '../random';
 
 /** Programs the foundation's training step imitates until the code-writing env exists. */
 export const IMITATION_PROGRAMS = ['x*2+1', '(x+3)*2', 'x*x+1', 'x%3', '7', 'x-4'];

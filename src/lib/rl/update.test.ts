@@ -7,7 +7,7 @@ import {
   type TrainerConfig,
 } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
-import { PolicyTrainer } from '../policy/trainer';
+import { PolicyTrainer } from './trainer';
 import type { TokenBatch } from './batch';
 import { imitationBatch } from './synthetic';
 import { ppoUpdate, proximalApart, proximalLogProbs } from './update';

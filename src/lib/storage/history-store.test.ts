@@ -3,7 +3,7 @@ import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
-import type { StepMetrics } from '../policy/trainer';
+import type { StepMetrics } from '../rl/trainer';
 import type { Trajectory } from '../rl/trajectory';
 import { DB_VERSION, openLabDb, type TrajectoryRecord, type WeightsRecord } from './db';
 import { trimEvents } from './events-store';

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
-import type { TrainerConfig } from './config';
-import { LORA_TRAINED_WHOLE, mergedWeights, type LoraConfig } from './lora';
-import type { Params } from './model';
+import type { TrainerConfig } from '../policy/config';
+import { LORA_TRAINED_WHOLE, mergedWeights, type LoraConfig } from '../policy/lora';
+import type { Params } from '../policy/model';
 import { PolicyTrainer } from './trainer';
 import {
   adaptersFromCheckpoint,
@@ -9,7 +9,7 @@ import {
   unpackTensors,
   type Checkpoint,
   type PackedTensors,
-} from './weights';
+} from '../policy/weights';
 
 /** Checks that `base` can be the base of the LoRA checkpoint `checkpoint`. */
 function checkBase(checkpoint: Checkpoint, base: Checkpoint | undefined): Checkpoint {

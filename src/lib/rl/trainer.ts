@@ -1,15 +1,22 @@
 import * as tf from '@tensorflow/tfjs';
-import type { TokenBatch } from '../rl/batch';
-import { optimiserStep, proximalLogProbs, type PpoPolicy } from '../rl/update';
-import type { ModelArgs, TrainerConfig } from './config';
-import { initLora, LORA_TRAINED_WHOLE, mergedWeights, mergeLora, type LoraConfig } from './lora';
-import { countParams, forward, initParams, type Params, type PolicyOutput, type Weights } from './model';
-import { packParams, packTensors, type Checkpoint } from './weights';
-import type { StepMetrics } from './metrics';
+import type { TokenBatch } from './batch';
+import { optimiserStep, proximalLogProbs, type PpoPolicy } from './update';
+import type { ModelArgs, TrainerConfig } from '../policy/config';
+import { initLora, LORA_TRAINED_WHOLE, mergedWeights, mergeLora, type LoraConfig } from '../policy/lora';
+import {
+  countParams,
+  forward,
+  initParams,
+  type Params,
+  type PolicyOutput,
+  type Weights,
+} from '../policy/model';
+import { packParams, packTensors, type Checkpoint } from '../policy/weights';
+import type { StepMetrics } from '../policy/metrics';
 
 export type { StepMetrics };
 /** The losses' stop-gradient, re-exported for the trainer's callers. */
-export { constantOf } from '../rl/losses';
+export { constantOf } from './losses';
 
 /** Adam (β 0.9 / 0.999, as `tf.train.adam`) whose rate a schedule can change, keeping its moments. */
 export class RateAdam extends tf.AdamOptimizer {

@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import { runEpisodes } from '../env/evaluate';
 import { generateTasks } from '../env/families';
-import { rlooAdvantages } from '../rl/advantages';
-import { validateBatch } from '../rl/batch';
-import { trajectoryBatch, TrajectoryRecorder } from '../rl/trajectory';
+import { rlooAdvantages } from './advantages';
+import { validateBatch } from './batch';
+import { trajectoryBatch, TrajectoryRecorder } from './trajectory';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from './config';
-import { DEFAULT_SAMPLER, PolicyAgent } from './sampler';
+import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from '../policy/config';
+import { DEFAULT_SAMPLER, PolicyAgent } from '../policy/sampler';
 import { constantOf, PolicyTrainer } from './trainer';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 32, dModel: 16, nHeads: 2, dMlp: 32 };

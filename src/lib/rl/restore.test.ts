@@ -1,9 +1,14 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { imitationBatch } from '../rl/synthetic';
-import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs, type TrainerConfig } from './config';
-import { DEFAULT_LORA, LORA_TRAINED_WHOLE, mergeLora, type LoraConfig } from './lora';
-import { forward } from './model';
+import { imitationBatch } from './synthetic';
+import {
+  DEFAULT_MODEL_ARGS,
+  DEFAULT_TRAINER_CONFIG,
+  type ModelArgs,
+  type TrainerConfig,
+} from '../policy/config';
+import { DEFAULT_LORA, LORA_TRAINED_WHOLE, mergeLora, type LoraConfig } from '../policy/lora';
+import { forward } from '../policy/model';
 import { missingBase, policyFromCheckpoint, trainerFromCheckpoint } from './restore';
 import { PolicyTrainer } from './trainer';
 import {
@@ -13,7 +18,7 @@ import {
   unpackTensors,
   type Checkpoint,
   type PackedTensors,
-} from './weights';
+} from '../policy/weights';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 16, nHeads: 2, dMlp: 32 };
 const config: TrainerConfig = { ...DEFAULT_TRAINER_CONFIG, learningRate: 1e-2, loss: 'ppo' };
