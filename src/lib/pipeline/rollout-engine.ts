@@ -3,89 +3,23 @@ import { Episode } from '../env/episode';
 import type { ModelArgs } from '../policy/config';
 import type { Weights } from '../policy/model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../policy/sampler';
-import { relabelEpisode, type Relabelled } from '../rl/hindsight';
-import { Rng } from '../random';
-import { TrajectoryRecorder, type Trajectory } from '../rl/trajectory';
+import { TrajectoryRecorder } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
 import { alive } from './beacon';
-import { now, type Lane, type TimelineEvent } from './events';
-import { oldestVersion } from './staleness';
+import { now, type TimelineEvent } from './events';
+import {
+  emptyEngineStats,
+  type ActiveJob,
+  type EngineOptions,
+  type EngineStats,
+  type WaitingJob,
+} from './rollout-engine-types';
+import { abortedGroup, doneGroup, relabelJob } from './rollout-group';
+import { waitForVersion } from './version-wait';
 import type { PlayedGroup, RolloutJob } from './types';
 import { yieldToEventLoop } from './yield';
 
-/** How a rollout worker plays its jobs. */
-export interface EngineOptions {
-  args: ModelArgs;
-  /** Episodes decoded together at most (slots × group size): the sampler's rows. */
-  rows: number;
-  /**
-   * Adopt a new version after this many decode steps even if no episode is at a turn boundary
-   * (0: only at turn boundaries, or at once when idle).
-   */
-  interruptEveryTokens: number;
-  /** Sampling temperature; the recorded behaviour log-probs are those of the tempered distribution. */
-  temperature: number;
-  /** Seed of the sampling stream. */
-  seed: number;
-  lane: Lane;
-  /**
-   * Ask the store for a version that has not arrived after this long, ms (the announce may be
-   * late or lost), and again every `fetchAfterMs` after each fetch while the job still waits.
-   */
-  fetchAfterMs: number;
-  emit?(event: TimelineEvent): void;
-  /** Stores a finished group's trajectories; the group is returned only after this resolves. */
-  persist(job: RolloutJob, trajectories: Trajectory[]): Promise<void>;
-  /** Fetches the newest stored version ≥ `min` (when the announce did not arrive in time). */
-  fetch(min: number): Promise<void>;
-  /** Weights the engine no longer uses (the caller decides what to dispose). */
-  release(weights: Weights): void;
-}
-
-interface ActiveJob {
-  job: RolloutJob;
-  episodes: Episode[];
-  startedAt: number;
-  startVersion: number;
-  /** Episodes that adopted a new version mid-way. */
-  interrupted: Set<Episode>;
-  aborted: boolean;
-  resolve(group: PlayedGroup): void;
-  reject(err: Error): void;
-}
-
-/** A job waiting for its minimum version: it holds no rows until it starts. */
-interface WaitingJob {
-  jobId: number;
-  min: number;
-  /** Set by `abort` (or `dispose`): the job resolves as aborted instead of starting. */
-  aborted: boolean;
-  wake(): void;
-}
-
-/** Counters a worker reports with its heartbeat. */
-export interface EngineStats {
-  version: number;
-  activeEpisodes: number;
-  activeJobs: number;
-  tokens: number;
-  adoptions: number;
-  interrupts: number;
-  prefills: number;
-}
-
-/** The counters of an engine that has played nothing (or of a worker with no engine). */
-export function emptyEngineStats(): EngineStats {
-  return {
-    version: -1,
-    activeEpisodes: 0,
-    activeJobs: 0,
-    tokens: 0,
-    adoptions: 0,
-    interrupts: 0,
-    prefills: 0,
-  };
-}
+export { emptyEngineStats, type EngineOptions, type EngineStats };
 
 /**
  * The rollout side of the pipeline inside one worker: every episode of every job the worker
@@ -145,13 +79,13 @@ export class RolloutEngine {
     if (job.samples < 1 || job.samples > this.opts.rows)
       throw new Error(`a job of ${job.samples} episodes does not fit ${this.opts.rows} rows`);
     const queued = now();
-    if (this.disposed) return this.abortedGroup(job.jobId, this.version, queued);
+    if (this.disposed) return abortedGroup(job.jobId, this.version, queued, this.version);
     if (this.latest < job.minVersion) {
-      const w = await this.waitForVersion(job);
+      const w = await waitForVersion(this.waiting, job, this.opts);
       // Checked after the await, with nothing awaited between here and `jobs.set` below: an
       // abort that came at any point of the wait is seen, and the job never takes rows.
       this.waiting.delete(w);
-      if (w.aborted) return this.abortedGroup(job.jobId, this.version, queued);
+      if (w.aborted) return abortedGroup(job.jobId, this.version, queued, this.version);
     }
     if (!this.looping && this.pending) this.adopt([]);
     if (this.activeEpisodes() + job.samples > this.opts.rows)
@@ -199,7 +133,7 @@ export class RolloutEngine {
     this.jobs.delete(jobId);
     for (const ep of a.episodes) this.recorder.forget(ep);
     a.resolve({
-      ...this.abortedGroup(jobId, a.startVersion, a.startedAt),
+      ...abortedGroup(jobId, a.startVersion, a.startedAt, this.version),
       interrupted: a.interrupted.size,
     });
   }
@@ -230,58 +164,6 @@ export class RolloutEngine {
 
   private emit(e: Omit<TimelineEvent, 'lane'>): void {
     this.opts.emit?.({ lane: this.opts.lane, ...e });
-  }
-
-  private abortedGroup(jobId: number, oldest: number, startedAt: number): PlayedGroup {
-    return {
-      jobId,
-      status: 'aborted',
-      trajectories: [],
-      relabelled: [],
-      seqs: [],
-      oldestVersion: oldest,
-      newestVersion: this.version,
-      interrupted: 0,
-      startedAt,
-      endedAt: now(),
-    };
-  }
-
-  /**
-   * Resolves once the engine holds `job.minVersion` or the job is aborted, with the job's entry
-   * (still in `waiting`: the caller removes it). Until then it asks the store every
-   * `fetchAfterMs`, one fetch at a time, so a lost announce or a failed fetch does not leave the
-   * job waiting for ever.
-   */
-  private async waitForVersion(job: RolloutJob): Promise<WaitingJob> {
-    let resolve = (): void => undefined;
-    const arrived = new Promise<void>((r) => (resolve = r));
-    let woken = false;
-    const w: WaitingJob = {
-      jobId: job.jobId,
-      min: job.minVersion,
-      aborted: false,
-      wake: () => {
-        woken = true;
-        resolve();
-      },
-    };
-    this.waiting.add(w);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const ask = (): void => {
-      timer = setTimeout(() => {
-        this.opts
-          .fetch(w.min)
-          .catch(() => undefined) // the next fetch tries again
-          .finally(() => {
-            if (!woken) ask();
-          });
-      }, this.opts.fetchAfterMs);
-    };
-    ask();
-    await arrived;
-    clearTimeout(timer);
-    return w;
   }
 
   /** Switches to the pending weights; episodes in `live` that already started are interrupted. */
@@ -421,53 +303,37 @@ export class RolloutEngine {
       this.recorder.forget(ep);
       return tr;
     });
-    const relabelled: Relabelled[] = [];
-    const rng = new Rng(a.job.seed); // which tokens the job's variants change
-    for (const ep of a.job.relabelMaxAbs > 0 ? a.episodes : []) {
-      const programs = ep.turns.map((turn) => turn.program);
-      const { task, env, relabelMaxAbs, relabelMutations } = a.job;
-      try {
-        relabelled.push(
-          ...(await relabelEpisode(programs, task, this.sandbox, env, relabelMaxAbs, relabelMutations, rng)),
-        );
-      } catch (err) {
-        // Relabelling only adds examples: the group's own trajectories are kept without them.
+    const relabelled = await relabelJob(
+      a.job,
+      a.episodes.map((ep) => ep.turns.map((turn) => turn.program)),
+      this.sandbox,
+      (err) => {
         const t = now();
         this.emit({
           kind: 'error',
           t0: t,
           t1: t,
           version: this.version,
-          meta: {
-            job: a.job.jobId,
-            message: `relabelling failed: ${errorMessage(err)}`,
-          },
+          meta: { job: a.job.jobId, message: `relabelling failed: ${errorMessage(err)}` },
         });
-      }
-    }
+      },
+    );
     if (a.aborted) {
       // Aborted while it was relabelled: nothing is stored under seqs the controller dropped.
       a.resolve({
-        ...this.abortedGroup(a.job.jobId, a.startVersion, a.startedAt),
+        ...abortedGroup(a.job.jobId, a.startVersion, a.startedAt, this.version),
         interrupted: a.interrupted.size,
       });
       return;
     }
     this.finishing.delete(a.job.jobId); // from here on it is stored: an abort comes too late
     const t = now();
-    const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
-    const group: PlayedGroup = {
-      jobId: a.job.jobId,
-      status: 'done',
-      trajectories,
-      relabelled,
-      seqs: trajectories.map((_, i) => a.job.seqBase + i),
-      oldestVersion: oldestVersion(versions),
-      newestVersion: versions.length ? Math.max(...versions) : this.version,
+    const group = doneGroup(a.job, trajectories, relabelled, {
       interrupted: a.interrupted.size,
       startedAt: a.startedAt,
       endedAt: t,
-    };
+      current: this.version,
+    });
     this.emit({
       kind: 'episode',
       t0: a.startedAt,

@@ -6,12 +6,13 @@ import type {
   QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
 import { SERIALIZE_INTRINSICS, SERIALIZE_JSON } from './check-json';
+import { classifyThrown, fail, GuestError, withDeadline } from './quickjs-errors';
+import { installHostIo, readJson, toHandle } from './quickjs-host';
 import {
   callLabel,
   type JsonValue,
   resolveLimits,
   type Sandbox,
-  type SandboxErrorKind,
   type SandboxLimits,
   type SandboxRequest,
   type SandboxResult,
@@ -39,6 +40,8 @@ export const HARD_DEADLINE_FACTOR = 4;
 /** Promise jobs run between two checks of a run's stop (`drainJobs`). */
 const JOB_BATCH = 64;
 
+export { classifyThrown };
+
 /** Why the interrupt handler stops a run now, or null to let it go on (see runSync). */
 export function interruptReason(
   polls: number,
@@ -50,76 +53,6 @@ export function interruptReason(
   if (overMemory) return 'memory';
   if (now > deadline && (polls >= MIN_POLLS || now > hardDeadline)) return 'deadline';
   return null;
-}
-
-class GuestError extends Error {
-  /** What the program printed before it failed (most useful when a program is broken). */
-  stdout = '';
-
-  constructor(
-    readonly kind: SandboxErrorKind,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Turns a value thrown inside QuickJS into an error kind and message. */
-export function classifyThrown(
-  dumped: unknown,
-  stage: 'compile' | 'run',
-  interrupted: 'deadline' | 'memory' | null,
-): GuestError {
-  const err = (dumped ?? {}) as { name?: unknown; message?: unknown };
-  const name = typeof err.name === 'string' ? err.name : '';
-  const message = typeof err.message === 'string' ? err.message : describeThrown(dumped);
-  if (/interrupted/i.test(message) && interrupted === 'memory') {
-    return new GuestError(
-      'memory',
-      'the program grew the sandbox heap past its memory limit and was stopped',
-    );
-  }
-  if (/interrupted/i.test(message) && interrupted === 'deadline') {
-    return new GuestError('timeout', 'the program ran past its deadline and was stopped');
-  }
-  if (/out of memory/i.test(message))
-    return new GuestError(
-      'memory',
-      /^out of memory$/i.test(message.trim()) ? 'out of memory' : `out of memory: ${message}`,
-    );
-  if (/stack overflow|call stack/i.test(message))
-    return new GuestError('memory', `stack limit exceeded: ${message}`);
-  // A parse error's stack has no call frames; a SyntaxError thrown by running code (JSON.parse,
-  // new RegExp, …) has the native or eval frame it came from.
-  const stack =
-    typeof (err as { stack?: unknown }).stack === 'string' ? (err as { stack: string }).stack : '';
-  // Where in the program: its innermost frame (a parse error's only one).
-  const at = /program\.js:(\d+):(\d+)/.exec(stack);
-  const where = at ? ` (line ${at[1]}, column ${at[2]})` : '';
-  if (stage === 'compile' && name === 'SyntaxError' && !/\(native\)|<eval>|<anonymous>/.test(stack)) {
-    return new GuestError('syntax', `SyntaxError: ${message}${where}`);
-  }
-  return new GuestError('runtime', `${name ? `${name}: ${message}` : message}${where}`);
-}
-
-/**
- * A timeout's message with the deadline in it: one deadline covers every input of a run, so a
- * quick program can still time out on many inputs.
- */
-function withDeadline(r: SandboxResult, deadlineMs: number, inputs: number): SandboxResult {
-  if (r.error?.kind !== 'timeout') return r;
-  const of = inputs <= 1 ? '' : `, one for all ${inputs} inputs together`;
-  const message = r.error.message.replace('its deadline', `its deadline (${deadlineMs} ms${of})`);
-  return { ...r, error: { ...r.error, message } };
-}
-
-function describeThrown(v: unknown): string {
-  if (typeof v === 'string') return `threw a string: ${JSON.stringify(v).slice(0, 200)}`;
-  try {
-    return `threw a non-Error value: ${String(JSON.stringify(v)).slice(0, 200)}`;
-  } catch {
-    return 'threw a non-Error value';
-  }
 }
 
 /**
@@ -364,146 +297,4 @@ export class QuickJSSandbox implements Sandbox {
   dispose(): void {
     this.runtime.dispose();
   }
-}
-
-function fail(kind: SandboxErrorKind, message: string, t0: number, stdout = ''): SandboxResult {
-  return { ok: false, stdout, error: { kind, message }, ms: performance.now() - t0 };
-}
-
-/** A guest value for a JSON input: primitives directly, anything else through the JSON parser. */
-function toHandle(vm: QuickJSContext, v: JsonValue): QuickJSHandle {
-  if (typeof v === 'number') return vm.newNumber(v);
-  if (typeof v === 'string') return vm.newString(v);
-  if (v === null) return vm.null;
-  if (typeof v === 'boolean') return v ? vm.true : vm.false;
-  const r = vm.evalCode(`(${JSON.stringify(v)})`, 'input.js');
-  if (r.error) {
-    r.error.dispose();
-    throw new Error('an input could not be passed to the sandbox');
-  }
-  return r.value;
-}
-
-/**
- * Reads one output of `f` as JSON, refusing what JSON cannot carry: numbers and strings here,
- * objects through `SERIALIZE_JSON` in the sandbox. A check stopped by the run's deadline or
- * memory limit (a getter that loops) is that failure, not an output error (which would be cached).
- */
-function readJson(
-  vm: QuickJSContext,
-  h: QuickJSHandle,
-  /** Names the call in an error message: built only when there is one (every output passes here). */
-  path: () => string,
-  serializer: () => QuickJSHandle,
-  maxChars: number,
-  interrupt: { reason: 'deadline' | 'memory' | null },
-): JsonValue {
-  const t = vm.typeof(h);
-  if (t === 'number') {
-    const n = vm.getNumber(h);
-    if (!Number.isFinite(n)) throw new GuestError('output', `${path()} is ${n}`);
-    return n;
-  }
-  if (t === 'boolean') return vm.dump(h) as boolean;
-  if (t === 'string') {
-    const len = vm.getProp(h, 'length'); // a string's own length: no program code runs
-    const n = vm.typeof(len) === 'number' ? vm.getNumber(len) : 0;
-    len.dispose();
-    if (n > maxChars)
-      throw new GuestError('output', `${path()} is a string of ${n} characters, over the limit`);
-    return vm.getString(h);
-  }
-  if (t === 'object') {
-    const max = vm.newNumber(maxChars);
-    const r = vm.callFunction(serializer(), vm.undefined, h, max);
-    max.dispose();
-    if (r.error) {
-      const dumped: unknown = vm.dump(r.error);
-      r.error.dispose();
-      if (interrupt.reason !== null) throw classifyThrown(dumped, 'run', interrupt.reason);
-      throw new GuestError(
-        'output',
-        `${path()} could not be checked: ${classifyThrown(dumped, 'run', null).message}`,
-      );
-    }
-    const text = vm.typeof(r.value) === 'string' ? vm.getString(r.value) : '!';
-    r.value.dispose();
-    if (text.startsWith('!')) throw new GuestError('output', `${path()}${text.slice(1)}`);
-    return JSON.parse(text.slice(1)) as JsonValue;
-  }
-  throw new GuestError('output', `${path()} is ${t === 'undefined' ? 'undefined' : `a ${t}`}`);
-}
-
-/** Host side of `console.log` and `fs` for one run. */
-interface HostIo {
-  stdout: string[];
-  files: Map<string, string>;
-  chars(): number;
-  overflow(): boolean;
-}
-
-/**
- * Installs `console.log` (captured) and a tiny `fs` over `files` as host functions: no guest
- * code to parse per run, and nothing of the host reachable through them but these strings.
- */
-function installHostIo(vm: QuickJSContext, initial: Record<string, string>, maxChars: number): HostIo {
-  const stdout: string[] = [];
-  const files = new Map(Object.entries(initial));
-  let chars = 0;
-  let overflow = false;
-  const count = (n: number) => {
-    chars += n;
-    if (chars > maxChars) overflow = true;
-    return !overflow;
-  };
-  const text = (h: QuickJSHandle): string => {
-    if (vm.typeof(h) === 'string') return vm.getString(h);
-    try {
-      const dumped: unknown = vm.dump(h);
-      return typeof dumped === 'string' ? dumped : (JSON.stringify(dumped) ?? String(dumped));
-    } catch {
-      return String(vm.typeof(h));
-    }
-  };
-  const define = (
-    target: QuickJSHandle,
-    name: string,
-    impl: (...args: QuickJSHandle[]) => QuickJSHandle | undefined,
-  ) => {
-    const fn = vm.newFunction(name, impl);
-    vm.setProp(target, name, fn);
-    fn.dispose();
-  };
-  const consoleObj = vm.newObject();
-  define(consoleObj, 'log', (...args) => {
-    const line = args.map(text).join(' ');
-    if (count(line.length + 1)) stdout.push(line);
-  });
-  vm.setProp(vm.global, 'console', consoleObj);
-  consoleObj.dispose();
-  const fsObj = vm.newObject();
-  define(fsObj, 'readFile', (name) => {
-    const key = name ? text(name) : '';
-    const value = files.get(key);
-    if (value === undefined) throw new Error(`ENOENT: no such file ${key}`);
-    return vm.newString(value);
-  });
-  define(fsObj, 'writeFile', (name, data) => {
-    const key = name ? text(name) : '';
-    const value = data ? text(data) : '';
-    if (count(key.length + value.length)) files.set(key, value);
-  });
-  define(fsObj, 'list', () => {
-    const arr = vm.newArray();
-    [...files.keys()].sort().forEach((k, i) => {
-      const h = vm.newString(k);
-      vm.setProp(arr, i, h);
-      h.dispose();
-    });
-    return arr;
-  });
-  vm.setProp(vm.global, 'fs', fsObj);
-  fsObj.dispose();
-  for (const [k, v] of files) count(k.length + v.length);
-  return { stdout, files, chars: () => chars, overflow: () => overflow };
 }

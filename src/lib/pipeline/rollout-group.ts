@@ -1,0 +1,79 @@
+/**
+ * The group a rollout job returns: aborted (nothing stored), or done with its trajectories and
+ * the programs relabelled in hindsight.
+ */
+import { relabelEpisode, type Relabelled } from '../rl/hindsight';
+import { Rng } from '../random';
+import type { Trajectory } from '../rl/trajectory';
+import type { Sandbox } from '../sandbox/types';
+import { now } from './events';
+import { oldestVersion } from './staleness';
+import type { PlayedGroup, RolloutJob } from './types';
+
+/** The group of a job aborted before it was stored: no trajectories, no seqs. */
+export function abortedGroup(jobId: number, oldest: number, startedAt: number, newest: number): PlayedGroup {
+  return {
+    jobId,
+    status: 'aborted',
+    trajectories: [],
+    relabelled: [],
+    seqs: [],
+    oldestVersion: oldest,
+    newestVersion: newest,
+    interrupted: 0,
+    startedAt,
+    endedAt: now(),
+  };
+}
+
+/**
+ * The group of a job played to the end: its trajectories under the job's seqs, the oldest and
+ * newest version that wrote a token (`current` when none did).
+ */
+export function doneGroup(
+  job: RolloutJob,
+  trajectories: Trajectory[],
+  relabelled: Relabelled[],
+  run: { interrupted: number; startedAt: number; endedAt: number; current: number },
+): PlayedGroup {
+  const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
+  return {
+    jobId: job.jobId,
+    status: 'done',
+    trajectories,
+    relabelled,
+    seqs: trajectories.map((_, i) => job.seqBase + i),
+    oldestVersion: oldestVersion(versions),
+    newestVersion: versions.length ? Math.max(...versions) : run.current,
+    interrupted: run.interrupted,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+  };
+}
+
+/**
+ * The job's programs relabelled with their own outputs (hindsight; none when the job asks for
+ * none). An episode whose relabelling fails is reported to `failed` and skipped: relabelling only
+ * adds examples, the group's own trajectories are kept without them.
+ */
+export async function relabelJob(
+  job: RolloutJob,
+  /** The programs each episode wrote, turn by turn. */
+  episodes: readonly (readonly string[])[],
+  sandbox: Sandbox,
+  failed: (err: unknown) => void,
+): Promise<Relabelled[]> {
+  const relabelled: Relabelled[] = [];
+  const rng = new Rng(job.seed); // which tokens the job's variants change
+  for (const programs of job.relabelMaxAbs > 0 ? episodes : []) {
+    const { task, env, relabelMaxAbs, relabelMutations } = job;
+    try {
+      relabelled.push(
+        ...(await relabelEpisode(programs, task, sandbox, env, relabelMaxAbs, relabelMutations, rng)),
+      );
+    } catch (err) {
+      failed(err);
+    }
+  }
+  return relabelled;
+}

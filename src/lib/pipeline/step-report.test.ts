@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { emptyCounters } from './controller-types';
+import { METRICS } from './controller.fakes';
+import { countTrained, stepReport } from './step-report';
+import type { EpisodeOutcome, PlayedGroup } from './types';
+
+const group = (oldest: number, outcomes: EpisodeOutcome[]): PlayedGroup<EpisodeOutcome> => ({
+  jobId: oldest,
+  status: 'done',
+  trajectories: outcomes,
+  relabelled: [],
+  seqs: [],
+  oldestVersion: oldest,
+  newestVersion: oldest,
+  interrupted: 0,
+  startedAt: 0,
+  endedAt: 0,
+});
+
+describe('step report', () => {
+  it('counts a step, its episodes and the staleness of each group', () => {
+    const counters = emptyCounters();
+    const groups = [group(3, [{ return: 1, solved: true }]), group(1, [{ return: 0, solved: false }])];
+    expect(countTrained(counters, groups, 3)).toEqual([0, 2]);
+    countTrained(counters, [groups[0] ?? group(3, [])], 4);
+    expect(counters.trainSteps).toBe(2);
+    expect(counters.trainedEpisodes).toBe(3);
+    expect(counters.stalenessHistogram).toEqual({ 0: 1, 1: 1, 2: 1 });
+  });
+
+  it('reports mean return and success over every episode of the step', () => {
+    const groups = [
+      group(0, [
+        { return: 1, solved: true },
+        { return: 0.5, solved: false },
+      ]),
+      group(0, [{ return: 0, solved: false }]),
+    ];
+    const full = { ...METRICS, loss: 0.5, ms: 12 };
+    const r = stepReport(7, groups, [0, 0], full, { waitMs: 3, trainMs: 12, at: 100 });
+    expect(r).toMatchObject({
+      version: 7,
+      episodes: 3,
+      meanReturn: 0.5,
+      loss: 0.5,
+      waitMs: 3,
+      trainMs: 12,
+      at: 100,
+    });
+    expect(r.success).toBeCloseTo(1 / 3);
+    expect(stepReport(8, [], [], full, { waitMs: 0, trainMs: 0, at: 0 })).toMatchObject({
+      meanReturn: 0,
+      success: 0,
+    });
+  });
+});

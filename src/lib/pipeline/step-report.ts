@@ -1,0 +1,42 @@
+/** What a training step adds to the pipeline's counters, and the report the page reads of it. */
+import type { StepMetrics } from '../policy/metrics';
+import type { PipelineCounters } from './controller-types';
+import { staleness } from './staleness';
+import type { EpisodeOutcome, PlayedGroup, StepReport } from './types';
+
+/**
+ * Counts a step that trained `groups` from `fromVersion`: one more step, its episodes, and each
+ * group's staleness in the histogram. Returns the staleness of each group.
+ */
+export function countTrained<T extends EpisodeOutcome>(
+  counters: PipelineCounters,
+  groups: readonly PlayedGroup<T>[],
+  fromVersion: number,
+): number[] {
+  counters.trainSteps += 1;
+  counters.trainedEpisodes += groups.reduce((n, g) => n + g.trajectories.length, 0);
+  const stale = groups.map((g) => staleness(fromVersion, g.oldestVersion));
+  for (const s of stale) counters.stalenessHistogram[s] = (counters.stalenessHistogram[s] ?? 0) + 1;
+  return stale;
+}
+
+/** The report of a step that trained `groups` and published `version`. */
+export function stepReport<T extends EpisodeOutcome>(
+  version: number,
+  groups: readonly PlayedGroup<T>[],
+  staleness: number[],
+  metrics: StepMetrics,
+  times: { waitMs: number; trainMs: number; at: number },
+): StepReport {
+  const trajs = groups.flatMap((g) => g.trajectories);
+  return {
+    version,
+    episodes: trajs.length,
+    meanReturn: trajs.reduce((a, x) => a + x.return, 0) / Math.max(1, trajs.length),
+    success: trajs.filter((x) => x.solved).length / Math.max(1, trajs.length),
+    staleness,
+    loss: metrics.loss,
+    metrics,
+    ...times,
+  };
+}

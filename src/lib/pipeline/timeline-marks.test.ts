@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import type { EventKind, Lane, TimelineEvent } from './events';
+import { MARKS, MARK_KINDS, NO_VERSION_COLOR, markOf, markPath, versionColor } from './timeline-marks';
+
+const ev = (lane: Lane, kind: EventKind, t0: number, t1: number, version = 0): TimelineEvent => ({
+  lane,
+  kind,
+  t0,
+  t1,
+  version,
+});
+
+describe('versionColor', () => {
+  it('gives each of the first versions its own hue and grey to no version', () => {
+    const hue = (c: string) => Number(/^hsl\(([\d.]+),/.exec(c)?.[1]);
+    const hues = Array.from({ length: 12 }, (_, v) => hue(versionColor(v)));
+    expect(new Set(hues).size).toBe(12);
+    // Neighbouring versions are far apart on the hue circle.
+    for (let v = 1; v < hues.length; v++) {
+      const d = Math.abs((hues[v] ?? 0) - (hues[v - 1] ?? 0));
+      expect(Math.min(d, 360 - d)).toBeGreaterThan(60);
+    }
+    expect(versionColor(3)).toBe(versionColor(3));
+    expect(versionColor(-1)).toBe(NO_VERSION_COLOR);
+    expect(versionColor(NaN)).toBe(NO_VERSION_COLOR);
+  });
+});
+
+describe('marks', () => {
+  it('gives every mark kind its own shape and colour', () => {
+    const styles = MARK_KINDS.map((k) => MARKS[k]);
+    expect(new Set(styles.map((s) => s.shape)).size).toBe(MARK_KINDS.length);
+    expect(new Set(styles.map((s) => s.color)).size).toBe(MARK_KINDS.length);
+  });
+
+  it('marks mark kinds even as spans, other instants with a tick, other spans not at all', () => {
+    expect(markOf(ev('store', 'publish', 0, 5))?.shape).toBe('triangle-up');
+    expect(markOf(ev('rollout-0', 'adopt', 5, 5))?.shape).toBe('circle');
+    expect(markOf(ev('trainer', 'error', 5, 5))?.shape).toBe('tick');
+    expect(markOf(ev('rollout-0', 'generate', 0, 5))).toBeUndefined();
+  });
+
+  it('draws every shape as a closed path inside its box', () => {
+    const shapes = [...MARK_KINDS.map((k) => MARKS[k].shape), 'tick' as const];
+    for (const shape of shapes) {
+      const d = markPath(shape, 4, 8);
+      expect(d).toMatch(/^M.*Z$/);
+      const coords = (d.match(/-?\d+(\.\d+)?/g) ?? []).map(Number);
+      expect(Math.max(...coords.map(Math.abs))).toBeLessThanOrEqual(8);
+    }
+    expect(markPath('bar', 4, 8)).toBe('M-1.5,-8L1.5,-8L1.5,8L-1.5,8Z');
+  });
+});

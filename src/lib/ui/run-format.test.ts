@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { ETAS, etaLabel, pct, pctDown, taskIdsShown } from './run-format';
+
+describe('run-format', () => {
+  it('writes shares as percentages, rounded or rounded down', () => {
+    expect(pct(0.698)).toBe('70%');
+    expect(pctDown(0.698)).toBe('69%');
+    expect(pctDown(0.7)).toBe('70%');
+  });
+
+  it('names every offered η', () => {
+    expect(ETAS.map(etaLabel)).toEqual(['0 (synchronous)', '1', '2', '4', '8', 'unbounded']);
+  });
+
+  it('lists the first task ids and counts the rest', () => {
+    const tasks = Array.from({ length: 1_210 }, (_, i) => ({ id: `t${i}` }));
+    expect(taskIdsShown(tasks.slice(0, 3))).toBe('t0, t1, t2');
+    expect(taskIdsShown(tasks.slice(0, 8))).toBe('t0, t1, t2, t3, t4, t5, t6, t7');
+    expect(taskIdsShown(tasks, 2)).toBe('t0, t1, and 1,208 more');
+  });
+});

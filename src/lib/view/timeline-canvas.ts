@@ -1,0 +1,171 @@
+/**
+ * Paints the live timeline (DESIGN §9) on a 2D canvas: lane stripes and labels, the time axis,
+ * spans coloured by policy version, then the marks of instants. Browser-only (Path2D); the
+ * geometry it uses is tested in `pipeline/timeline-*`.
+ */
+import type { Lane, TimelineEvent } from '../pipeline/events';
+import {
+  MARK_RADIUS,
+  MIN_SPAN_PX,
+  drawsOnTop,
+  formatTick,
+  isInstant,
+  markOf,
+  markPath,
+  markTime,
+  spanBand,
+  tickStep,
+  versionColor,
+  visibleEvents,
+  type MarkShape,
+  type TimelineLayout,
+  type ViewWindow,
+} from '../pipeline/timeline-view';
+
+/** Colours the canvas draws with (app.css's, once read from the document). */
+export interface TimelineTheme {
+  text: string;
+  muted: string;
+  border: string;
+  bg: string;
+}
+
+/** What one frame draws. */
+export interface TimelineFrame {
+  events: readonly TimelineEvent[];
+  view: ViewWindow;
+  layout: TimelineLayout;
+  laneIndex: ReadonlyMap<Lane, number>;
+  /** The right edge in follow mode (epoch ms). */
+  followTime: number;
+  /** Epoch ms of the first event: the axis counts seconds from it (the window's start when none). */
+  firstEvent: number | undefined;
+  /** Canvas size in CSS px, and device pixels per CSS px. */
+  cssWidth: number;
+  height: number;
+  dpr: number;
+}
+
+const STRIPE = 'rgba(255, 255, 255, 0.025)';
+const FONT = '11px ui-monospace, SFMono-Regular, Menlo, monospace';
+
+/** Draws frames of the timeline, reusing its buffers so that a frame allocates (almost) nothing. */
+export class TimelinePainter {
+  readonly theme: TimelineTheme = { text: '#e2e8f0', muted: '#94a3b8', border: '#23314f', bg: '#0f172a' };
+  private readonly visible: TimelineEvent[] = [];
+  /** Versions of the spans drawn this frame (few: a linear scan beats hashing). */
+  private readonly seenVersions: number[] = [];
+  private readonly markPaths: Partial<Record<MarkShape, Path2D>> = {};
+
+  /**
+   * Draws one frame; returns the distinct policy versions among the spans in the window (drawn,
+   * or too narrow to draw), or null when the canvas has no room for a plot.
+   */
+  paint(canvas: HTMLCanvasElement, ctx: CanvasRenderingContext2D, f: TimelineFrame): number | null {
+    const { view, layout, cssWidth, dpr } = f;
+    const { lanes, gutter, axis, row, rowPad } = layout;
+    const h = f.height;
+    const theme = this.theme;
+    const bw = Math.max(1, Math.round(cssWidth * dpr));
+    const bh = Math.max(1, Math.round(h * dpr));
+    if (canvas.width !== bw) canvas.width = bw;
+    if (canvas.height !== bh) canvas.height = bh;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, cssWidth, h);
+    view.followNow(f.followTime);
+    const plotW = cssWidth - gutter;
+    if (plotW <= 0) return null;
+
+    // Lane stripes and labels.
+    ctx.font = FONT;
+    ctx.textBaseline = 'middle';
+    ctx.textAlign = 'left';
+    for (let i = 0; i < lanes.length; i++) {
+      const y = axis + i * row;
+      if (i % 2 === 0) {
+        ctx.fillStyle = STRIPE;
+        ctx.fillRect(0, y, cssWidth, row);
+      }
+      ctx.fillStyle = theme.text;
+      ctx.fillText(lanes[i] ?? '', 6, y + row / 2);
+    }
+
+    // Time axis: seconds since the first event, grid lines down through the lanes.
+    const origin = f.firstEvent ?? view.start;
+    const step = tickStep(view.span, Math.max(2, Math.floor(plotW / 90)));
+    ctx.strokeStyle = theme.border;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    ctx.moveTo(gutter - 0.5, 0);
+    ctx.lineTo(gutter - 0.5, h);
+    ctx.fillStyle = theme.muted;
+    for (let t = Math.ceil((view.start - origin) / step) * step + origin; t <= view.end; t += step) {
+      const x = gutter + Math.round(view.xOf(t, plotW)) + 0.5;
+      ctx.moveTo(x, axis - 4);
+      ctx.lineTo(x, h);
+      if (x + 40 < cssWidth) ctx.fillText(formatTick(t - origin, step), x + 3, axis / 2);
+    }
+    ctx.stroke();
+
+    // Spans, then the spans drawn on top of them, then marks; clipped to the plot.
+    const visible = visibleEvents(f.events, view.start, view.end, this.visible);
+    const seenVersions = this.seenVersions;
+    seenVersions.length = 0;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(gutter, axis, plotW, h - axis);
+    ctx.clip();
+    const inner = row - 2 * rowPad;
+    for (let pass = 0; pass < 2; pass++) {
+      for (const e of visible) {
+        if (isInstant(e) || drawsOnTop(e.kind) !== (pass === 1)) continue;
+        const lane = f.laneIndex.get(e.lane);
+        if (lane === undefined) continue;
+        const x0 = Math.max(gutter - 1, gutter + view.xOf(e.t0, plotW));
+        const x1 = Math.min(cssWidth + 1, gutter + view.xOf(e.t1, plotW));
+        const w = x1 - x0;
+        // In view even when too narrow to draw: the toolbar counts its version.
+        if (e.version >= 0 && !seenVersions.includes(e.version)) seenVersions.push(e.version);
+        if (w < MIN_SPAN_PX) continue;
+        const band = spanBand(e.kind);
+        ctx.globalAlpha = band.alpha;
+        ctx.fillStyle = versionColor(e.version);
+        // A 1 px gap at the right end keeps back-to-back spans apart once they are wide enough.
+        ctx.fillRect(
+          x0,
+          axis + lane * row + rowPad + band.top * inner,
+          w > 4 ? w - 1 : w,
+          band.height * inner,
+        );
+      }
+    }
+    ctx.globalAlpha = 1;
+    ctx.strokeStyle = theme.bg;
+    for (const e of visible) {
+      const style = markOf(e);
+      const lane = f.laneIndex.get(e.lane);
+      if (!style || lane === undefined) continue;
+      const t = markTime(e);
+      if (t < view.start || t > view.end) continue;
+      const x = gutter + view.xOf(t, plotW);
+      const y = axis + lane * row + row / 2;
+      ctx.setTransform(dpr, 0, 0, dpr, x * dpr, y * dpr);
+      const path = this.pathOf(style.shape, layout);
+      ctx.fillStyle = style.color;
+      ctx.fill(path);
+      if (style.shape !== 'tick') ctx.stroke(path);
+    }
+    ctx.restore();
+    return seenVersions.length;
+  }
+
+  private pathOf(shape: MarkShape, layout: TimelineLayout): Path2D {
+    let path = this.markPaths[shape];
+    if (!path) {
+      const half = (layout.row - 2 * layout.rowPad) / 2;
+      path = new Path2D(markPath(shape, MARK_RADIUS, half));
+      this.markPaths[shape] = path;
+    }
+    return path;
+  }
+}
