@@ -1,8 +1,8 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
-import { advise, advisorInput } from '../src/lib/pipeline/advisor.ts';
-import { overlapMs } from '../src/lib/pipeline/metrics.ts';
-import { maxVersionsInFlight } from '../src/lib/pipeline/timeline-view.ts';
+import { advise, advisorInput } from '../src/lib/view/advisor.ts';
+import { overlapMs } from '../src/lib/view/metrics.ts';
+import { maxVersionsInFlight } from '../src/lib/view/timeline-view.ts';
 import { generateTasks } from '../src/lib/env/families.ts';
 import { count } from '../src/lib/ui/plural.ts';
 import { onLab, untilLab, untilLabWith, type RunOptions } from './support/lab';

@@ -32,7 +32,7 @@ import type { Episode } from '../../src/lib/env/episode.ts';
 import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
 import { CodeJobSource, scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { Pipeline } from '../../src/lib/pipeline/controller.ts';
-import { RolloutEngine } from '../../src/lib/pipeline/rollout-engine.ts';
+import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
 import { defaultSettings, pipelineConfigOf } from '../../src/lib/pipeline/run-settings.ts';
 import { runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
 import type { PipelineTrainerPort, RolloutPort, StepReport } from '../../src/lib/pipeline/types.ts';

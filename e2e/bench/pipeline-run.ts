@@ -6,7 +6,7 @@ import {
   coreBoundSpeedup,
   percentile,
   stepThroughput,
-} from '../../src/lib/pipeline/metrics.ts';
+} from '../../src/lib/view/metrics.ts';
 import { CpuSampler } from './cpu.ts';
 import type { Lab, RunOptions } from '../support/lab.ts';
 

@@ -1,7 +1,7 @@
 import * as Comlink from 'comlink';
 import { CustomEnv, type CustomEnvSpec } from '../../src/lib/env/custom';
 import type { MlpSnapshot } from '../../src/lib/policy/mlp';
-import { playCustomGroup, type AdoptedPolicy } from '../../src/lib/pipeline/custom-rollout';
+import { playCustomGroup, type AdoptedPolicy } from '../../src/lib/rollout/custom-rollout';
 import { customGroup, type CustomTrajectory } from '../../src/lib/pipeline/custom-workload';
 import { now } from '../../src/lib/pipeline/events';
 import type { PlayedGroup, RolloutJob } from '../../src/lib/pipeline/types';

@@ -5,7 +5,7 @@ import type { Params, Weights } from '../../src/lib/policy/model';
 import { adaptersFromCheckpoint, paramsFromCheckpoint, type Checkpoint } from '../../src/lib/policy/weights';
 import { now, type Lane } from '../../src/lib/pipeline/events';
 import { isVersionAnnounce, PARAMS_CHANNEL } from '../../src/lib/pipeline/params-channel';
-import { emptyEngineStats, RolloutEngine, type EngineStats } from '../../src/lib/pipeline/rollout-engine';
+import { emptyEngineStats, RolloutEngine, type EngineStats } from '../../src/lib/rollout/rollout-engine';
 import type { PlayedGroup, RolloutJob } from '../../src/lib/pipeline/types';
 import type { CacheStats } from '../../src/lib/sandbox/cache';
 import { withEviction } from '../../src/lib/storage/quota';

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Pipeline } from '../pipeline/controller';
-import { playCustomGroup, type AdoptedPolicy } from '../pipeline/custom-rollout';
+import { playCustomGroup, type AdoptedPolicy } from '../rollout/custom-rollout';
 import {
   customGroup,
   CustomJobSource,

@@ -5,7 +5,6 @@ import type { CustomBatch } from '../rl/custom-trainer';
 import { DEFAULT_REPLAY } from '../rl/replay';
 import type { JobSource, PipelineConfig } from './controller';
 import { now } from './events';
-import type { MarkKind } from './timeline-view';
 import type { EpisodeOutcome, PlayedGroup } from './types';
 
 // The main thread's side of a custom environment in the pipeline (no tfjs here: it stays out of
@@ -115,12 +114,6 @@ export function customPipelineConfig(c: CustomTrainConfig): PipelineConfig {
     maxJobFailures: 0,
   };
 }
-
-/**
- * The timeline marks a custom environment's training can produce (its legend lists only these):
- * it has no slot preemption, no retries, no stored versions to evict.
- */
-export const CUSTOM_MARKS: readonly MarkKind[] = ['publish', 'adopt', 'interrupt', 'stale-drop'];
 
 /** The one "task" of a custom environment: play it. Jobs name it on the timeline. */
 export const CUSTOM_TASK: Task = { id: 'custom-env', level: 'easy', examples: [], hidden: [] };

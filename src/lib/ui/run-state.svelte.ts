@@ -9,9 +9,9 @@ import type { StepMetrics } from '../policy/metrics';
 import type { CodeRunConfig } from '../pipeline/code-workload';
 import type { PipelineCounters } from '../pipeline/controller';
 import { now, type TimelineEvent } from '../pipeline/events';
-import type { AdvisorSetup } from '../pipeline/advisor';
+import type { AdvisorSetup } from '../view/advisor';
 import { settingsFromShare, shareUrl } from '../pipeline/share';
-import { adoptionLatencies, percentile, stepThroughput } from '../pipeline/metrics';
+import { adoptionLatencies, percentile, stepThroughput } from '../view/metrics';
 import {
   defaultSettings,
   policyReset,

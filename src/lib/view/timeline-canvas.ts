@@ -20,7 +20,7 @@ import {
   type MarkShape,
   type TimelineLayout,
   type ViewWindow,
-} from '../pipeline/timeline-view';
+} from './timeline-view';
 
 /** Colours the canvas draws with (app.css's, once read from the document). */
 export interface TimelineTheme {

@@ -2,7 +2,7 @@
  * Navigation of the live timeline (DESIGN §9): wheel, drag, keys and toolbar buttons turned into
  * moves of its `ViewWindow`, and what the window does when a run ends or starts.
  */
-import { ViewWindow } from '../pipeline/timeline-view';
+import { ViewWindow } from './timeline-view';
 import { widestSpan, type TimelineCommand, type WheelIntent } from './timeline-input';
 
 /** What the navigator reads from the component, and how it tells it that the view moved. */

@@ -4,7 +4,7 @@
  * the time axis. Marks and colours live in `timeline-marks`, the visible window in
  * `timeline-window`; both are re-exported here.
  */
-import type { EventKind, Lane, TimelineEvent } from './events';
+import type { EventKind, Lane, TimelineEvent } from '../pipeline/events';
 import { isInstant, markOf, markTime, spanBand } from './timeline-marks';
 import type { ViewWindow } from './timeline-window';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventKind, Lane, TimelineEvent } from './events';
+import type { EventKind, Lane, TimelineEvent } from '../pipeline/events';
 import {
   LAYOUT_SIZES,
   ViewWindow,

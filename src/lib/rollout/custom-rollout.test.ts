@@ -7,7 +7,7 @@ import { Rng } from '../random';
 import { nodeQuickJSModule } from '../sandbox/quickjs-node';
 import { QuickJSSession } from '../sandbox/session';
 import { playCustomGroup, type AdoptedPolicy } from './custom-rollout';
-import { customGroup } from './custom-workload';
+import { customGroup } from '../pipeline/custom-workload';
 
 let module: QuickJSWASMModule;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventKind, Lane, TimelineEvent } from './events';
+import type { EventKind, Lane, TimelineEvent } from '../pipeline/events';
 import { ViewWindow, visibleEvents } from './timeline-window';
 
 const ev = (lane: Lane, kind: EventKind, t0: number, t1: number, version = 0): TimelineEvent => ({

@@ -2,7 +2,7 @@
  * The time window the live timeline shows (DESIGN §9): zoom, pan and follow, the events'
  * extent, and which events fall in the window.
  */
-import type { TimelineEvent } from './events';
+import type { TimelineEvent } from '../pipeline/events';
 import { isInstant } from './timeline-marks';
 
 /** Options of a `ViewWindow`. */

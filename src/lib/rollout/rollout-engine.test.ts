@@ -8,9 +8,9 @@ import type * as Hindsight from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import type { TimelineEvent } from './events';
+import type { TimelineEvent } from '../pipeline/events';
 import { RolloutEngine, type EngineOptions } from './rollout-engine';
-import type { RolloutJob } from './types';
+import type { RolloutJob } from '../pipeline/types';
 import { yieldToEventLoop } from './yield';
 
 // Relabelling that fails for its next `failures` calls (a sandbox gone mid-way), real otherwise.

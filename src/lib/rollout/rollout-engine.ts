@@ -5,8 +5,8 @@ import type { Weights } from '../policy/model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../policy/sampler';
 import { TrajectoryRecorder } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
-import { alive } from './beacon';
-import { now, type TimelineEvent } from './events';
+import { alive } from '../pipeline/beacon';
+import { now, type TimelineEvent } from '../pipeline/events';
 import {
   emptyEngineStats,
   type ActiveJob,
@@ -16,7 +16,7 @@ import {
 } from './rollout-engine-types';
 import { abortedGroup, doneGroup, relabelJob } from './rollout-group';
 import { waitForVersion } from './version-wait';
-import type { PlayedGroup, RolloutJob } from './types';
+import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 import { yieldToEventLoop } from './yield';
 
 export { emptyEngineStats, type EngineOptions, type EngineStats };

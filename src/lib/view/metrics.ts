@@ -1,4 +1,4 @@
-import type { Lane, TimelineEvent } from './events';
+import type { Lane, TimelineEvent } from '../pipeline/events';
 
 /** The p-th percentile (0–100) of `xs` by nearest rank; NaN when empty. */
 export function percentile(xs: readonly number[], p: number): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TimelineEvent } from './events';
+import type { TimelineEvent } from '../pipeline/events';
 import {
   adoptionLatencies,
   busyCoreMs,

@@ -4,7 +4,7 @@ import { generateTasks } from '../env/families';
 import type { Trajectory } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
 import { abortedGroup, doneGroup, relabelJob } from './rollout-group';
-import type { RolloutJob } from './types';
+import type { RolloutJob } from '../pipeline/types';
 
 const task = (() => {
   const t = generateTasks(1)[0];

@@ -2,7 +2,7 @@
  * How the live timeline draws an event (DESIGN §9): a colour per policy version, the marks of
  * instants (shape, colour, legend text, SVG path) and the band a span fills in its lane.
  */
-import type { EventKind, TimelineEvent } from './events';
+import type { EventKind, TimelineEvent } from '../pipeline/events';
 
 /** The golden angle in degrees: consecutive versions land far apart on the hue circle. */
 const GOLDEN_ANGLE = 137.50776405003785;
@@ -51,6 +51,12 @@ export const MARK_KINDS = [
 export type MarkKind = (typeof MARK_KINDS)[number];
 
 /** The mark of each kind in `MARK_KINDS` (colours from app.css where one fits). */
+/**
+ * The timeline marks a custom environment's training can produce (its legend lists only these):
+ * it has no slot preemption, no retries, no stored versions to evict.
+ */
+export const CUSTOM_MARKS: readonly MarkKind[] = ['publish', 'adopt', 'interrupt', 'stale-drop'];
+
 export const MARKS: Readonly<Record<MarkKind, MarkStyle>> = {
   publish: { shape: 'triangle-up', color: '#4ade80', label: 'publish' },
   adopt: { shape: 'circle', color: '#38bdf8', label: 'adopt' },

@@ -3,8 +3,8 @@ import type { Episode } from '../env/episode';
 import type { ModelArgs } from '../policy/config';
 import type { Weights } from '../policy/model';
 import type { Trajectory } from '../rl/trajectory';
-import type { Lane, TimelineEvent } from './events';
-import type { PlayedGroup, RolloutJob } from './types';
+import type { Lane, TimelineEvent } from '../pipeline/events';
+import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 
 /** How a rollout worker plays its jobs. */
 export interface EngineOptions {

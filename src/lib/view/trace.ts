@@ -3,7 +3,7 @@
  * (ui.perfetto.dev) and chrome://tracing open. One process, one thread per lane, plus
  * "slot" threads under a lane whose spans overlap without nesting (see `toChromeTrace`).
  */
-import type { Lane, TimelineEvent } from './events';
+import type { Lane, TimelineEvent } from '../pipeline/events';
 import { compareLanes } from './timeline-view';
 
 /** An event's "args" as the trace viewer shows them. */

@@ -2,8 +2,8 @@ import type { CustomEnv } from '../env/custom';
 import { mlpLogits, type MlpSnapshot } from '../policy/mlp';
 import { pickMasked } from '../policy/sampler';
 import type { Rng } from '../random';
-import type { CustomTrajectory } from './custom-workload';
-import { now } from './events';
+import type { CustomTrajectory } from '../pipeline/custom-workload';
+import { now } from '../pipeline/events';
 
 // The rollout worker's side of a custom environment in the pipeline: playing a job's episodes.
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { WaitingJob } from './rollout-engine-types';
-import type { RolloutJob } from './types';
+import type { RolloutJob } from '../pipeline/types';
 import { waitForVersion } from './version-wait';
 
 describe('waitForVersion', () => {

@@ -6,9 +6,9 @@ import { relabelEpisode, type Relabelled } from '../rl/hindsight';
 import { Rng } from '../random';
 import type { Trajectory } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
-import { now } from './events';
-import { oldestVersion } from './staleness';
-import type { PlayedGroup, RolloutJob } from './types';
+import { now } from '../pipeline/events';
+import { oldestVersion } from '../pipeline/staleness';
+import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 
 /** The group of a job aborted before it was stored: no trajectories, no seqs. */
 export function abortedGroup(jobId: number, oldest: number, startedAt: number, newest: number): PlayedGroup {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Lane, TimelineEvent } from './events';
+import type { Lane, TimelineEvent } from '../pipeline/events';
 import {
   toChromeTrace,
   traceFileName,

@@ -1,6 +1,6 @@
 /** A rollout job waiting for the version it must start with (the engine holds none new enough yet). */
 import type { EngineOptions, WaitingJob } from './rollout-engine-types';
-import type { RolloutJob } from './types';
+import type { RolloutJob } from '../pipeline/types';
 
 /**
  * Resolves once the engine holds `job.minVersion` (its entry woken) or the job is aborted, with
