@@ -368,9 +368,10 @@ export class PipelineSession {
     ]);
     this.hooks.onNotice(`The trainer ${reason}; restarting it from the newest stored version.`);
     await Promise.race([this.trainer.restart(), crashed]);
-    if (this.trainer.status === 'error') throw new Error(this.trainer.error ?? 'trainer did not start');
+    const lease = this.trainer.lease;
+    if (lease.state.phase === 'error') throw new Error(lease.state.error ?? 'trainer did not start');
     if (this.pipeline.isStopped) return; // stopped meanwhile: the fresh trainer stays ready
-    this.trainer.status = 'busy';
+    lease.acquire('run');
     const point = await Promise.race([
       this.trainer.api.resumeRun(this.runInit, policyReset(this.settings)),
       crashed,

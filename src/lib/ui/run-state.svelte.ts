@@ -455,7 +455,7 @@ export class RunState {
 
   private async begin(opts: RunOptions, resumeId: string | null): Promise<void> {
     if (this.running) return;
-    if (this.trainer.status !== 'ready') {
+    if (!this.trainer.lease.acquire('run')) {
       this.error = `the trainer is ${this.trainer.status}; wait until it is ready`;
       return;
     }
@@ -471,7 +471,6 @@ export class RunState {
     this.metrics = null;
     this.episodeTotals = null;
     this.opts = opts;
-    this.trainer.status = 'busy';
     this.t0 = performance.now();
     const done = new Promise<void>((resolve) => (this.finished = resolve));
     // A dead trainer never answers: a crash during the start-up gives it up (and what it would
@@ -953,7 +952,7 @@ export class RunState {
       this.history?.hindsight(s.source.hindsight.snapshot()); // what Resume trains on again
       await this.history?.settled(); // a reload right after Stop finds the whole history
     }
-    if (this.trainer.status === 'busy') this.trainer.status = 'ready';
+    this.trainer.lease.release('run');
     this.running = false;
     this.ending = false;
     this.stopping = false;
