@@ -37,6 +37,16 @@ export interface TrainerLeaseOptions<Api, Info, Backend> {
   now?: () => number;
 }
 
+/** The trainer as a holder sees the lease (what a run needs of it; a fake in tests). */
+export interface LeasedTrainer<Api> {
+  readonly api: Api;
+  readonly state: LeaseState;
+  restart(): Promise<unknown>;
+  acquire(holder: TrainerHolder): boolean;
+  release(holder: TrainerHolder): void;
+  takeCrashes(handler: (message: string) => void): () => void;
+}
+
 /** Crashes within a minute, beyond which a crashed trainer is no longer started again. */
 const MAX_CRASHES_PER_MINUTE = 3;
 
@@ -47,7 +57,7 @@ const MAX_CRASHES_PER_MINUTE = 3;
  * (`takeCrashes`); otherwise a worker that had started is started again, and one that crashed
  * while starting, or keeps crashing, is left in error so that a start that always fails does not loop.
  */
-export class TrainerLease<Api, Info, Backend = string> {
+export class TrainerLease<Api, Info, Backend = string> implements LeasedTrainer<Api> {
   private current: LeaseState = { phase: 'idle', holder: null, error: null };
   private readonly host: TrainerHost<Api, Info, Backend>;
   private readonly now: () => number;

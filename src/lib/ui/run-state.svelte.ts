@@ -36,10 +36,11 @@ import {
 import { replayFromRecords, resumeKeys } from '../pipeline/resume';
 import { CoalescingQueue } from '../pipeline/coalescing-queue';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
-import { jobSourceOf, newRunId, PipelineSession, runInit, type Restored } from './pipeline-session';
+import { jobSourceOf, newRunId, runInit, type Restored } from '../run/pipeline';
+import { PipelineSession } from '../run/session';
 import { count } from './plural';
 import { CrashSafeWorker } from './crash-safe-worker';
-import { settlesWithin } from './failure-signal';
+import { settlesWithin } from '../run/failure-signal';
 import { StartUp } from './start-up';
 import { TabLocks } from './tab-locks';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
@@ -698,6 +699,7 @@ export class RunState {
         onNotice: (m) => this.notify(m),
       },
       restored,
+      (name, onCrash) => new RolloutBridge(name, onCrash),
     );
   }
 
