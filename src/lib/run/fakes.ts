@@ -9,6 +9,11 @@ import type {
   TrainOutcome,
 } from '../pipeline/types';
 import type { Trajectory } from '../rl/trajectory';
+import type { RolloutStats } from '../../../workers/rollout.worker';
+import type { RunRecord } from '../storage/db';
+import type { RolloutHost } from './rollout-pool';
+import type { CodeTrainerApi, RunTrainer } from './session';
+import { TrainerLease } from './trainer-lease';
 
 /** One episode of `job`'s task, solved or not. */
 export function fakeTrajectory(job: RolloutJob, solved: boolean): Trajectory {
@@ -73,4 +78,79 @@ export function instantTrainer(): PipelineTrainerPort & { calls: { fromVersion: 
       };
     },
   };
+}
+
+/**
+ * A trainer worker in memory: it publishes at once, stores nothing, and can be made to crash;
+ * `waitOn` holds a call until the promise it returns settles (a trainer that does not answer).
+ */
+export function memoryTrainer(waitOn: { resetPolicy?: () => Promise<void> } = {}) {
+  const train = instantTrainer();
+  const calls: string[] = [];
+  let version = 0;
+  let crash: (m: string) => void = () => undefined;
+  const api: CodeTrainerApi = {
+    trainAndPublish: async (batch, info) => {
+      calls.push(`train ${info.fromVersion}`);
+      const out = await train.trainAndPublish(batch, info);
+      version = out.version;
+      return out;
+    },
+    resumeRun: async (init) => {
+      calls.push(`resume ${init.runId}`);
+      return { version, step: version, run: { id: init.runId } as RunRecord, metrics: { loss: 0.5 } };
+    },
+    resetPolicy: async () => {
+      calls.push('reset');
+      await waitOn.resetPolicy?.();
+      return { parameters: 0, trainable: 0 };
+    },
+    startRun: async () => ({ version: 0, publishedAt: 0 }),
+    stopRun: async (runId, status) => {
+      calls.push(`stop ${runId} ${status}`);
+      return null;
+    },
+    stats: async () => ({}) as Awaited<ReturnType<CodeTrainerApi['stats']>>,
+    debugFault: async () => crash('injected'),
+  };
+  const lease = new TrainerLease<CodeTrainerApi, string, string>({
+    create: (onCrash) => {
+      crash = onCrash;
+      return {
+        api,
+        boot: async () => {
+          calls.push('boot');
+          return 'info';
+        },
+      };
+    },
+  });
+  const trainer: RunTrainer = { lease, onEvents: () => () => undefined };
+  return { trainer, lease, calls, crash: (m: string) => crash(m) };
+}
+
+/** Rollout workers in memory, playing every job at once. */
+export function memoryRollouts(): {
+  create: (name: string, onCrash: (m: string) => void) => RolloutHost;
+  made: number;
+} {
+  const out = {
+    made: 0,
+    create: (): RolloutHost => {
+      out.made += 1;
+      const port = instantRollout(true);
+      return {
+        prepare: async () => ({ backend: 'fake' }),
+        join: async () => ({ version: 0 }),
+        terminate: () => undefined,
+        api: {
+          stats: async () => ({}) as RolloutStats,
+          play: port.play,
+          abort: port.abort,
+          debugFault: async () => undefined,
+        },
+      };
+    },
+  };
+  return out;
 }

@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { TimelineEvent } from '../pipeline/events';
 import { defaultSettings } from '../pipeline/run-settings';
 import type { StepReport } from '../pipeline/types';
-import type { RunRecord } from '../storage/db';
-import { instantRollout, instantTrainer } from './fakes';
-import type { RolloutHost } from './rollout-pool';
-import { PipelineSession, type CodeTrainerApi, type RunTrainer } from './session';
-import { TrainerLease } from './trainer-lease';
+import { memoryRollouts, memoryTrainer } from './fakes';
+import { PipelineSession } from './session';
 
 const until = async (ok: () => boolean, ms = 5_000) => {
   const t0 = Date.now();
@@ -17,73 +13,11 @@ const until = async (ok: () => boolean, ms = 5_000) => {
   }
 };
 
-/** A trainer worker in memory: it publishes at once, stores nothing, and can be made to crash. */
-function fakeTrainer() {
-  const train = instantTrainer();
-  const calls: string[] = [];
-  let version = 0;
-  let crash: (m: string) => void = () => undefined;
-  const api: CodeTrainerApi = {
-    trainAndPublish: async (batch, info) => {
-      calls.push(`train ${info.fromVersion}`);
-      const out = await train.trainAndPublish(batch, info);
-      version = out.version;
-      return out;
-    },
-    resumeRun: async (init) => {
-      calls.push(`resume ${init.runId}`);
-      return { version, step: version, run: { id: init.runId } as RunRecord, metrics: { loss: 0.5 } };
-    },
-    resetPolicy: async () => ({ parameters: 0, trainable: 0 }),
-    startRun: async () => ({ version: 0, publishedAt: 0 }),
-    stopRun: async (runId, status) => {
-      calls.push(`stop ${runId} ${status}`);
-      return null;
-    },
-    stats: async () => ({}) as Awaited<ReturnType<CodeTrainerApi['stats']>>,
-    debugFault: async () => crash('injected'),
-  };
-  const lease = new TrainerLease<CodeTrainerApi, string, string>({
-    create: (onCrash) => {
-      crash = onCrash;
-      return { api, boot: async () => 'info' };
-    },
-  });
-  const trainer: RunTrainer = { lease, onEvents: () => () => undefined };
-  return { trainer, lease, calls, crash: (m: string) => crash(m) };
-}
-
-/** Rollout workers in memory, playing every job at once. */
-function fakeRollouts(): {
-  create: (name: string, onCrash: (m: string) => void) => RolloutHost;
-  made: number;
-} {
-  const out = {
-    made: 0,
-    create: (): RolloutHost => {
-      out.made += 1;
-      const port = instantRollout(true);
-      return {
-        prepare: async () => ({ backend: 'fake' }),
-        join: async () => ({ version: 0 }),
-        terminate: () => undefined,
-        api: {
-          stats: async () => ({}) as RolloutStats,
-          play: port.play,
-          abort: port.abort,
-          debugFault: async () => undefined,
-        },
-      };
-    },
-  };
-  return out;
-}
-
 async function running() {
-  const t = fakeTrainer();
+  const t = memoryTrainer();
   await t.lease.start();
   expect(t.lease.acquire('run')).toBe(true);
-  const rollouts = fakeRollouts();
+  const rollouts = memoryRollouts();
   const steps: StepReport[] = [];
   const errors: string[] = [];
   const notices: string[] = [];
@@ -136,7 +70,7 @@ describe('PipelineSession', () => {
 
   it('stops the run when the trainer keeps crashing without publishing a version', async () => {
     // A session not started: no step publishes between the crashes below.
-    const t = fakeTrainer();
+    const t = memoryTrainer();
     await t.lease.start();
     t.lease.acquire('run');
     const errors: string[] = [];
@@ -146,7 +80,7 @@ describe('PipelineSession', () => {
       t.trainer,
       { onStep: () => undefined, onError: (m) => errors.push(m), onNotice: () => undefined },
       null,
-      fakeRollouts().create,
+      memoryRollouts().create,
     );
     for (let i = 0; i < 4; i++) {
       t.crash(`crash ${i}`);

@@ -41,7 +41,7 @@ import { PipelineSession } from '../run/session';
 import { count } from './plural';
 import { CrashSafeWorker } from './crash-safe-worker';
 import { settlesWithin } from '../run/failure-signal';
-import { StartUp } from './start-up';
+import { StartUp } from '../run/start-up';
 import { TabLocks } from './tab-locks';
 import { BUILT_IN_SEED } from './tasks-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
