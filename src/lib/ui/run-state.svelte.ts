@@ -39,7 +39,7 @@ import { runEvaluationTasks } from '../pipeline/run-tasks';
 import { jobSourceOf, newRunId, runInit, type Restored } from '../run/pipeline';
 import { PipelineSession } from '../run/session';
 import { count } from './plural';
-import { CrashSafeWorker } from './crash-safe-worker';
+import { CrashSafeWorker } from '../run/crash-safe-worker';
 import { settlesWithin } from '../run/failure-signal';
 import { StartUp } from '../run/start-up';
 import { TabLocks } from './tab-locks';
