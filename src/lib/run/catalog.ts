@@ -94,6 +94,12 @@ export class RunCatalog {
     }
   }
 
+  /** What the page says of a deleted run. */
+  static deletedNotice(runId: string, gone: { versions: number; trajectories: number }): string {
+    const n = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
+    return `Deleted ${runId}: ${n(gone.versions, 'stored version', 'stored versions')} (retention keeps the newest and every milestone) and ${n(gone.trajectories, 'trajectory', 'trajectories')}.`;
+  }
+
   /** Stored seqs of a run's trajectories, all or the unconsumed. */
   async storedSeqs(runId: string, which: 'all' | 'unconsumed' = 'all'): Promise<number[]> {
     const db = await this.database();

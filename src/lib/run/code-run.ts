@@ -33,7 +33,7 @@ export type CodeRunEvent =
   | { kind: 'settings'; runId: string; settings: RunSettings }
   /** The resumed run's stored history (charts, timeline), read before it trains again. */
   | { kind: 'resumed'; runId: string; history: RunHistory }
-  /** The run's session is built (its pipeline, job source and log); null once it has stopped. */
+  /** The run's session is built (its pipeline, job source and log); null as it stops. */
   | { kind: 'session'; session: PipelineSession | null }
   | { kind: 'step'; report: StepReport }
   /** The run reached its limits: it ends as a Stop does. */
@@ -93,6 +93,8 @@ export class CodeRun {
   private sticky: string | null = null;
   /** Writes the run's history; kept after it stops (a late evaluation is stored too). */
   private writer: HistoryWriter | null = null;
+  /** performance.now() when the current (or last) run started. */
+  private t0 = 0;
 
   constructor(private readonly deps: CodeRunDeps) {}
 
@@ -113,6 +115,12 @@ export class CodeRun {
   /** The history writer of the current (or last) run. */
   get history(): HistoryWriter | null {
     return this.writer;
+  }
+
+  /** Where the current (or last) run stands: wall seconds since it started, episodes its session played. */
+  clock(): { seconds: number; episodes: number } {
+    const episodes = this.session?.pipeline.counters.generatedEpisodes ?? 0;
+    return { seconds: (performance.now() - this.t0) / 1000, episodes };
   }
 
   /** Calls `listener` with every event; returns the unsubscribe function. */
@@ -160,6 +168,7 @@ export class CodeRun {
       return;
     }
     this.limits = limits;
+    this.t0 = performance.now();
     this.sticky = null; // a new run opens the storage again: its own errors are its own
     const done = new Promise<void>((resolve) => (this.finished = resolve));
     this.setPhase('starting');
@@ -315,7 +324,8 @@ export class CodeRun {
     const s = this.session;
     if (this.ending || (!s && !this.active)) return;
     this.ending = true;
-    this.session = null; // the view stops reading it as the phase turns to stopping
+    this.session = null;
+    this.emit({ kind: 'session', session: null }); // the view stops reading it
     this.setPhase('stopping');
     if (s) {
       await s.stop(status);
@@ -323,7 +333,6 @@ export class CodeRun {
       this.writer?.hindsight(s.source.hindsight.snapshot()); // what Resume trains on again
       await this.writer?.settled(); // a reload right after Stop finds the whole history
     }
-    this.emit({ kind: 'session', session: null });
     this.deps.trainer.lease.release('run');
     this.ending = false;
     this.setPhase(failed ? 'failed' : 'idle');

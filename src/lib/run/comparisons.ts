@@ -1,7 +1,9 @@
+import type { CurriculumView } from '../env/curriculum';
+import type { Level } from '../env/suite';
 import type { PipelineCounters } from '../pipeline/controller';
 import { stepThroughput } from '../pipeline/metrics';
 import type { RunSettings } from '../pipeline/run-settings';
-import type { StepReport } from '../pipeline/types';
+import type { EvalPoint, StepReport } from '../pipeline/types';
 
 /**
  * One leg of a comparison (the sync-vs-async race, the staleness sweep): a run from fresh weights
@@ -108,4 +110,33 @@ export async function compare(
     runner.progress({ kind, legs: [...legs], planned: etas.length });
   }
   return legs;
+}
+
+/** What a comparison reads of the page's run view: a leg is a run of its own, started there. */
+export interface ComparedView {
+  start(opts: { settings: { eta: number }; maxTrainedEpisodes: number; evalEvery: number }): Promise<void>;
+  evaluateLatest(level: Level | 'all'): Promise<EvalPoint>;
+  readonly runId: string | null;
+  readonly settings: Pick<RunSettings, 'loss'>;
+  readonly steps: readonly StepReport[];
+  readonly dashboard: { counters: PipelineCounters } | null;
+  readonly error: string | null;
+  readonly curriculum: CurriculumView | null;
+  comparison: Comparison | null;
+}
+
+/** The legs of a comparison run in the page's run view, each read as its panels show it once it ended. */
+export function viewLegRunner(v: ComparedView): LegRunner {
+  return {
+    run: async (eta, samples) => {
+      await v.start({ settings: { eta }, maxTrainedEpisodes: samples, evalEvery: 0 });
+      const counters = v.dashboard?.counters;
+      return { runId: v.runId, loss: v.settings.loss, steps: v.steps, counters, error: v.error };
+    },
+    evaluate: async () => {
+      const e = await v.evaluateLatest(v.curriculum?.enabled ? v.curriculum.level : 'all');
+      return { train: e.successTrain, heldOut: e.successHeldOut };
+    },
+    progress: (c) => (v.comparison = c),
+  };
 }

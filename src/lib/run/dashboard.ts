@@ -74,6 +74,16 @@ export interface DashboardMoment {
   previous: Dashboard | null;
 }
 
+/** Cores of this machine (2 where unknown). */
+export const machineCores = (): number =>
+  typeof navigator === 'undefined' ? 2 : navigator.hardwareConcurrency;
+
+/** Episodes played and trained, from a run's counters. */
+export const episodeTotals = (c: Readonly<Record<string, number>>): { played: number; trained: number } => ({
+  played: c.generatedEpisodes ?? 0,
+  trained: c.trainedEpisodes ?? 0,
+});
+
 /** `policyBytes` of the newest publish among `events`, or null. */
 export function lastPolicyBytes(events: readonly TimelineEvent[]): number | null {
   for (let i = events.length - 1; i >= 0; i--) {
@@ -129,4 +139,18 @@ export function dashboardOf(s: DashboardSource, m: DashboardMoment): Dashboard {
       batchGroups: s.settings.code.tasksPerBatch,
     },
   };
+}
+
+/** Reads the site's storage estimate every `every`-th time it is asked (each read costs a round trip). */
+export class StorageEstimates {
+  private asked = 0;
+  constructor(private readonly every = 8) {}
+
+  /** The estimate now, or `previous` between reads (and where the browser gives none). */
+  async read(previous: Dashboard['storage']): Promise<Dashboard['storage']> {
+    const storage = typeof navigator === 'undefined' ? undefined : navigator.storage;
+    if (!storage?.estimate || (this.asked++ % this.every !== 0 && previous)) return previous;
+    const e = await storage.estimate().catch(() => null);
+    return e ? { usage: e.usage ?? 0, quota: e.quota ?? 0 } : previous;
+  }
 }
