@@ -96,6 +96,24 @@ describe('CodeRun', () => {
     expect(f.run.live).toBeNull();
   });
 
+  it('a Stop during the start-up waits for it, then stops what it built: nothing trains on', async () => {
+    let answer: () => void = () => undefined;
+    const t = memoryTrainer({ resetPolicy: () => new Promise<void>((r) => (answer = r)) });
+    const f = await fixture({ trainer: t });
+    const ended = f.run.start(settings);
+    await until(() => f.calls.includes('reset'));
+    const stopped = f.run.stop();
+    expect(f.run.phase).toBe('stopping');
+    answer();
+    await Promise.all([stopped, ended]);
+    expect(f.phases()).toEqual(['starting', 'stopping', 'idle']);
+    expect(f.calls.at(-1)).toBe(`stop ${f.held[0]} paused`);
+    const trained = f.calls.filter((c) => c.startsWith('train')).length;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(f.calls.filter((c) => c.startsWith('train')).length).toBe(trained);
+    expect(f.lease.state.holder).toBeNull();
+  });
+
   it('resumes a stored run with its own settings, and refuses one that another tab trains', async () => {
     const f = await fixture();
     await ensureRun(f.db, { id: 'run-old', name: 'run-old', config: settingsToJson(settings), kind: 'code' });
