@@ -4,7 +4,7 @@ import { advise, advisorInput } from '../src/lib/view/advisor.ts';
 import { overlapMs } from '../src/lib/view/metrics.ts';
 import { maxVersionsInFlight } from '../src/lib/view/timeline-view.ts';
 import { generateTasks } from '../src/lib/env/families.ts';
-import { count } from '../src/lib/ui/plural.ts';
+import { count } from '../src/lib/plural.ts';
 import { onLab, untilLab, untilLabWith, type RunOptions } from './support/lab';
 import { openReady } from './support/page';
 

@@ -4,7 +4,7 @@ import type { PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
 import type { StepReport } from '../pipeline/types';
 import { CUSTOM_BASELINE_EPISODES, validateCustomTrain, type CustomTrainConfig } from '../rl/custom-config';
-import { settlesWithin } from '../ui/failure-signal';
+import { settlesWithin } from './failure-signal';
 import type { ResumeStart } from './custom-catalog';
 import type { CustomTrainerApi } from './custom-publish';
 import {

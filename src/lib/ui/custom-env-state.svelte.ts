@@ -14,10 +14,10 @@ import {
   type CustomTrainerPort,
 } from '../run/custom-run';
 import { LabDbConnection } from '../storage/db';
-import { newRunId } from './pipeline-session';
-import { count } from './plural';
+import { newRunId } from '../run/pipeline';
+import { count } from '../plural';
 import { DRAFTS } from './draft';
-import { TabLocks } from './tab-locks';
+import { TabLocks } from '../run/tab-locks';
 
 export type { CustomEnvReport } from '../run/custom-run';
 export { trainingLock, trainingOf, type CustomTraining } from '../run/custom-catalog';

@@ -19,7 +19,7 @@ import type { Checkpoint } from '../policy/weights';
 import { LabDbConnection, type LabDB } from '../storage/db';
 import { addTaskToSuite, getSuite, listSuites, putSuite } from '../storage/suites-store';
 import { latestVersion, loraBaseOf } from '../storage/weights-store';
-import { count } from './plural';
+import { count } from '../plural';
 import { DRAFTS } from './draft';
 import { TasksWorker, WorkerEnded } from './tasks-worker';
 

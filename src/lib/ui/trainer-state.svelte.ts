@@ -6,18 +6,30 @@ import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
 import { TRAINER_CHECK_RUN_ID } from '../storage/weights-store';
-import { failureSignal } from './failure-signal';
+import { failureSignal } from '../run/failure-signal';
+import { TrainerLease, type LeaseState } from '../run/trainer-lease';
 
 /** What "Stop now" rejects the step in progress with. */
 const STOPPED_NOW = new Error('stopped at once');
-/** What a crash rejects it with: the crash handler says what happened and restarts the worker. */
+/** What a crash rejects it with: the lease's crash policy says what happened and restarts the worker. */
 const CRASHED = new Error('the trainer worker crashed');
 
 export type TrainerStatus = 'idle' | 'starting' | 'ready' | 'training' | 'busy' | 'error';
 
+/** The trainer as the run layer holds it. */
+export type PageTrainerLease = TrainerLease<TrainerBridge['api'], TrainerInfo, BackendName>;
+
+/** The panel's label of a lease state: its phase, or who holds a ready trainer. */
+export function statusOf(s: LeaseState): TrainerStatus {
+  if (s.phase !== 'ready') return s.phase;
+  return s.holder === null ? 'ready' : s.holder === 'panel' ? 'training' : 'busy';
+}
+
 /** UI state of the trainer worker: backend, step metrics, saved versions, timeline events. */
 export class TrainerState {
-  status = $state<TrainerStatus>('idle');
+  /** The trainer worker's one owner: who holds it, its restarts, its crash policy. */
+  readonly lease: PageTrainerLease;
+  #status = $state<TrainerStatus>('idle');
   info = $state.raw<TrainerInfo | null>(null);
   error = $state<string | null>(null);
   /** What happened to the worker that the page should know (a crash it was restarted after). */
@@ -39,44 +51,73 @@ export class TrainerState {
   stopping = $state(false);
 
   private readonly log = new EventLog(2000);
-  /** Backends of the last start (a restart after a crash uses them again). */
-  private backends: BackendName[] | undefined;
   /** Other consumers of the trainer's timeline events (the run's timeline). */
   private listeners: ((events: TimelineEvent[]) => void)[] = [];
-  /** Called when the worker crashes (the run controller restarts it from the store). */
-  private crashListeners: ((message: string) => void)[] = [];
   private baseline: number[] = [];
   private stopRequested = false;
   /** Rejected by "Stop now": the step the loop waits on may never come (a worker that hangs or died unseen). */
   private cut = failureSignal();
-  /** When the worker crashed outside a run lately (performance.now() ms): more than 3 a minute is not restarted. */
-  private crashTimes: number[] = [];
-  private readonly bridge = new TrainerBridge((message) => {
-    // The training loop waits on a step the dead worker will never answer: it ends now.
-    this.cut.reject(CRASHED);
-    if (this.crashListeners.length > 0) {
-      for (const l of this.crashListeners) l(message);
-      return;
-    }
-    // A worker that had started is started again (fresh weights); one that crashed while
-    // starting, or that keeps crashing, is not, so that a start that always fails does not loop.
-    const t = performance.now();
-    this.crashTimes = [...this.crashTimes.filter((c) => t - c < 60_000), t];
-    if (
-      this.status === 'starting' ||
-      this.status === 'idle' ||
-      this.status === 'error' ||
-      this.crashTimes.length > 3
-    ) {
-      this.status = 'error';
-      this.error = `trainer worker crashed: ${message}`;
-      return;
-    }
-    void this.restart().then(() => {
-      if (this.status === 'ready')
-        this.notice = `The trainer worker crashed (${message}) and was started again, with fresh weights.`;
+  private readonly bridge: TrainerBridge;
+
+  constructor() {
+    let bridge: TrainerBridge | undefined;
+    this.lease = new TrainerLease({
+      create: (onCrash) => {
+        bridge = new TrainerBridge(onCrash);
+        const b = bridge;
+        return {
+          get api() {
+            return b.api;
+          },
+          boot: async (backends) => {
+            const info = await b.boot(
+              { backends, model: DEFAULT_MODEL_ARGS, config: DEFAULT_TRAINER_CONFIG },
+              (events) => {
+                this.log.push(...events);
+                this.events = [...this.log.events];
+                for (const l of this.listeners) l(events);
+              },
+            );
+            this.info = info;
+            this.history = [];
+            await this.refreshFingerprint(true);
+            return info;
+          },
+        };
+      },
     });
-  });
+    if (!bridge) throw new Error('the trainer lease made no bridge');
+    this.bridge = bridge;
+    this.lease.subscribe((e) => {
+      if (e.kind === 'crashed')
+        this.cut.reject(CRASHED); // the loop waits on a step that never comes
+      else if (e.kind === 'restarted')
+        this.notice = `The trainer worker crashed (${e.message}) and was started again, with fresh weights.`;
+      else {
+        this.#status = statusOf(e.state);
+        if (e.state.phase === 'starting') {
+          this.stopping = false;
+          this.error = null;
+          this.notice = null;
+        } else if (e.state.phase === 'error') this.error = e.state.error;
+      }
+    });
+  }
+
+  /** The trainer's state as the panel names it (derived from the lease). */
+  get status(): TrainerStatus {
+    return this.#status;
+  }
+
+  /**
+   * Sets the state as a caller that does not hold the lease itself says it: `busy` takes the
+   * trainer for a custom training, `ready` lets that go, `error` puts the trainer in error.
+   */
+  set status(s: TrainerStatus) {
+    if (s === 'busy') this.lease.acquire('custom');
+    else if (s === 'ready') this.lease.release('custom');
+    else if (s === 'error') this.lease.fail(this.error ?? 'the trainer failed');
+  }
 
   /** Subscribes to the trainer's timeline events; returns the unsubscribe function. */
   onEvents(listener: (events: TimelineEvent[]) => void): () => void {
@@ -86,8 +127,7 @@ export class TrainerState {
 
   /** Takes over crash handling (a run restarts the trainer itself); returns the release function. */
   onCrash(listener: (message: string) => void): () => void {
-    this.crashListeners = [...this.crashListeners, listener];
-    return () => (this.crashListeners = this.crashListeners.filter((l) => l !== listener));
+    return this.lease.takeCrashes(listener);
   }
 
   /** The trainer worker's API, for the training-run controller (which owns no trainer of its own). */
@@ -101,37 +141,17 @@ export class TrainerState {
 
   /** Starts the worker on the given backends (best first; all of them when omitted). */
   async start(backends?: BackendName[]): Promise<void> {
-    this.backends = backends;
-    this.status = 'starting';
-    this.stopping = false;
-    this.error = null;
-    this.notice = null;
-    try {
-      this.info = await this.bridge.boot(
-        { backends, model: DEFAULT_MODEL_ARGS, config: DEFAULT_TRAINER_CONFIG },
-        (events) => {
-          this.log.push(...events);
-          this.events = [...this.log.events];
-          for (const l of this.listeners) l(events);
-        },
-      );
-      this.history = [];
-      await this.refreshFingerprint(true);
-      this.status = 'ready';
-    } catch (err) {
-      this.fail(err);
-    }
+    await this.lease.start(backends);
   }
 
   /** Starts the worker again on the backends of the last start (after a crash). */
-  restart(): Promise<void> {
-    return this.start(this.backends);
+  async restart(): Promise<void> {
+    await this.lease.restart();
   }
 
   /** Takes `steps` steps, one worker call each so the page updates and Stop works between them. */
   async train(steps: number): Promise<void> {
-    if (this.status !== 'ready') return;
-    this.status = 'training';
+    if (!this.lease.acquire('panel')) return;
     this.stopRequested = false;
     this.stopping = false;
     this.cut = failureSignal();
@@ -143,7 +163,7 @@ export class TrainerState {
         this.history = [...this.history, ...metrics];
       }
       await Promise.race([this.refreshFingerprint(false), cut]);
-      this.status = 'ready';
+      this.lease.release('panel');
     } catch (err) {
       if (err === STOPPED_NOW) {
         // The worker may be dead or hang: a new one, whose weights are fresh.
@@ -164,7 +184,7 @@ export class TrainerState {
    * never answers, and the panel would wait for it for ever.
    */
   stop(): void {
-    if (this.status !== 'training') return;
+    if (this.lease.state.holder !== 'panel') return;
     if (this.stopping) this.cut.reject(STOPPED_NOW);
     this.stopRequested = true;
     this.stopping = true;
@@ -201,15 +221,14 @@ export class TrainerState {
 
   /** Save and Load: their outcome or error is said beside their buttons, not as the page's error. */
   private async busy(work: () => Promise<void>): Promise<void> {
-    if (this.status !== 'ready') return;
-    this.status = 'busy';
+    if (!this.lease.acquire('store')) return;
     this.storeNote = null;
     try {
       await work();
     } catch (err) {
       this.storeNote = { text: errorMessage(err), error: true };
     }
-    this.status = 'ready';
+    this.lease.release('store');
   }
 
   private async refreshFingerprint(resetBaseline: boolean): Promise<void> {
@@ -220,7 +239,6 @@ export class TrainerState {
   }
 
   private fail(err: unknown): void {
-    this.status = 'error';
-    this.error = errorMessage(err);
+    this.lease.fail(errorMessage(err));
   }
 }

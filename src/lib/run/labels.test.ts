@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { howLabel, resumable, trainsLabel } from './run-state.svelte';
+import { howLabel, resumable, trainsLabel } from './labels';
 
 describe('resumable', () => {
   const run = (status: 'created' | 'running' | 'paused' | 'finished' | 'failed', latestVersion = 3) => ({

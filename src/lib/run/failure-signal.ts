@@ -1,7 +1,6 @@
 /**
- * A promise that rejects when told to, and counts as handled until something races it: a wait
- * that the user may give up ("Stop now"). A worker's crash needs none: its bridge rejects the
- * calls in flight.
+ * A promise that rejects when told to, and counts as handled until something races it. A
+ * crashed worker never answers the calls waiting on it: those calls race its failure signal.
  */
 export function failureSignal(): { promise: Promise<never>; reject: (err: Error) => void } {
   let reject: (err: Error) => void = () => undefined;

@@ -5,7 +5,7 @@ import type { WorkerBridge } from '../bridge/worker-bridge';
  * in flight when it crashes (`WorkerCrashed`), so that whatever waits on it (a chain of
  * evaluations) fails instead of waiting for ever; the next use after a crash starts a new worker.
  */
-export class CrashSafeWorker<B extends Pick<WorkerBridge<unknown>, 'terminate' | 'state'>> {
+export class CrashSafeWorker<B extends Pick<WorkerBridge<unknown>, 'terminate'>> {
   private current: { bridge: B; ready: Promise<B> } | null = null;
 
   constructor(

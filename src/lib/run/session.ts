@@ -1,45 +1,34 @@
-import { errorMessage } from '../errors';
 import * as Comlink from 'comlink';
+import { errorMessage } from '../errors';
 import type { RolloutStats } from '../../../workers/rollout.worker';
-import type { PipelineRunInit } from '../../../workers/trainer.worker';
-import { RolloutBridge } from '../bridge/rollout-bridge';
-import { generateTasks } from '../env/families';
-import { DEFAULT_MODEL_ARGS } from '../policy/config';
+import type { PipelineRunInit, TrainerApi } from '../../../workers/trainer.worker';
 import { storedStepMetrics } from '../policy/metrics';
-import { CodeJobSource, scheduledRate } from '../pipeline/code-workload';
-import { Pipeline, runCounters } from '../pipeline/controller';
+import { scheduledRate, type CodeJobSource } from '../pipeline/code-workload';
+import { runCounters, type Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
-import { pipelineConfigOf, policyReset, settingsToJson, type RunSettings } from '../pipeline/run-settings';
-import { runTrainingTasks } from '../pipeline/run-tasks';
-import type { PipelineTrainerPort, PlayedGroup, RolloutPort, StepReport } from '../pipeline/types';
-import { newBeacon, readBeacon } from '../pipeline/beacon';
-import { WorkerPool, type FaultRecord, type PoolWorker } from '../pipeline/worker-pool';
+import { policyReset, type RunSettings } from '../pipeline/run-settings';
+import type { PipelineTrainerPort, StepReport } from '../pipeline/types';
+import type { FaultRecord, WorkerPool } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
-import type { HindsightSnapshot } from '../rl/hindsight';
 import type { RunProgress } from '../storage/db';
 import { evictionNotice } from '../storage/quota';
-import { BUILT_IN_SEED } from './tasks-state.svelte';
-import type { TrainerState } from './trainer-state.svelte';
 import { failureSignal, settlesWithin } from './failure-signal';
+import { assemblePipeline, runInit, type Restored } from './pipeline';
+import { rolloutPool, type Called, type PooledRollout, type RolloutFactory } from './rollout-pool';
+import type { LeasedTrainer } from './trainer-lease';
 
-/** A rollout worker of the pool: its bridge, as the pipeline's port. */
-class PooledRollout implements PoolWorker<RolloutStats>, RolloutPort {
-  /** The worker's progress counter, where memory is shared. */
-  readonly beacon?: () => number;
-  constructor(
-    readonly bridge: RolloutBridge,
-    counter: SharedArrayBuffer | null,
-  ) {
-    if (counter) this.beacon = () => readBeacon(counter);
-  }
-  ping(): Promise<RolloutStats> {
-    return this.bridge.api.stats();
-  }
-  terminate(): void {
-    this.bridge.terminate();
-  }
-  play: RolloutPort['play'] = (job) => this.bridge.api.play(job);
-  abort: RolloutPort['abort'] = (jobId) => this.bridge.api.abort(jobId);
+/** What a code run calls on the trainer worker. */
+export type CodeTrainerApi = {
+  [
+    K in 'trainAndPublish' | 'resumeRun' | 'resetPolicy' | 'startRun' | 'stopRun' | 'stats' | 'debugFault'
+  ]: Called<TrainerApi[K]>;
+};
+
+/** The trainer as a code run holds it: the lease, and the worker's timeline events. */
+export interface RunTrainer {
+  readonly lease: LeasedTrainer<CodeTrainerApi>;
+  /** Subscribes to the trainer's timeline events; returns the unsubscribe function. */
+  onEvents(listener: (events: TimelineEvent[]) => void): () => void;
 }
 
 /** What the page hears from a running session. */
@@ -51,36 +40,6 @@ export interface SessionHooks {
   onNotice(message: string): void;
 }
 
-/** Where a resumed run continues from (read from the store by the caller). */
-export interface Restored {
-  version: number;
-  nextSeq: number;
-  nextJobId: number;
-  groups: PlayedGroup[];
-  /** Stored seqs no group takes (attempts a retry superseded), marked consumed with the next version. */
-  superseded: readonly number[];
-  progress: RunProgress | undefined;
-  /** The run's hindsight pool as last saved (null: it refills from the resumed run's programs). */
-  hindsight: HindsightSnapshot | null;
-}
-
-/** A new run's id: its kind ('run' for the code-writing policy, 'custom'), then its start time, readable and sortable. */
-export function newRunId(at = new Date(), prefix: 'run' | 'custom' = 'run'): string {
-  return `${prefix}-${at.toISOString().replace(/[:.]/g, '-')}`;
-}
-
-/** How the trainer stores a run: its id, its settings as JSON, and retention. */
-export function runInit(runId: string, s: RunSettings): PipelineRunInit {
-  return {
-    runId,
-    name: runId,
-    config: settingsToJson(s),
-    keepVersions: s.keepVersions,
-    milestoneEvery: s.milestoneEvery,
-    keepConsumed: s.keepConsumed,
-  };
-}
-
 /** Heartbeat of the trainer: it may compute for a long time (shader compilation), so the bound is generous. */
 const TRAINER_HANG_MS = 60_000;
 /** How long Stop waits for the trainer to record how the run ended. */
@@ -88,17 +47,9 @@ const STOP_ANSWER_MS = 10_000;
 /** Restarts of the trainer without a new version in between before the run stops. */
 const MAX_RESTARTS_PER_VERSION = 3;
 
-/** The job source of a run with `settings`, where its saved `progress` left it (a resume, a Show). */
-export function jobSourceOf(settings: RunSettings, progress: RunProgress | undefined): CodeJobSource {
-  const source = new CodeJobSource(runTrainingTasks(settings, generateTasks(BUILT_IN_SEED)), settings.code);
-  source.restore(progress);
-  return source;
-}
-
 /**
- * One training run in the page: the controller (`Pipeline`), its rollout worker pool with fault
- * detection, and the trainer worker (owned by `TrainerState`), wired together. Not reactive; the
- * run's rune class reads it.
+ * One training run: the controller (`Pipeline`), its rollout worker pool with fault detection,
+ * and the leased trainer worker, wired together. Not reactive; the run's view reads it.
  */
 export class PipelineSession {
   readonly pipeline: Pipeline;
@@ -124,29 +75,36 @@ export class PipelineSession {
   constructor(
     readonly runId: string,
     readonly settings: RunSettings,
-    private readonly trainer: TrainerState,
+    private readonly trainer: RunTrainer,
     private readonly hooks: SessionHooks,
     restored: Restored | null,
+    /** Makes the rollout workers (the page's `RolloutBridge`). */
+    private readonly createRollout: RolloutFactory,
   ) {
-    this.source = jobSourceOf(settings, restored?.progress);
-    if (restored?.hindsight) this.source.hindsight.restore(restored.hindsight);
+    const assembled = assemblePipeline(
+      { runId, settings, restored },
+      {
+        trainer: this.trainerPort(),
+        hooks: {
+          emit: (e) => this.push([e]),
+          onStep: (r) => hooks.onStep(r),
+          onError: (m) => hooks.onError(m),
+        },
+      },
+    );
+    this.pipeline = assembled.pipeline;
+    this.source = assembled.source;
+    this.lanes = assembled.lanes;
     this.secondsBefore = restored?.progress?.seconds ?? 0;
     this.countersBefore = { ...restored?.progress?.counters };
-    this.lanes = Array.from({ length: settings.workers }, (_, i) => `rollout-${i}` as const);
-    this.pipeline = new Pipeline(
-      pipelineConfigOf(settings),
-      this.source,
-      this.trainerPort(),
-      runId,
-      {
-        emit: (e) => this.push([e]),
-        onStep: (r) => hooks.onStep(r),
-        onError: (m) => hooks.onError(m),
-      },
-      restored ?? undefined,
-    );
     this.unsubscribe.push(trainer.onEvents((events) => this.push(events)));
-    this.unsubscribe.push(trainer.onCrash((message) => void this.restartTrainer(`crashed: ${message}`)));
+    this.unsubscribe.push(
+      trainer.lease.takeCrashes((message) => void this.restartTrainer(`crashed: ${message}`)),
+    );
+  }
+
+  private get api(): CodeTrainerApi {
+    return this.trainer.lease.api;
   }
 
   /** The run's trainer-side description (retention, stored config). */
@@ -218,7 +176,7 @@ export class PipelineSession {
         ]
           .filter((a) => a !== undefined)
           .map((a) => a.buffer);
-        return this.trainer.api.trainAndPublish(Comlink.transfer(batch, buffers), {
+        return this.api.trainAndPublish(Comlink.transfer(batch, buffers), {
           ...info,
           updates: this.settings.code.updatesPerBatch,
           learningRate: scheduledRate(this.settings.code, info.fromVersion),
@@ -231,43 +189,11 @@ export class PipelineSession {
   /** Starts the rollout workers and scheduling (the trainer has published the run's version). */
   async start(): Promise<void> {
     if (this.pipeline.isStopped) return; // stopped before it started: no workers to outlive it
-    const s = this.settings;
-    const rows = s.slotsPerWorker * s.code.groupSize;
-    this.pool = new WorkerPool<PooledRollout, RolloutStats>(this.lanes, {
-      prepare: async (onCrash, giveUp) => {
-        const bridge = new RolloutBridge('rollout', onCrash);
-        giveUp.addEventListener('abort', () => bridge.terminate()); // it crashed or hangs: it never answers
-        const counter = newBeacon();
-        try {
-          const r = await bridge.prepare(
-            { model: DEFAULT_MODEL_ARGS, seed: s.seed, ...(counter ? { beacon: counter } : {}) },
-            (events) => this.push(events),
-          );
-          this.rolloutBackend = r.backend;
-        } catch (err) {
-          bridge.terminate();
-          throw err;
-        }
-        return new PooledRollout(bridge, counter);
-      },
-      join: async (w, lane) => {
-        await w.bridge.join({
-          runId: this.runId,
-          lane,
-          rows,
-          interruptEveryTokens: s.interruptEveryTokens,
-          temperature: s.code.temperature,
-          seed: s.seed * 31 + Number(lane.slice('rollout-'.length)),
-          fetchAfterMs: 250,
-        });
-      },
-      joined: (lane, w) => this.pipeline.addWorker(lane, w, lane),
-      lost: (lane, reason) => {
-        this.pipeline.removeWorker(lane, reason);
-        this.hooks.onNotice(`${lane} ${reason}; replacing it, its episodes in flight go back to the queue.`);
-      },
-      emit: (e) => this.push([e]),
-      onError: (m) => this.hooks.onError(m),
+    this.pool = rolloutPool(this.runId, this.settings, this.lanes, this.pipeline, this.createRollout, {
+      push: (events) => this.push(events),
+      backend: (b) => (this.rolloutBackend = b),
+      notice: (m) => this.hooks.onNotice(m),
+      error: (m) => this.hooks.onError(m),
     });
     this.pipeline.start();
     await this.pool.start();
@@ -289,13 +215,13 @@ export class PipelineSession {
   fault(index: number, kind: 'crash' | 'hang' | 'exit'): number {
     const w = this.pool?.workers().find((x) => x.lane === `rollout-${index}`);
     if (!w) throw new Error(`no live rollout-${index}`);
-    void w.worker.bridge.api.debugFault(kind);
+    void w.worker.host.api.debugFault(kind);
     return now();
   }
 
   /** Kills the trainer worker (`?debug` tests); the session restarts it from the store. */
   faultTrainer(): number {
-    void this.trainer.api.debugFault('crash');
+    void this.api.debugFault('crash');
     return now();
   }
 
@@ -307,7 +233,7 @@ export class PipelineSession {
       return;
     }
     this.trainerPing = t;
-    this.trainer.api.stats().then(
+    this.api.stats().then(
       () => (this.trainerPing = null),
       () => undefined,
     );
@@ -325,10 +251,11 @@ export class PipelineSession {
       return;
     }
     this.pipeline.trainerLost();
+    const lease = this.trainer.lease;
     if (this.pipeline.isStopped) {
       // Stopping: a Stop waiting for the lost step does not wait for it, and the page gets a
       // working trainer again (not resuming this run).
-      this.beginRestart(() => this.trainer.restart());
+      this.beginRestart(() => lease.restart().then(() => undefined));
       return;
     }
     const v = this.pipeline.version;
@@ -337,7 +264,7 @@ export class PipelineSession {
         ? { version: v, count: this.crashesAt.count + 1 }
         : { version: v, count: 1 };
     if (this.crashesAt.count > MAX_RESTARTS_PER_VERSION) {
-      this.beginRestart(() => this.trainer.restart()); // a bare trainer for the page
+      this.beginRestart(() => lease.restart().then(() => undefined)); // a bare trainer for the page
       this.hooks.onError(
         `the trainer ${reason}, the ${this.crashesAt.count}th time without publishing a version; the run stopped`,
       );
@@ -367,14 +294,12 @@ export class PipelineSession {
       { lane: 'trainer', kind: 'error', t0, t1: t0, version: this.pipeline.version, meta: { reason } },
     ]);
     this.hooks.onNotice(`The trainer ${reason}; restarting it from the newest stored version.`);
-    await Promise.race([this.trainer.restart(), crashed]);
-    if (this.trainer.status === 'error') throw new Error(this.trainer.error ?? 'trainer did not start');
+    const lease = this.trainer.lease;
+    await Promise.race([lease.restart(), crashed]);
+    if (lease.state.phase === 'error') throw new Error(lease.state.error ?? 'trainer did not start');
     if (this.pipeline.isStopped) return; // stopped meanwhile: the fresh trainer stays ready
-    this.trainer.status = 'busy';
-    const point = await Promise.race([
-      this.trainer.api.resumeRun(this.runInit, policyReset(this.settings)),
-      crashed,
-    ]);
+    lease.acquire('run');
+    const point = await Promise.race([this.api.resumeRun(this.runInit, policyReset(this.settings)), crashed]);
     this.trainerPing = null;
     if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
     // A step published just before the trainer died is reported with the metrics it stored (a
@@ -418,7 +343,7 @@ export class PipelineSession {
     const stopped = { progress: this.progress(), consumed: this.pipeline.takeSettled() };
     if (!hung) {
       const notice = this.hooks.onNotice;
-      const stored = this.trainer.api.stopRun(this.runId, status, stopped).then(
+      const stored = this.api.stopRun(this.runId, status, stopped).then(
         (e) => e && notice(evictionNotice(e, 'how the run ended')),
         (err: unknown) =>
           notice(
@@ -430,7 +355,7 @@ export class PipelineSession {
     if (hung) {
       // Its data is stored either way; the run keeps the status it had (shown as interrupted).
       this.hooks.onNotice('The trainer did not answer while the run stopped: it was started again.');
-      await this.trainer.restart();
+      await this.trainer.lease.restart();
     }
   }
 }

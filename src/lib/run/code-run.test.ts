@@ -1,0 +1,146 @@
+import 'fake-indexeddb/auto';
+import { describe, expect, it } from 'vitest';
+import { defaultSettings, settingsToJson } from '../pipeline/run-settings';
+import { openLabDb, type LabDB } from '../storage/db';
+import { loadHistory } from '../storage/history-store';
+import { ensureRun } from '../storage/weights-store';
+import { CodeRun, type CodeRunDeps, type CodeRunEvent } from './code-run';
+import { memoryRollouts, memoryTrainer } from './fakes';
+
+let n = 0;
+const settings = { ...defaultSettings(2), workers: 2, eta: 1 };
+
+/** A code run over a trainer and rollouts in memory and a fresh fake IndexedDB. */
+async function fixture(opts: { locked?: boolean; trainer?: ReturnType<typeof memoryTrainer> } = {}) {
+  const t = opts.trainer ?? memoryTrainer();
+  await t.lease.start();
+  const db: LabDB = await openLabDb(`code-run-test-${n++}`);
+  const held: string[] = [];
+  const deps: CodeRunDeps = {
+    trainer: t.trainer,
+    database: async () => db,
+    hold: async (runId) => {
+      held.push(runId);
+      return !opts.locked;
+    },
+    createRollout: memoryRollouts().create,
+    newRunId: () => `run-${n}`,
+  };
+  const run = new CodeRun(deps);
+  const events: CodeRunEvent[] = [];
+  run.subscribe((e) => events.push(e));
+  const phases = () => events.flatMap((e) => (e.kind === 'state' ? [e.phase] : []));
+  const errors = () => events.flatMap((e) => (e.kind === 'error' ? [e.message] : []));
+  const steps = () => events.filter((e) => e.kind === 'step').length;
+  return { ...t, db, held, run, events, phases, errors, steps };
+}
+
+const until = async (ok: () => boolean, ms = 5_000) => {
+  const t0 = Date.now();
+  while (!ok()) {
+    if (Date.now() - t0 > ms) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('CodeRun', () => {
+  it('goes idle → starting → running → stopping → idle, holding the trainer and the run lock meanwhile', async () => {
+    const f = await fixture();
+    const ended = f.run.start(settings);
+    expect(f.run.phase).toBe('starting');
+    expect(f.lease.state.holder).toBe('run');
+    await until(() => f.steps() >= 2);
+    expect(f.run.phase).toBe('running');
+    expect(f.run.live?.runId).toBe(f.held[0]);
+    await f.run.stop();
+    await ended;
+    expect(f.phases()).toEqual(['starting', 'running', 'stopping', 'idle']);
+    expect(f.lease.state.holder).toBeNull();
+    expect(f.calls.at(-1)).toBe(`stop ${f.held[0]} paused`);
+    // The run's steps are stored as they come: a reload shows its charts.
+    const past = await loadHistory(f.db, f.held[0] ?? '');
+    expect(past.steps.length).toBe(f.steps());
+    const sessions = f.events.flatMap((e) => (e.kind === 'session' ? [e.session?.runId ?? null] : []));
+    expect(sessions).toEqual([f.held[0], null]);
+  });
+
+  it('ends by itself once it reaches its limits', async () => {
+    const f = await fixture();
+    await f.run.start(settings, { maxIterations: 2 });
+    expect(f.events.some((e) => e.kind === 'finishing')).toBe(true);
+    expect(f.run.phase).toBe('idle');
+    expect(f.steps()).toBeGreaterThanOrEqual(2);
+  });
+
+  it('does not start while the trainer is held elsewhere, and says so', async () => {
+    const f = await fixture();
+    f.lease.acquire('custom');
+    await f.run.start(settings);
+    expect(f.errors()).toEqual(['the trainer is busy; wait until it is ready']);
+    expect(f.phases()).toEqual([]);
+  });
+
+  it('gives its start-up up when the trainer crashes meanwhile, and leaves a working trainer', async () => {
+    let answer: () => void = () => undefined;
+    const t = memoryTrainer({ resetPolicy: () => new Promise<void>((r) => (answer = r)) });
+    const f = await fixture({ trainer: t });
+    const ended = f.run.start(settings);
+    await until(() => f.calls.includes('reset'));
+    f.crash('boom');
+    await ended;
+    answer(); // the dead worker's call would never come back: nothing is built after it
+    expect(f.errors()).toEqual(['the trainer worker crashed while the run started: boom']);
+    expect(f.phases()).toEqual(['starting', 'stopping', 'failed']);
+    expect(f.calls.filter((c) => c === 'boot')).toHaveLength(2); // started again
+    expect(f.lease.state).toEqual({ phase: 'ready', holder: null, error: null });
+    expect(f.run.live).toBeNull();
+  });
+
+  it('a Stop during the start-up waits for it, then stops what it built: nothing trains on', async () => {
+    let answer: () => void = () => undefined;
+    const t = memoryTrainer({ resetPolicy: () => new Promise<void>((r) => (answer = r)) });
+    const f = await fixture({ trainer: t });
+    const ended = f.run.start(settings);
+    await until(() => f.calls.includes('reset'));
+    const stopped = f.run.stop();
+    expect(f.run.phase).toBe('stopping');
+    answer();
+    await Promise.all([stopped, ended]);
+    expect(f.phases()).toEqual(['starting', 'stopping', 'idle']);
+    expect(f.calls.at(-1)).toBe(`stop ${f.held[0]} paused`);
+    const trained = f.calls.filter((c) => c.startsWith('train')).length;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(f.calls.filter((c) => c.startsWith('train')).length).toBe(trained);
+    expect(f.lease.state.holder).toBeNull();
+  });
+
+  it('resumes a stored run with its own settings, and refuses one that another tab trains', async () => {
+    const f = await fixture();
+    await ensureRun(f.db, { id: 'run-old', name: 'run-old', config: settingsToJson(settings), kind: 'code' });
+    const ended = f.run.resume('run-old');
+    await until(() => f.steps() >= 1);
+    await f.run.stop();
+    await ended;
+    const kinds = f.events.map((e) => e.kind);
+    expect(kinds.indexOf('resuming')).toBeLessThan(kinds.indexOf('settings'));
+    expect(kinds.indexOf('settings')).toBeLessThan(kinds.indexOf('resumed'));
+    expect(f.calls).toContain('resume run-old');
+
+    const g = await fixture({ locked: true });
+    await g.run.resume('run-old');
+    expect(g.errors()).toEqual(['run run-old is training in another tab of this page: stop it there first']);
+    expect(g.phases()).toEqual(['starting', 'stopping', 'failed']);
+    expect(g.lease.state.holder).toBeNull();
+  });
+
+  it('fails with a sticky error that later errors do not replace', async () => {
+    const f = await fixture();
+    const ended = f.run.start(settings);
+    await until(() => f.run.phase === 'running');
+    await f.run.fail('the storage went away', true);
+    await ended;
+    await f.run.fail('a write failed');
+    expect(f.errors()).toEqual(['the storage went away', 'the storage went away']);
+    expect(f.run.phase).toBe('failed');
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { storedStepMetrics } from '../policy/metrics';
+import type { StepReport } from '../pipeline/types';
+import { compare, legOf, raceEtas, type Comparison, type LegOutcome } from './comparisons';
+
+/** A step of `episodes` at `at` ms, trained for `trainMs` after waiting `waitMs`, with these stalenesses. */
+const step = (
+  at: number,
+  episodes: number,
+  staleness: number[],
+  trainMs = 100,
+  waitMs = 100,
+): StepReport => ({
+  version: 0,
+  episodes,
+  meanReturn: 0,
+  success: 0,
+  staleness,
+  loss: 0,
+  metrics: storedStepMetrics({}, 'decoupled'),
+  waitMs,
+  trainMs,
+  at,
+});
+
+const outcome = (eta: number, steps: StepReport[], error: string | null = null): LegOutcome => ({
+  runId: `run-${eta}`,
+  loss: 'decoupled',
+  steps,
+  counters: undefined,
+  error,
+});
+
+describe('comparisons', () => {
+  it('times a leg from its second step, as the pipeline bench does', () => {
+    const leg = legOf(4, 20, outcome(4, [step(0, 10, [0]), step(1_000, 10, [1, 3])]), null);
+    expect(leg.samplesPerSec).toBeCloseTo(10);
+    expect(leg.meanStaleness).toBeCloseTo(4 / 3);
+    expect(leg.idealSpeedup).toBeCloseTo(2);
+  });
+
+  it('runs a leg per η, evaluating each when asked, and reports each leg as it ends', async () => {
+    const shown: Comparison[] = [];
+    const ran: number[] = [];
+    const legs = await compare('sweep', [0, 2], 20, true, {
+      run: async (eta) => {
+        ran.push(eta);
+        return outcome(eta, [step(0, 10, [eta]), step(500, 10, [eta])]);
+      },
+      evaluate: async () => ({ train: 0.5, heldOut: 0.25 }),
+      progress: (c) => shown.push(c),
+    });
+    expect(ran).toEqual([0, 2]);
+    expect(legs.map((l) => [l.eta, l.runId, l.success?.heldOut])).toEqual([
+      [0, 'run-0', 0.25],
+      [2, 'run-2', 0.25],
+    ]);
+    expect(shown.map((c) => c.legs.length)).toEqual([0, 1, 2]);
+  });
+
+  it('ends at a leg that stopped before its samples or failed', async () => {
+    const shown: Comparison[] = [];
+    const legs = await compare('race', raceEtas(0), 20, false, {
+      run: async (eta) => outcome(eta, [step(0, 10, [0])]), // stopped at 10 of 20
+      evaluate: async () => {
+        throw new Error('the race does not evaluate');
+      },
+      progress: (c) => shown.push(c),
+    });
+    expect(legs).toEqual([]);
+    expect(shown.at(-1)).toEqual({ kind: 'race', legs: [], planned: 2, stopped: true });
+    expect(raceEtas(0)).toEqual([0, 4]);
+    expect(raceEtas(8)).toEqual([0, 8]);
+  });
+});

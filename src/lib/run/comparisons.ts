@@ -1,0 +1,142 @@
+import type { CurriculumView } from '../env/curriculum';
+import type { Level } from '../env/suite';
+import type { PipelineCounters } from '../pipeline/controller';
+import { stepThroughput } from '../view/metrics';
+import type { RunSettings } from '../pipeline/run-settings';
+import type { EvalPoint, StepReport } from '../pipeline/types';
+
+/**
+ * One leg of a comparison (the sync-vs-async race, the staleness sweep): a run from fresh weights
+ * over the same number of trained samples as the other legs.
+ */
+export interface Leg {
+  eta: number;
+  loss: RunSettings['loss'];
+  runId: string | null;
+  samplesPerSec: number;
+  seconds: number;
+  trainerBusy: number;
+  /** (rollout + train) / max(rollout, train) per step: what overlapping the two could gain. */
+  idealSpeedup: number;
+  /** Mean staleness of the trained samples, versions. */
+  meanStaleness: number;
+  interrupts: number;
+  staleDrops: number;
+  /** Greedy success of the leg's last version (the sweep evaluates; the race does not). */
+  success: { train: number; heldOut: number | null } | null;
+}
+
+/** A comparison in the run panel: its kind, the legs done, how many it has. */
+export interface Comparison {
+  kind: 'race' | 'sweep';
+  legs: Leg[];
+  planned: number;
+  /** A leg ended before its episodes (a Stop, an error): the legs after it did not run. */
+  stopped?: boolean;
+}
+
+/** Episodes each leg of the race trains on (about 40 versions). */
+export const RACE_SAMPLES = 640;
+/** Episodes each leg of the staleness sweep trains on (about 20 versions), and its η values. */
+export const SWEEP_SAMPLES = 320;
+export const SWEEP_ETAS: readonly number[] = [0, 1, 2, 4, 8, Infinity];
+
+/** The race's two η: synchronous, then the panel's (4 when the panel's is 0). */
+export const raceEtas = (panelEta: number): number[] => [0, panelEta > 0 ? panelEta : 4];
+
+/** What a leg's run came to, as the comparison reads it once the run has ended. */
+export interface LegOutcome {
+  runId: string | null;
+  loss: RunSettings['loss'];
+  steps: readonly StepReport[];
+  /** The run's counters as its dashboard last showed them. */
+  counters: PipelineCounters | undefined;
+  /** The run ended on an error. */
+  error: string | null;
+}
+
+/** How a comparison runs its legs (the page's run view; a fake in tests). */
+export interface LegRunner {
+  /** Runs a leg from fresh weights at `eta` until `samples` episodes are trained; resolves when it ends. */
+  run(eta: number, samples: number): Promise<LegOutcome>;
+  /** Greedy success of the leg just run (its newest version). */
+  evaluate(): Promise<{ train: number; heldOut: number | null }>;
+  /** The comparison as it stands, after each leg. */
+  progress(c: Comparison): void;
+}
+
+/** The leg of a run that trained `samples` episodes, timed as the pipeline bench times it (`stepThroughput`). */
+export function legOf(eta: number, samples: number, o: LegOutcome, success: Leg['success']): Leg {
+  const t = stepThroughput(o.steps, samples);
+  const stale = o.steps.flatMap((st) => st.staleness);
+  return {
+    eta,
+    loss: o.loss,
+    runId: o.runId,
+    samplesPerSec: t.samplesPerSec,
+    seconds: t.seconds,
+    trainerBusy: t.trainerBusy,
+    idealSpeedup: t.idealSpeedup,
+    meanStaleness: stale.reduce((a, b) => a + b, 0) / Math.max(1, stale.length),
+    interrupts: o.counters?.interrupts ?? 0,
+    staleDrops: o.counters?.staleDrops ?? 0,
+    success,
+  };
+}
+
+/**
+ * Runs a comparison: one run per η of `etas`, each over the same `samples` from fresh weights
+ * (evaluated greedily at its end when `evaluate`). A leg stopped before its samples, or failed,
+ * ends the comparison there (marked `stopped`).
+ */
+export async function compare(
+  kind: Comparison['kind'],
+  etas: readonly number[],
+  samples: number,
+  evaluate: boolean,
+  runner: LegRunner,
+): Promise<Leg[]> {
+  const legs: Leg[] = [];
+  runner.progress({ kind, legs: [], planned: etas.length });
+  for (const eta of etas) {
+    const o = await runner.run(eta, samples);
+    const trained = o.steps.reduce((n, st) => n + st.episodes, 0);
+    if (o.error || trained < samples) {
+      runner.progress({ kind, legs: [...legs], planned: etas.length, stopped: true });
+      break;
+    }
+    const success = evaluate ? await runner.evaluate() : null;
+    legs.push(legOf(eta, samples, o, success));
+    runner.progress({ kind, legs: [...legs], planned: etas.length });
+  }
+  return legs;
+}
+
+/** What a comparison reads of the page's run view: a leg is a run of its own, started there. */
+export interface ComparedView {
+  start(opts: { settings: { eta: number }; maxTrainedEpisodes: number; evalEvery: number }): Promise<void>;
+  evaluateLatest(level: Level | 'all'): Promise<EvalPoint>;
+  readonly runId: string | null;
+  readonly settings: Pick<RunSettings, 'loss'>;
+  readonly steps: readonly StepReport[];
+  readonly dashboard: { counters: PipelineCounters } | null;
+  readonly error: string | null;
+  readonly curriculum: CurriculumView | null;
+  comparison: Comparison | null;
+}
+
+/** The legs of a comparison run in the page's run view, each read as its panels show it once it ended. */
+export function viewLegRunner(v: ComparedView): LegRunner {
+  return {
+    run: async (eta, samples) => {
+      await v.start({ settings: { eta }, maxTrainedEpisodes: samples, evalEvery: 0 });
+      const counters = v.dashboard?.counters;
+      return { runId: v.runId, loss: v.settings.loss, steps: v.steps, counters, error: v.error };
+    },
+    evaluate: async () => {
+      const e = await v.evaluateLatest(v.curriculum?.enabled ? v.curriculum.level : 'all');
+      return { train: e.successTrain, heldOut: e.successHeldOut };
+    },
+    progress: (c) => (v.comparison = c),
+  };
+}

@@ -1,0 +1,160 @@
+import 'fake-indexeddb/auto';
+import { WorkerCrashed } from '../bridge/worker-errors';
+import { describe, expect, it } from 'vitest';
+import type { EvalRow } from '../env/evaluate';
+import type { EvalPoint } from '../pipeline/types';
+import { DEFAULT_MODEL_ARGS } from '../policy/config';
+import { packParams } from '../policy/weights';
+import { openLabDb, type LabDB } from '../storage/db';
+import { ensureRun, putVersion } from '../storage/weights-store';
+import { Evaluations, type EvaluatorHost } from './evaluations';
+
+let n = 0;
+
+const row = (split: EvalRow['split'], success: number): EvalRow => ({
+  agent: 'policy',
+  mode: 'greedy',
+  split,
+  level: 'all',
+  episodes: 10,
+  success,
+  meanTurns: 1,
+  meanReward: success,
+  meanParts: { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 },
+  runsPerTask: 1,
+});
+
+async function fixture(versions: number[]) {
+  const db: LabDB = await openLabDb(`evaluations-test-${n++}`);
+  await ensureRun(db, { id: 'run-e', name: 'run-e', config: {}, kind: 'code' });
+  const params = await packParams(new Map());
+  for (const version of versions)
+    await putVersion(db, {
+      runId: 'run-e',
+      version,
+      createdAt: 0,
+      checkpoint: { format: 'sandbox-rl-lab/weights@1', model: DEFAULT_MODEL_ARGS, params, step: version },
+      metrics: {},
+      milestone: true,
+    });
+  const loaded: number[] = [];
+  let made = 0;
+  let crash: (m: string) => void = () => undefined;
+  let answer: (() => void) | null = null;
+  const scored: EvalPoint[] = [];
+  const notices: string[] = [];
+  const evaluations = new Evaluations({
+    database: async () => db,
+    createEvaluator: (onCrash): EvaluatorHost => {
+      made += 1;
+      // Like a bridge, a crash rejects the call in flight.
+      let failInFlight: ((err: Error) => void) | null = null;
+      crash = (m) => {
+        onCrash(m);
+        failInFlight?.(new WorkerCrashed(m));
+      };
+      let version = -1;
+      return {
+        api: {
+          init: async () => ({ backend: 'cpu', adapter: null, fallbacks: [], initMs: 0, parameters: 0 }),
+          loadPolicy: async (_c, v) => {
+            version = v;
+            loaded.push(v);
+          },
+          evaluate: async () => {
+            if (answer === null)
+              await new Promise<void>((r, fail) => {
+                answer = r;
+                failInFlight = fail;
+              });
+            return [row('train', version / 10), row('heldOut', version / 20)];
+          },
+        },
+        terminate: () => undefined,
+      };
+    },
+    clock: () => ({ seconds: 1, episodes: 2 }),
+    scored: (_runId, p) => scored.push(p),
+    notice: (m) => notices.push(m),
+  });
+  return {
+    evaluations,
+    loaded,
+    scored,
+    notices,
+    made: () => made,
+    crash: (m: string) => crash(m),
+    release: () => {
+      const a = answer;
+      answer = () => undefined;
+      a?.();
+    },
+  };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 10));
+
+describe('Evaluations', () => {
+  it('scores the asked version, or the newest where it was pruned', async () => {
+    const f = await fixture([2, 4]);
+    f.release();
+    const p = await f.evaluations.evaluate({
+      runId: 'run-e',
+      settings: { tasks: null },
+      level: 'easy',
+      version: 2,
+    });
+    expect(p).toMatchObject({
+      iteration: 2,
+      successTrain: 0.2,
+      successHeldOut: 0.1,
+      seconds: 1,
+      episodes: 2,
+    });
+    const q = await f.evaluations.evaluate({
+      runId: 'run-e',
+      settings: { tasks: null },
+      level: 'easy',
+      version: 3,
+    });
+    expect(q?.iteration).toBe(4);
+  });
+
+  it('keeps one waiting request: a newer ask replaces it', async () => {
+    const f = await fixture([1, 2, 3]);
+    const ask = (version: number) =>
+      f.evaluations.ask({ runId: 'run-e', settings: { tasks: null }, level: 'all', version });
+    ask(1); // runs, and waits on the evaluator
+    await settle();
+    ask(2); // waits
+    ask(3); // replaces 2
+    f.release();
+    await f.evaluations.idle();
+    expect(f.scored.map((p) => p.iteration)).toEqual([1, 3]);
+    await expect(
+      f.evaluations.latest({ runId: 'run-e', settings: { tasks: null }, level: 'all' }),
+    ).resolves.toMatchObject({ iteration: 3 });
+  });
+
+  it('a crash of the evaluator fails the evaluation in flight, and the next one starts a new worker', async () => {
+    const f = await fixture([1]);
+    f.evaluations.ask({ runId: 'run-e', settings: { tasks: null }, level: 'all' });
+    await settle();
+    f.crash('out of memory');
+    await f.evaluations.idle();
+    expect(f.notices).toEqual([
+      'the evaluation worker crashed: out of memory',
+      'evaluation failed: the worker crashed: out of memory',
+    ]);
+    f.release();
+    await f.evaluations.latest({ runId: 'run-e', settings: { tasks: null }, level: 'all' });
+    expect(f.made()).toBe(2);
+  });
+
+  it('says when a run has no stored version', async () => {
+    const f = await fixture([]);
+    await expect(
+      f.evaluations.latest({ runId: 'run-e', settings: { tasks: null }, level: 'all' }),
+    ).rejects.toThrow('run run-e has no stored version');
+  });
+});

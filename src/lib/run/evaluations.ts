@@ -1,0 +1,119 @@
+import type { RolloutApi } from '../../../workers/rollout.worker';
+import { agentFigures } from '../env/evaluate';
+import { generateTasks } from '../env/families';
+import type { Level } from '../env/suite';
+import { errorMessage } from '../errors';
+import { CoalescingQueue } from '../pipeline/coalescing-queue';
+import type { RunSettings } from '../pipeline/run-settings';
+import { runEvaluationTasks } from '../pipeline/run-tasks';
+import type { EvalPoint } from '../pipeline/types';
+import { DEFAULT_MODEL_ARGS } from '../policy/config';
+import type { LabDB } from '../storage/db';
+import { getVersion, latestVersion, loraBaseOf } from '../storage/weights-store';
+import { CrashSafeWorker } from './crash-safe-worker';
+import { BUILT_IN_SEED } from './pipeline';
+import type { Called } from './rollout-pool';
+
+/** The evaluation worker as the evaluations drive it (the page's `RolloutBridge`; a fake in tests). */
+export interface EvaluatorHost {
+  readonly api: {
+    init: Called<RolloutApi['init']>;
+    loadPolicy: Called<RolloutApi['loadPolicy']>;
+    evaluate: Called<RolloutApi['evaluate']>;
+  };
+  terminate(): void;
+}
+
+/** A greedy evaluation of a stored run. */
+export interface EvalRequest {
+  runId: string;
+  /** The run's suite when asked. */
+  settings: Pick<RunSettings, 'tasks'>;
+  level: Level | 'all';
+  /** The version to score (the newest stored when undefined or pruned meanwhile). */
+  version?: number;
+}
+
+export interface EvaluationsDeps {
+  database(): Promise<LabDB>;
+  /** Makes the evaluation worker; it calls `onCrash` when the worker dies. */
+  createEvaluator(onCrash: (message: string) => void): EvaluatorHost;
+  /** Where the run stands as a point is scored: its wall seconds and played episodes. */
+  clock(): { seconds: number; episodes: number };
+  /** A queued evaluation's point (`ask`). */
+  scored(runId: string, point: EvalPoint): void;
+  notice(message: string): void;
+}
+
+/**
+ * Greedy evaluations of stored versions, one at a time, in a worker of their own (the rollout
+ * workers keep playing): a periodic one asked for while another waits replaces it (evaluations
+ * slower than the run's versions never caught up otherwise).
+ */
+export class Evaluations {
+  private readonly queue: CoalescingQueue<EvalRequest>;
+  private readonly worker: CrashSafeWorker<EvaluatorHost>;
+
+  constructor(private readonly deps: EvaluationsDeps) {
+    this.queue = new CoalescingQueue<EvalRequest>(
+      async (r) => {
+        const point = await this.evaluate(r);
+        if (point) deps.scored(r.runId, point);
+      },
+      (err) => deps.notice(`evaluation failed: ${errorMessage(err)}`),
+    );
+    this.worker = new CrashSafeWorker(
+      (onCrash) => deps.createEvaluator(onCrash),
+      (w) => w.api.init({ model: DEFAULT_MODEL_ARGS, seed: 1 }),
+      (m) => deps.notice(`the evaluation worker crashed: ${m}`),
+    );
+  }
+
+  /** Queues an evaluation (replacing one that waits); its point goes to `scored`. */
+  ask(r: EvalRequest): void {
+    this.queue.ask(r);
+  }
+
+  /** Evaluates the newest stored version of a run now, after any queued evaluation. */
+  async latest(r: Omit<EvalRequest, 'version'>): Promise<EvalPoint> {
+    const point = await this.queue.run(() => this.evaluate(r));
+    if (!point) throw new Error(`run ${r.runId} has no stored version`);
+    return point;
+  }
+
+  /** Resolves when every queued evaluation is done. */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  /**
+   * Greedy success of a stored version of a run (the newest when `version` is omitted or was
+   * pruned meanwhile) on the tasks of `level` (`runEvaluationTasks`: a run's own suite, or an
+   * evenly spaced sample of it when large); null when the run has no stored version.
+   */
+  async evaluate(r: EvalRequest): Promise<EvalPoint | null> {
+    const db = await this.deps.database();
+    const record =
+      (r.version === undefined ? undefined : await getVersion(db, r.runId, r.version)) ??
+      (await latestVersion(db, r.runId));
+    if (!record) return null;
+    // A LoRA version holds only adapters: the evaluator merges them into the run's base.
+    const base = await loraBaseOf(db, record);
+    const tasks = runEvaluationTasks(r.settings, generateTasks(BUILT_IN_SEED), r.level);
+    const rows = await this.worker.use(async (worker) => {
+      await worker.api.loadPolicy(record.checkpoint, record.version, base);
+      return worker.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
+    });
+    const f = agentFigures(rows, 'policy');
+    const train = rows.find((x) => x.agent === 'policy' && x.split === 'train' && x.level === 'all');
+    return {
+      iteration: record.version,
+      ...this.deps.clock(),
+      level: r.level,
+      suite: r.settings.tasks?.name ?? null,
+      successTrain: f.successTrain ?? 0,
+      successHeldOut: f.successHeldOut,
+      meanRewardTrain: train?.meanReward ?? 0,
+    };
+  }
+}

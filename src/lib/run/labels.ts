@@ -1,0 +1,39 @@
+import type { RunSettings } from '../pipeline/run-settings';
+import type { RunRecord } from '../storage/db';
+
+/** How the run panel names what a run trains. */
+export function loraLabel(lora: RunSettings['lora']): string {
+  return lora ? `LoRA, rank ${lora.rank}` : 'every parameter';
+}
+
+/** What a stored run trains, and on which tasks when they are a suite of the user's. */
+export function trainsLabel(
+  s: Pick<RunSettings, 'lora' | 'tasks'> & Partial<Pick<RunSettings, 'startFrom'>>,
+): string {
+  const what = loraLabel(s.lora);
+  const from = s.startFrom ? `, from ${s.startFrom.runId} version ${s.startFrom.version}` : '';
+  const n = s.tasks?.tasks.length ?? 0;
+  return `${what}${s.tasks ? `, on "${s.tasks.name}" (${n} ${n === 1 ? 'task' : 'tasks'})` : ''}${from}`;
+}
+
+/** `η = 4, decoupled PPO`: what tells runs apart in the lists (the legs of a race or a sweep). */
+export function howLabel(
+  s: Pick<RunSettings, 'eta' | 'loss'> & { code?: Pick<RunSettings['code'], 'updatesPerBatch'> },
+): string {
+  const updates = s.code?.updatesPerBatch ?? 1;
+  return `η = ${Number.isFinite(s.eta) ? s.eta : '∞'}, ${s.loss === 'ppo' ? 'PPO clip' : 'decoupled PPO'}${updates > 1 ? `, ${updates} updates / batch` : ''}`;
+}
+
+/**
+ * Whether a stored run can go on from its newest version: it has one; it was running when its
+ * page closed, was paused, or failed (what it stored is intact: a full quota, a crash); and
+ * neither another tab (`elsewhere`) nor this page (`running`: the id of the run it trains) trains it.
+ */
+export function resumable(
+  r: Pick<RunRecord, 'id' | 'status' | 'latestVersion'>,
+  elsewhere: boolean,
+  running: string | null,
+): boolean {
+  const stopped = r.status === 'running' || r.status === 'paused' || r.status === 'failed';
+  return r.latestVersion >= 0 && stopped && !elsewhere && r.id !== running;
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { defaultSettings } from '../pipeline/run-settings';
+import { evaluates, evaluationLevel, settingsFor } from './options';
+
+describe('run options', () => {
+  const base = defaultSettings(2);
+
+  it("override the panel's settings for one run", () => {
+    const s = settingsFor(base, {
+      settings: { eta: 0 },
+      learningRate: 0.01,
+      run: { groupSize: 2 },
+      level: 'hard',
+    });
+    expect(s.eta).toBe(0);
+    expect(s.code.learningRate).toBe(0.01);
+    expect(s.code.groupSize).toBe(2);
+    expect(s.code.tasksPerBatch).toBe(base.code.tasksPerBatch);
+    expect(s.level).toBe('hard');
+    expect(settingsFor(base, {})).toEqual(base);
+  });
+
+  it('evaluate every 10 versions by default, counted from the version a session started at', () => {
+    expect(evaluates({}, 20, 0)).toBe(true);
+    expect(evaluates({}, 20, 5)).toBe(false);
+    expect(evaluates({}, 15, 5)).toBe(true);
+    expect(evaluates({ evalEvery: 0 }, 0)).toBe(false);
+    expect(evaluates({ evalEvery: 0 })).toBe(false);
+    expect(evaluates({ evalEvery: 3 }, 6)).toBe(true);
+  });
+
+  it("score the run's level, the curriculum's, or all levels", () => {
+    const withCurriculum = {
+      ...base,
+      code: { ...base.code, curriculum: { ...base.code.curriculum, enabled: true } },
+    };
+    const without = {
+      ...base,
+      code: { ...base.code, curriculum: { ...base.code.curriculum, enabled: false } },
+    };
+    expect(evaluationLevel({ level: 'medium' }, withCurriculum, null)).toBe('medium');
+    expect(evaluationLevel({}, withCurriculum, null)).toBe('easy');
+    expect(evaluationLevel({}, without, null)).toBe('all');
+  });
+});

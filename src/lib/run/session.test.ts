@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import type { TimelineEvent } from '../pipeline/events';
+import { defaultSettings } from '../pipeline/run-settings';
+import type { StepReport } from '../pipeline/types';
+import { memoryRollouts, memoryTrainer } from './fakes';
+import { PipelineSession } from './session';
+
+const until = async (ok: () => boolean, ms = 5_000) => {
+  const t0 = Date.now();
+  while (!ok()) {
+    if (Date.now() - t0 > ms) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+async function running() {
+  const t = memoryTrainer();
+  await t.lease.start();
+  expect(t.lease.acquire('run')).toBe(true);
+  const rollouts = memoryRollouts();
+  const steps: StepReport[] = [];
+  const errors: string[] = [];
+  const notices: string[] = [];
+  const settings = { ...defaultSettings(2), workers: 2, eta: 1 };
+  const session = new PipelineSession(
+    'run-s',
+    settings,
+    t.trainer,
+    { onStep: (r) => steps.push(r), onError: (m) => errors.push(m), onNotice: (m) => notices.push(m) },
+    null,
+    rollouts.create,
+  );
+  await session.start();
+  return { ...t, rollouts, session, steps, errors, notices };
+}
+
+describe('PipelineSession', () => {
+  it('trains with its pool of rollout workers, and a Stop stores how the run ended', async () => {
+    const r = await running();
+    await until(() => r.steps.length >= 2);
+    expect(r.rollouts.made).toBeGreaterThanOrEqual(2); // a lane each (and a spare)
+    expect(
+      r.session
+        .workerStats()
+        .map((w) => w.lane)
+        .sort(),
+    ).toEqual(['rollout-0', 'rollout-1']);
+    expect(r.session.rolloutBackend).toBe('fake');
+    await r.session.stop('paused');
+    expect(r.calls.at(-1)).toBe('stop run-s paused');
+    const stopped = r.steps.length;
+    await new Promise((res) => setTimeout(res, 20));
+    expect(r.steps.length).toBe(stopped); // nothing trains after the Stop
+    expect(r.session.runCounters().trainSteps).toBeGreaterThanOrEqual(stopped);
+  });
+
+  it('restarts a crashed trainer from the store and goes on training, holding the trainer', async () => {
+    const r = await running();
+    await until(() => r.steps.length >= 1);
+    r.crash('boom');
+    await until(() => r.session.log.events.some((e: TimelineEvent) => e.kind === 'restart'));
+    expect(r.calls).toContain('resume run-s');
+    expect(r.notices.some((n) => n.includes('crashed: boom; restarting it'))).toBe(true);
+    expect(r.lease.state.holder).toBe('run');
+    const after = r.steps.length;
+    await until(() => r.steps.length > after);
+    await r.session.stop('paused');
+    expect(r.errors).toEqual([]);
+  });
+
+  it('stops the run when the trainer keeps crashing without publishing a version', async () => {
+    // A session not started: no step publishes between the crashes below.
+    const t = memoryTrainer();
+    await t.lease.start();
+    t.lease.acquire('run');
+    const errors: string[] = [];
+    const s = new PipelineSession(
+      'run-c',
+      defaultSettings(2),
+      t.trainer,
+      { onStep: () => undefined, onError: (m) => errors.push(m), onNotice: () => undefined },
+      null,
+      memoryRollouts().create,
+    );
+    const resumes = () => t.calls.filter((c) => c === 'resume run-c').length;
+    for (let i = 0; i < 4; i++) {
+      t.crash(`crash ${i}`);
+      // Three restarts resume the run from the store; the fourth gives the page a bare trainer.
+      await until(() => t.lease.state.phase === 'ready' && (i < 3 ? resumes() === i + 1 : errors.length > 0));
+    }
+    expect(resumes()).toBe(3);
+    expect(errors.at(-1)).toMatch(/the trainer crashed: crash 3, the 4th time without publishing a version/);
+    await s.stop('failed');
+  });
+});
