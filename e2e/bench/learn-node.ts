@@ -30,10 +30,10 @@ import { runEpisodes } from '../../src/lib/env/evaluate.ts';
 import { generateTasks } from '../../src/lib/env/families.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
 import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
-import { CodeJobSource, scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
-import { Pipeline } from '../../src/lib/pipeline/controller.ts';
+import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
-import { defaultSettings, pipelineConfigOf } from '../../src/lib/pipeline/run-settings.ts';
+import { defaultSettings } from '../../src/lib/pipeline/run-settings.ts';
+import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
 import { runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
 import type { PipelineTrainerPort, RolloutPort, StepReport } from '../../src/lib/pipeline/types.ts';
 import {
@@ -141,7 +141,6 @@ const trainer = new PolicyTrainer(modelArgs, {
   learningRate: code.learningRate,
   ...(process.env.TRAINER_CONFIG ? (JSON.parse(process.env.TRAINER_CONFIG) as Partial<TrainerConfig>) : {}),
 });
-const source = new CodeJobSource(trainTasks, code);
 if (process.env.GATE_BIAS) {
   const bias = tf.tensor1d([Number(process.env.GATE_BIAS)]);
   trainer.params.get('ptr.gate.b')?.assign(bias);
@@ -271,16 +270,21 @@ const trainerPort: PipelineTrainerPort = {
   },
 };
 
-const pipeline = new Pipeline(
-  pipelineConfigOf({ ...settings, eta: ETA, seed: SEED, code }),
-  source,
-  trainerPort,
-  'node-learn',
+// The pipeline as the page assembles it; the rollouts join after the first evaluation.
+const { pipeline, source } = assemblePipeline(
   {
-    onStep: (r: StepReport) => {
-      if (trainSeconds() >= SECONDS || r.version >= MAX_VERSIONS) finish();
+    runId: 'node-learn',
+    settings: { ...settings, eta: ETA, seed: SEED, code, tasks: null, level: LEVEL as Level },
+    suite: builtIn,
+  },
+  {
+    trainer: trainerPort,
+    hooks: {
+      onStep: (r: StepReport) => {
+        if (trainSeconds() >= SECONDS || r.version >= MAX_VERSIONS) finish();
+      },
+      onError: (m) => fail(new Error(m)),
     },
-    onError: (m) => fail(new Error(m)),
   },
 );
 
