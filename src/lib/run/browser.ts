@@ -1,10 +1,51 @@
 import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { EvalPoint } from '../pipeline/types';
-import { LabDbConnection } from '../storage/db';
-import { CODE_RUNS, RunCatalog } from './catalog';
+import { LabDbConnection, type LabDB } from '../storage/db';
+import { CODE_RUNS, RunCatalog, type Database } from './catalog';
 import { CodeRun } from './code-run';
 import { Evaluations } from './evaluations';
 import type { PipelineSession, RunTrainer } from './session';
+
+/**
+ * The main thread's one IndexedDB connection, shared by the run panel, the custom trainings and
+ * the tasks panel (the workers keep their own). Made once, by the page, and passed to each.
+ * Another tab of a newer page closes it (or deletes the storage): every listener hears why.
+ */
+export class PageStorage implements Database {
+  private closedListeners: ((message: string) => void)[] = [];
+  private blockedListeners: (() => void)[] = [];
+  private readonly connection: LabDbConnection;
+
+  /** `name`: the database's (tests give each their own). */
+  constructor(name?: string) {
+    this.connection = new LabDbConnection(
+      {
+        blocked: () => {
+          for (const l of this.blockedListeners) l();
+        },
+        closed: (message) => {
+          for (const l of this.closedListeners) l(message);
+        },
+      },
+      name,
+    );
+  }
+
+  /** The connection, opened on first use (again after a newer page closed it). */
+  get(): Promise<LabDB> {
+    return this.connection.get();
+  }
+
+  /** Calls `listener` when another tab closed the connection (`message` says why, for the page). */
+  onClosed(listener: (message: string) => void): void {
+    this.closedListeners = [...this.closedListeners, listener];
+  }
+
+  /** Calls `listener` when opening waits for another tab (an older page) to close its connection. */
+  onBlocked(listener: () => void): void {
+    this.blockedListeners = [...this.blockedListeners, listener];
+  }
+}
 
 /** What the page's run view does for the run layer. */
 export interface RunViewHooks {
@@ -17,21 +58,21 @@ export interface RunViewHooks {
 }
 
 /**
- * The page's code runs, assembled for the browser: one storage connection (a newer page's tab
- * closes it: the run fails and says why), the catalog with its Web Locks, the code run with its
- * rollout workers, and the evaluations' worker.
+ * The page's code runs, assembled for the browser: the page's storage connection (a newer page's
+ * tab closes it: the run fails and says why), the catalog with its Web Locks, the code run with
+ * its rollout workers, and the evaluations' worker.
  */
 export function browserCodeRuns(
   trainer: RunTrainer,
+  storage: PageStorage,
   view: RunViewHooks,
 ): { catalog: RunCatalog; run: CodeRun; evaluations: Evaluations } {
-  const connection = new LabDbConnection({
-    blocked: () =>
-      view.notify('Storage is waiting for another tab of this page, an older version, to close.'),
-    // A run cannot go on without its storage: it stops, and this message stays.
-    closed: (message) => void run.fail(message, true),
-  });
-  const catalog = new RunCatalog(CODE_RUNS, connection);
+  storage.onBlocked(() =>
+    view.notify('Storage is waiting for another tab of this page, an older version, to close.'),
+  );
+  // A run cannot go on without its storage: it stops, and this message stays.
+  storage.onClosed((message) => void run.fail(message, true));
+  const catalog = new RunCatalog(CODE_RUNS, storage);
   const database = () => catalog.database();
   const run: CodeRun = new CodeRun({
     trainer,

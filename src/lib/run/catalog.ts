@@ -23,8 +23,34 @@ export interface CatalogKind {
 /** The Web Lock a tab holds while it trains a code run (other tabs see it held). */
 export const runLock = (runId: string): string => `sandbox-rl-lab/code-run/${runId}`;
 
+/** The Web Lock a tab holds while it trains a custom run (other tabs see it held). */
+export const trainingLock = (runId: string): string => `sandbox-rl-lab/custom-training/${runId}`;
+
 /** Code runs as the run panel lists them. */
 export const CODE_RUNS: CatalogKind = { kind: 'code', lock: runLock, channel: 'sandbox-rl-lab:run-locks' };
+
+/** Custom environments' trainings as their panel lists them. */
+export const CUSTOM_RUNS: CatalogKind = {
+  kind: 'custom',
+  lock: trainingLock,
+  channel: 'sandbox-rl-lab:custom-locks',
+};
+
+/** The Web Locks a catalog takes and reads (`TabLocks` in the page; a fake in tests). */
+export interface CatalogLocks {
+  /** Takes the lock `name` until `until` settles; false when another tab holds it. */
+  hold(name: string, until: Promise<unknown>): Promise<boolean>;
+  /** Names of the locks other tabs hold now. */
+  heldElsewhere(): Promise<string[]>;
+  /** Calls `listener` whenever another tab takes or lets go of one of these locks. */
+  onElsewhereChange(listener: () => void): void;
+}
+
+/** The main thread's one IndexedDB connection, as a catalog uses it. */
+export interface Database {
+  /** The connection, opened on first use (again after a newer page closed it). */
+  get(): Promise<LabDB>;
+}
 
 /** A stored run with whether another tab holds its lock now. */
 export interface Listed {
@@ -40,17 +66,17 @@ export type Deleted =
   | { deleted: false };
 
 /**
- * Stored runs of one kind: list, delete, and the locks that keep two tabs from training one run
- * (`TabLocks`), over the page's one IndexedDB connection (`database`, shared with what the
- * runs store as they train).
+ * Stored runs of one kind (code runs, custom trainings): list, delete, and the locks that keep
+ * two tabs from training one run (`TabLocks`), over the page's one IndexedDB connection
+ * (`database`, shared with what the runs store as they train).
  */
 export class RunCatalog {
-  private readonly locks: TabLocks;
+  private readonly locks: CatalogLocks;
 
   constructor(
     readonly kind: CatalogKind,
-    private readonly connection: { get(): Promise<LabDB> },
-    locks?: TabLocks,
+    private readonly connection: Database,
+    locks?: CatalogLocks,
   ) {
     this.locks = locks ?? new TabLocks(kind.channel);
   }
@@ -74,6 +100,7 @@ export class RunCatalog {
   async list(): Promise<Listed[]> {
     const db = await this.database();
     const runs = await listRuns(db, this.kind.kind);
+    // Best effort: without locks, another tab's run reads as interrupted.
     const locked = await this.locks.heldElsewhere();
     return runs.map((record) => ({ record, elsewhere: locked.includes(this.kind.lock(record.id)) }));
   }

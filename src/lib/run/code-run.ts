@@ -12,6 +12,7 @@ import { newRunId, runInit, type Restored } from './pipeline';
 import type { RolloutFactory } from './rollout-pool';
 import { PipelineSession, type RunTrainer } from './session';
 import { StartUp } from './start-up';
+import { statusOf } from './trainer-lease';
 
 /** Where a code run is: idle → starting → running → stopping → idle (or failed, as idle but after an error). */
 export type CodeRunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'failed';
@@ -64,10 +65,11 @@ export interface CodeRunDeps {
  * within this waits on something that does not answer (a hung trainer, a blocked storage open).
  */
 export const STOP_STARTUP_MS = 20_000;
-/** How long the end of a run waits for the view's `afterEnd`, ms. */
+/**
+ * How long the end of a run waits for the view's `afterEnd`, ms: a read of the storage, which no
+ * bridge bounds (another tab may block it).
+ */
 const AFTER_END_MS = 5_000;
-/** How long a run that ends after a failed start-up waits for the trainer it starts again, ms. */
-const RESTART_WAIT_MS = 30_000;
 /** What a start-up step waits on, as a Stop that gives it up names it. */
 const TRAINER = 'the trainer';
 const STORAGE = 'the storage';
@@ -162,8 +164,7 @@ export class CodeRun {
   ): Promise<void> {
     if (this.active) return;
     if (!this.deps.trainer.lease.acquire('run')) {
-      const s = this.deps.trainer.lease.state;
-      const label = s.phase !== 'ready' ? s.phase : s.holder === 'panel' ? 'training' : 'busy';
+      const label = statusOf(this.deps.trainer.lease.state);
       this.emit({ kind: 'error', message: `the trainer is ${label}; wait until it is ready` });
       return;
     }
@@ -198,9 +199,9 @@ export class CodeRun {
     if (failed || requested) {
       // A crashed trainer, or one the given-up start-up was waiting on (it may hang): the page gets
       // a working one (a built session restarts its own trainer when it stops). The run ends once
-      // the new trainer is up, or after RESTART_WAIT_MS whatever it does (it goes on starting).
+      // the new trainer is up or failed to start (the bridge bounds each call of its start).
       if ((crashed || startup.gaveUpWaitingOn === TRAINER) && !this.session)
-        await settlesWithin(this.deps.trainer.lease.restart(), RESTART_WAIT_MS);
+        await this.deps.trainer.lease.restart();
       await this.end(requested ?? 'failed', failed || requested === 'failed'); // a Stop's own status, even where the start-up was given up
     } else this.setPhase('running');
     return done;

@@ -1,10 +1,13 @@
 import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
-import type { CustomRunResult, LabDB, RunProgress, RunRecord } from '../storage/db';
-import { deleteRun, listRuns, setRunStatus } from '../storage/weights-store';
+import type { CustomRunResult, RunProgress, RunRecord } from '../storage/db';
+import { deleteRun, setRunStatus } from '../storage/weights-store';
+import type { RunCatalog } from './catalog';
 
-// The custom environment's stored trainings (runs of kind 'custom'): the table's rows, the locks a
-// training holds while a tab trains it, a resume as stored, deletion, and how a training's end is
-// stored.
+export { trainingLock } from './catalog';
+
+// The custom kind's records (runs of kind 'custom'): the trainings table's rows, a resume as
+// stored, and how a training's end is stored. Listing, deletion and locks are the catalog's
+// (`RunCatalog` of `CUSTOM_RUNS`).
 
 /** A stored training of the panel (a run of kind 'custom'), for the comparison table. */
 export interface CustomTraining {
@@ -58,18 +61,11 @@ export interface ResumeStart {
   baselines?: CustomRunResult;
 }
 
-/** The Web Lock a tab holds while it trains a custom run (other tabs see it held). */
-export const trainingLock = (runId: string): string => `sandbox-rl-lab/custom-training/${runId}`;
-
 /**
  * A stored custom run as a row of the trainings table (`current`: the run this page trains now;
- * `locked`: the training locks other tabs hold).
+ * `elsewhere`: another tab holds its lock).
  */
-export function trainingOf(
-  r: RunRecord,
-  current: string | null,
-  locked: readonly string[] = [],
-): CustomTraining {
+export function trainingOf(r: RunRecord, current: string | null, elsewhere = false): CustomTraining {
   const c = r.config;
   const num = (v: unknown) => (typeof v === 'number' ? v : NaN);
   const status: CustomTraining['status'] =
@@ -78,7 +74,7 @@ export function trainingOf(
       : r.status === 'running' || r.status === 'created'
         ? r.id === current
           ? 'running'
-          : locked.includes(trainingLock(r.id))
+          : elsewhere
             ? 'elsewhere'
             : 'interrupted'
         : 'finished';
@@ -121,14 +117,6 @@ export function resumeStartOf(t: CustomTraining): ResumeStart {
   };
 }
 
-/** The Web Locks the catalog takes and reads (`TabLocks` in the page). */
-export interface TrainingLocks {
-  /** Takes the lock `name` until `until` settles; false when another tab holds it. */
-  hold(name: string, until: Promise<unknown>): Promise<boolean>;
-  /** Names of the locks other tabs hold now. */
-  heldElsewhere(): Promise<string[]>;
-}
-
 /** How a training ended, as its run is stored. */
 export interface CustomEnd {
   /** It published a version past the one it started from (as far as the page knows). */
@@ -140,74 +128,58 @@ export interface CustomEnd {
   result?: CustomRunResult;
 }
 
-/** What a training itself reads and writes of the catalog. */
-export type CustomRunStore = Pick<CustomCatalog, 'hold' | 'show' | 'storeBaselines' | 'settle'>;
+/** The stored trainings of `catalog` (the custom kind's), oldest first (`current`: the run this page trains now). */
+export async function customTrainings(
+  catalog: RunCatalog,
+  current: string | null,
+): Promise<CustomTraining[]> {
+  const listed = await catalog.list();
+  return listed
+    .sort((a, b) => a.record.createdAt - b.record.createdAt)
+    .map(({ record, elsewhere }) => trainingOf(record, current, elsewhere));
+}
 
-/** The stored custom trainings of this browser, and their locks. */
-export class CustomCatalog {
-  constructor(
-    private readonly database: () => Promise<LabDB>,
-    private readonly locks: TrainingLocks,
-  ) {}
-
-  /** The stored trainings, oldest first (`current`: the run this page trains now). */
-  async list(current: string | null): Promise<CustomTraining[]> {
-    const runs = await listRuns(await this.database(), 'custom');
-    // Best effort: without locks, another tab's training reads as interrupted.
-    const locked = await this.locks.heldElsewhere();
-    return runs.sort((a, b) => a.createdAt - b.createdAt).map((r) => trainingOf(r, current, locked));
-  }
-
-  /** Takes the training lock of `runId` until `until` settles; false when another tab holds it. */
-  hold(runId: string, until: Promise<unknown>): Promise<boolean> {
-    return this.locks.hold(trainingLock(runId), until);
-  }
-
+/** What a training itself reads and writes of its stored run. */
+export interface CustomRunStore {
+  /** Takes the training's lock until `until` settles; false when another tab holds it. */
+  hold(runId: string, until: Promise<unknown>): Promise<boolean>;
   /** The resume of a training as stored now (read it under its lock); throws when it cannot be resumed. */
-  async show(runId: string): Promise<ResumeStart> {
-    const record = await (await this.database()).get('runs', runId);
-    if (!record) throw new Error('it is no longer stored (deleted?)');
-    const t = trainingOf(record, null);
-    if (!t.resumable) throw new Error(`it is ${t.status}, ${t.iterations} of ${t.asked} iterations`);
-    return resumeStartOf(t);
-  }
-
-  /**
-   * Deletes a stored training and its versions under the training's lock: a tab whose table is
-   * stale cannot delete a training another tab has resumed since, and no tab resumes it meanwhile.
-   * Returns the versions deleted, or null when another tab holds the lock (nothing is deleted).
-   */
-  async delete(runId: string): Promise<number | null> {
-    let release = () => {};
-    const deleted = new Promise<void>((resolve) => (release = resolve));
-    try {
-      if (!(await this.hold(runId, deleted))) return null;
-      return (await deleteRun(await this.database(), runId)).versions;
-    } finally {
-      release();
-    }
-  }
-
+  show(runId: string): Promise<ResumeStart>;
   /** Stores a training's baselines as soon as they are measured (a resume reports them). */
-  async storeBaselines(runId: string, baselines: CustomRunResult): Promise<void> {
-    await setRunStatus(await this.database(), runId, 'running', { result: baselines });
-  }
-
+  storeBaselines(runId: string, baselines: CustomRunResult): Promise<void>;
   /**
    * Stores how a training ended (its status, progress and returns). A training stopped before
    * its first update trained nothing: its run (version 0 only) goes; a resume (`resumed`) that
    * trained nothing leaves the training as it was.
    */
-  async settle(runId: string, resumed: ResumeStart | null, end: CustomEnd): Promise<void> {
-    const db = await this.database();
-    const { progress, result } = end;
-    // A version the trainer stored but whose answer was lost (a crash) counts as trained too.
-    const stored = resumed ? ((await db.get('runs', runId))?.latestVersion ?? resumed.from) : 0;
-    const didTrain = end.trained || (resumed !== null && stored > resumed.from);
-    if (!didTrain && resumed)
-      await setRunStatus(db, runId, resumed.status, resumed.baselines ? { result: resumed.baselines } : {});
-    else if (end.failure) await setRunStatus(db, runId, 'failed', { progress });
-    else if (!didTrain) await deleteRun(db, runId);
-    else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
-  }
+  settle(runId: string, resumed: ResumeStart | null, end: CustomEnd): Promise<void>;
+}
+
+/** The store of the trainings listed by `catalog` (the custom kind's), over its connection and locks. */
+export function customRunStore(catalog: RunCatalog): CustomRunStore {
+  return {
+    hold: (runId, until) => catalog.hold(runId, until),
+    show: async (runId) => {
+      const record = await (await catalog.database()).get('runs', runId);
+      if (!record) throw new Error('it is no longer stored (deleted?)');
+      const t = trainingOf(record, null);
+      if (!t.resumable) throw new Error(`it is ${t.status}, ${t.iterations} of ${t.asked} iterations`);
+      return resumeStartOf(t);
+    },
+    storeBaselines: async (runId, baselines) => {
+      await setRunStatus(await catalog.database(), runId, 'running', { result: baselines });
+    },
+    settle: async (runId, resumed, end) => {
+      const db = await catalog.database();
+      const { progress, result } = end;
+      // A version the trainer stored but whose answer was lost (a crash) counts as trained too.
+      const stored = resumed ? ((await db.get('runs', runId))?.latestVersion ?? resumed.from) : 0;
+      const didTrain = end.trained || (resumed !== null && stored > resumed.from);
+      if (!didTrain && resumed)
+        await setRunStatus(db, runId, resumed.status, resumed.baselines ? { result: resumed.baselines } : {});
+      else if (end.failure) await setRunStatus(db, runId, 'failed', { progress });
+      else if (!didTrain) await deleteRun(db, runId);
+      else await setRunStatus(db, runId, 'finished', { progress, ...(result ? { result } : {}) });
+    },
+  };
 }

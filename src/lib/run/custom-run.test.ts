@@ -18,6 +18,7 @@ import {
   type TrainerStatusName,
 } from './custom-run';
 import { STOPPED_EARLY } from './custom-session';
+import { statusOf, type LeaseState, type TrainerHolder } from './trainer-lease';
 
 const SPEC: CustomEnvSpec = { observations: 1, actions: 2, maxSteps: 20 };
 const SNAPSHOT: MlpSnapshot = {
@@ -89,9 +90,25 @@ class FakeRollout implements CustomRolloutBridge {
   }
 }
 
+/** The trainer's lease: ready, held by one holder at a time. */
+class FakeLease {
+  state: LeaseState = { phase: 'ready', holder: null, error: null };
+  acquire(holder: TrainerHolder): boolean {
+    if (this.state.phase !== 'ready' || this.state.holder !== null) return false;
+    this.state = { ...this.state, holder };
+    return true;
+  }
+  release(holder: TrainerHolder): void {
+    if (this.state.holder === holder) this.state = { ...this.state, holder: null };
+  }
+}
+
 /** The trainer worker: it stores every version it publishes; `answers` false: it hangs. */
 class FakeTrainer implements CustomTrainerPort {
-  status: TrainerStatusName = 'ready';
+  readonly lease = new FakeLease();
+  get status(): TrainerStatusName {
+    return statusOf(this.lease.state);
+  }
   published: number[] = [];
   restarts = 0;
   answers = true;
@@ -184,8 +201,11 @@ function lab(gates: Partial<Gates> = {}) {
 describe('a custom run', () => {
   it('trains a fresh policy to its iterations, publishing each version to every worker, then measures it', async () => {
     const l = lab();
+    const holders: (string | null)[] = [];
+    l.run.subscribe((e) => e.type === 'step' && holders.push(l.trainer.lease.state.holder));
     await l.run.train(NEW);
     expect(l.states()).toEqual(['starting', 'running', 'idle']);
+    expect(holders).toEqual(['custom', 'custom', 'custom']); // it holds the trainer's lease while it trains
     expect(l.of('begin')).toEqual([{ type: 'begin', asked: 3 }]);
     expect(l.of('step').map((e) => e.report.version)).toEqual([1, 2, 3]);
     // Version 0 (the untrained policy) first, then one per update; every worker holds the newest.
@@ -285,12 +305,13 @@ describe('a custom run', () => {
 
   it('refuses to start without a ready trainer, under another tab’s lock, or with settings out of range', async () => {
     const l = lab();
-    l.trainer.status = 'training';
+    l.trainer.lease.acquire('panel'); // the trainer panel trains
     await l.run.train(NEW);
     expect(l.of('error').map((e) => e.message)).toEqual(['the trainer is training; wait until it is ready']);
     expect(l.states()).toEqual([]);
 
-    l.trainer.status = 'ready';
+    l.trainer.lease.release('panel');
+    expect(l.trainer.status).toBe('ready');
     l.store.elsewhere.add('custom-t');
     await l.run.train(NEW);
     expect(l.of('error').at(-1)?.message).toBe(

@@ -7,6 +7,7 @@ import { CUSTOM_BASELINE_EPISODES, validateCustomTrain, type CustomTrainConfig }
 import { settlesWithin } from './failure-signal';
 import type { ResumeStart } from './custom-catalog';
 import type { CustomTrainerApi } from './custom-publish';
+import type { LeasedTrainer } from './trainer-lease';
 import {
   CustomSession,
   STOPPED_EARLY,
@@ -60,8 +61,10 @@ export type TrainerStatusName = 'idle' | 'starting' | 'ready' | 'training' | 'bu
 
 /** The trainer worker as a custom run holds it (`TrainerState` in the page). */
 export interface CustomTrainerPort {
-  /** The run trains only while it is ready; it marks it busy meanwhile. */
-  status: TrainerStatusName;
+  /** Its state as the page names it (derived from the lease). */
+  readonly status: TrainerStatusName;
+  /** The run trains only while it holds the lease (`acquire('custom')`); it lets go as it ends. */
+  readonly lease: Pick<LeasedTrainer<unknown>, 'state' | 'acquire' | 'release'>;
   readonly api: CustomTrainerApi;
   /** Takes over crash handling while it trains; returns the release function. */
   onCrash(listener: (message: string) => void): () => void;
@@ -151,12 +154,11 @@ export class CustomRun {
   async train(requested: CustomStart): Promise<void> {
     if (this.active) return;
     const { trainer } = this.deps;
-    if (trainer.status !== 'ready') {
+    if (!trainer.lease.acquire('custom')) {
       this.emit({ type: 'error', message: `the trainer is ${trainer.status}; wait until it is ready` });
       return;
     }
     this.setState('starting');
-    trainer.status = 'busy';
     const runId = requested.kind === 'resume' ? requested.runId : this.deps.newRunId();
     let release = (): void => undefined;
     const trained = new Promise<void>((resolve) => (release = resolve));
@@ -197,7 +199,7 @@ export class CustomRun {
     this.#runId = null;
     this.#resumedFrom = null;
     this.setState(error ? 'failed' : 'idle');
-    if (this.deps.trainer.status === 'busy') this.deps.trainer.status = 'ready';
+    this.deps.trainer.lease.release('custom');
     if (error) this.emit({ type: 'error', message: error });
     if (notice) this.emit({ type: 'notice', message: notice });
     await this.deps.refresh().catch(() => undefined);
@@ -303,7 +305,7 @@ export class CustomRun {
     const { stoppedNow } = session;
     const hung =
       stoppedNow !== null &&
-      trainer.status === 'busy' &&
+      trainer.lease.state.holder === 'custom' &&
       !(await settlesWithin(trainer.api.stats(), TRAINER_ANSWER_MS));
     if (stoppedNow !== null && this.#failure === null) {
       const asked = session.start.config.iterations;
@@ -322,7 +324,7 @@ export class CustomRun {
     this.setState(this.#failure === null ? 'idle' : 'failed');
     this.setPhase(null);
     if (hung) void trainer.restart();
-    else if (trainer.status === 'busy') trainer.status = 'ready';
+    else trainer.lease.release('custom');
   }
 
   /** Stores how the training ended and refreshes the table. */

@@ -11,6 +11,7 @@ import type {
 import type { Trajectory } from '../rl/trajectory';
 import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { RunRecord } from '../storage/db';
+import { WorkerTimeout } from '../bridge/worker-errors';
 import type { RolloutHost } from './rollout-pool';
 import type { CodeTrainerApi, RunTrainer } from './session';
 import { TrainerLease } from './trainer-lease';
@@ -83,8 +84,10 @@ export function instantTrainer(): PipelineTrainerPort & { calls: { fromVersion: 
 /**
  * A trainer worker in memory: it publishes at once, stores nothing, and can be made to crash;
  * `waitOn` holds a call until the promise it returns settles (a trainer that does not answer).
+ * While `hangs()` says so, its heartbeat (`stats` through `withTimeout`) times out, as a bridge's
+ * call to a worker that hangs does.
  */
-export function memoryTrainer(waitOn: { resetPolicy?: () => Promise<void> } = {}) {
+export function memoryTrainer(waitOn: { resetPolicy?: () => Promise<void> } = {}, hangs = () => false) {
   const train = instantTrainer();
   const calls: string[] = [];
   let version = 0;
@@ -118,6 +121,10 @@ export function memoryTrainer(waitOn: { resetPolicy?: () => Promise<void> } = {}
       crash = onCrash;
       return {
         api,
+        withTimeout: (ms) =>
+          hangs()
+            ? { ...api, stats: () => Promise.reject(new WorkerTimeout('stats', ms, 'the trainer worker')) }
+            : api,
         boot: async () => {
           calls.push('boot');
           return 'info';

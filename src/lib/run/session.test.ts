@@ -13,8 +13,8 @@ const until = async (ok: () => boolean, ms = 5_000) => {
   }
 };
 
-async function running() {
-  const t = memoryTrainer();
+async function running(hangs = () => false) {
+  const t = memoryTrainer({}, hangs);
   await t.lease.start();
   expect(t.lease.acquire('run')).toBe(true);
   const rollouts = memoryRollouts();
@@ -64,6 +64,21 @@ describe('PipelineSession', () => {
     expect(r.lease.state.holder).toBe('run');
     const after = r.steps.length;
     await until(() => r.steps.length > after);
+    await r.session.stop('paused');
+    expect(r.errors).toEqual([]);
+  });
+
+  it('restarts a trainer whose heartbeat goes unanswered for its bound, from the store', async () => {
+    let hung = false;
+    const r = await running(() => hung);
+    await until(() => r.steps.length >= 1);
+    hung = true; // the next heartbeat times out (the bridge's limit for it is 60 s)
+    await until(() => r.session.log.events.some((e: TimelineEvent) => e.kind === 'restart'));
+    hung = false;
+    const restart = r.session.log.events.find((e: TimelineEvent) => e.kind === 'restart');
+    expect(restart?.meta?.reason).toBe('hung: no heartbeat for 60 s');
+    expect(r.calls).toContain('resume run-s');
+    expect(r.lease.state.holder).toBe('run');
     await r.session.stop('paused');
     expect(r.errors).toEqual([]);
   });

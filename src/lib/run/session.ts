@@ -12,7 +12,7 @@ import type { FaultRecord, WorkerPool } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
 import type { RunProgress } from '../storage/db';
 import { evictionNotice } from '../storage/quota';
-import { failureSignal, settlesWithin } from './failure-signal';
+import { WorkerTimeout } from '../bridge/worker-errors';
 import { assemblePipeline, runInit, type Restored } from './pipeline';
 import { rolloutPool, type Called, type PooledRollout, type RolloutFactory } from './rollout-pool';
 import type { LeasedTrainer } from './trainer-lease';
@@ -40,12 +40,13 @@ export interface SessionHooks {
   onNotice(message: string): void;
 }
 
-/** Heartbeat of the trainer: it may compute for a long time (shader compilation), so the bound is generous. */
+/**
+ * Heartbeat of the trainer: a `stats()` call it does not answer within this is a hang. It may
+ * compute for a long time (shader compilation), so the bound is generous.
+ */
 const TRAINER_HANG_MS = 60_000;
 /** How long Stop waits for the trainer to record how the run ended. */
 const STOP_ANSWER_MS = 10_000;
-/** Restarts of the trainer without a new version in between before the run stops. */
-const MAX_RESTARTS_PER_VERSION = 3;
 
 /**
  * One training run: the controller (`Pipeline`), its rollout worker pool with fault detection,
@@ -61,13 +62,13 @@ export class PipelineSession {
   private pool: WorkerPool<PooledRollout, RolloutStats> | null = null;
   private readonly unsubscribe: (() => void)[] = [];
   private trainerTimer: ReturnType<typeof setInterval> | undefined;
-  private trainerPing: number | null = null;
-  /** The trainer's restart in progress (Stop waits for it before it closes the run). */
+  /** A heartbeat call is in flight (it rejects with `WorkerTimeout` once the trainer hangs). */
+  private trainerPing = false;
+  /**
+   * The trainer's restart in progress (Stop waits for it before it closes the run). Its calls
+   * are bounded, and a crash meanwhile rejects the one in flight: it always settles.
+   */
   private restarting: Promise<void> | null = null;
-  /** Ends the restart in progress: its worker crashed too. */
-  private restartCrash: ((message: string) => void) | null = null;
-  /** Restarts at the same version: a trainer that keeps crashing there stops the run. */
-  private crashesAt = { version: -1, count: 0 };
   private readonly secondsBefore: number;
   private readonly countersBefore: Record<string, number>;
   private readonly t0 = now();
@@ -226,30 +227,30 @@ export class PipelineSession {
   }
 
   private beatTrainer(): void {
-    if (this.restarting) return;
-    const t = now();
-    if (this.trainerPing !== null) {
-      if (t - this.trainerPing > TRAINER_HANG_MS) void this.restartTrainer('hung: no heartbeat for 60 s');
-      return;
-    }
-    this.trainerPing = t;
-    this.api.stats().then(
-      () => (this.trainerPing = null),
-      () => undefined,
-    );
+    if (this.restarting || this.trainerPing) return;
+    this.trainerPing = true;
+    // A crash or a restart rejects the call too: the crash handler or the restart deals with those.
+    this.trainer.lease
+      .withTimeout(TRAINER_HANG_MS)
+      .stats()
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (err instanceof WorkerTimeout && !this.restarting && !this.pipeline.isStopped)
+            this.restartTrainer('hung: no heartbeat for 60 s');
+        },
+      )
+      .finally(() => (this.trainerPing = false));
   }
 
   /**
    * The trainer died or hangs: its batch goes back to the buffer, the worker restarts on the same
    * backends from the run's newest stored version (weights, Adam state, step), and training goes on.
-   * A crash during a restart ends that attempt; a trainer that keeps crashing without publishing a
-   * version stops the run.
+   * A crash during a restart rejects that attempt's call in flight, which ends it; a trainer that
+   * keeps crashing without publishing a version stops the run (the lease's crash policy).
    */
   private restartTrainer(reason: string): void {
-    if (this.restarting) {
-      this.restartCrash?.(reason);
-      return;
-    }
+    if (this.restarting) return; // the restart's call in flight rejects: that attempt ends
     this.pipeline.trainerLost();
     const lease = this.trainer.lease;
     if (this.pipeline.isStopped) {
@@ -258,49 +259,41 @@ export class PipelineSession {
       this.beginRestart(() => lease.restart().then(() => undefined));
       return;
     }
-    const v = this.pipeline.version;
-    this.crashesAt =
-      this.crashesAt.version === v
-        ? { version: v, count: this.crashesAt.count + 1 }
-        : { version: v, count: 1 };
-    if (this.crashesAt.count > MAX_RESTARTS_PER_VERSION) {
+    const { allowed, count } = lease.countRestart(this.pipeline.version);
+    if (!allowed) {
       this.beginRestart(() => lease.restart().then(() => undefined)); // a bare trainer for the page
       this.hooks.onError(
-        `the trainer ${reason}, the ${this.crashesAt.count}th time without publishing a version; the run stopped`,
+        `the trainer ${reason}, the ${count}th time without publishing a version; the run stopped`,
       );
       return;
     }
-    this.beginRestart((crashed) => this.restartFromStore(reason, crashed));
+    this.beginRestart(() => this.restartFromStore(reason));
   }
 
-  /** Runs `attempt` as the restart in progress; a crash meanwhile rejects `crashed` (a dead worker never answers). */
-  private beginRestart(attempt: (crashed: Promise<never>) => Promise<void>): void {
-    const crashed = failureSignal();
-    this.restartCrash = (m) => crashed.reject(new Error(`it crashed again while restarting: ${m}`));
-    this.restarting = Promise.race([attempt(crashed.promise), crashed.promise])
+  /** Runs `attempt` as the restart in progress. */
+  private beginRestart(attempt: () => Promise<void>): void {
+    this.restarting = attempt()
       .catch((err: unknown) => {
         if (!this.pipeline.isStopped)
           this.hooks.onError(`the trainer could not be restarted: ${errorMessage(err)}`);
       })
-      .finally(() => {
-        this.restarting = null;
-        this.restartCrash = null;
-      });
+      .finally(() => (this.restarting = null));
   }
 
-  private async restartFromStore(reason: string, crashed: Promise<never>): Promise<void> {
+  private async restartFromStore(reason: string): Promise<void> {
     const t0 = now();
     this.push([
       { lane: 'trainer', kind: 'error', t0, t1: t0, version: this.pipeline.version, meta: { reason } },
     ]);
     this.hooks.onNotice(`The trainer ${reason}; restarting it from the newest stored version.`);
     const lease = this.trainer.lease;
-    await Promise.race([lease.restart(), crashed]);
+    await lease.restart();
     if (lease.state.phase === 'error') throw new Error(lease.state.error ?? 'trainer did not start');
     if (this.pipeline.isStopped) return; // stopped meanwhile: the fresh trainer stays ready
     lease.acquire('run');
-    const point = await Promise.race([this.api.resumeRun(this.runInit, policyReset(this.settings)), crashed]);
-    this.trainerPing = null;
+    const point = await lease
+      .withTimeout(TRAINER_HANG_MS)
+      .resumeRun(this.runInit, policyReset(this.settings));
     if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
     // A step published just before the trainer died is reported with the metrics it stored (a
     // version of an older build kept only loss and ms: not enough for a chart point).
@@ -331,26 +324,32 @@ export class PipelineSession {
     this.pipeline.stop();
     clearInterval(this.trainerTimer);
     this.pool?.close();
-    let hung = false;
-    // A restart in progress finishes first, so the run it reopens is the one closed below.
-    if (this.restarting) hung = !(await settlesWithin(this.restarting, TRAINER_HANG_MS));
-    if (!hung) {
-      await this.pipeline.trainerIdle(TRAINER_HANG_MS);
-      hung = this.pipeline.inFlight !== null;
-    }
-    if (this.restarting) await settlesWithin(this.restarting, TRAINER_HANG_MS); // it crashed meanwhile
+    // A restart in progress finishes first (its calls are bounded), so the run it reopens is the
+    // one closed below.
+    await this.restarting;
+    await this.pipeline.trainerIdle(TRAINER_HANG_MS);
+    let hung = this.pipeline.inFlight !== null;
+    await this.restarting; // it crashed meanwhile
     for (const u of this.unsubscribe) u();
     const stopped = { progress: this.progress(), consumed: this.pipeline.takeSettled() };
     if (!hung) {
       const notice = this.hooks.onNotice;
-      const stored = this.api.stopRun(this.runId, status, stopped).then(
-        (e) => e && notice(evictionNotice(e, 'how the run ended')),
-        (err: unknown) =>
-          notice(
-            `How the run ended could not be stored (${errorMessage(err)}): it shows as interrupted, and Resume goes on from its newest version.`,
-          ),
-      );
-      hung = !(await settlesWithin(stored, STOP_ANSWER_MS));
+      hung = await this.trainer.lease
+        .withTimeout(STOP_ANSWER_MS)
+        .stopRun(this.runId, status, stopped)
+        .then(
+          (e) => {
+            if (e) notice(evictionNotice(e, 'how the run ended'));
+            return false;
+          },
+          (err: unknown) => {
+            if (err instanceof WorkerTimeout) return true;
+            notice(
+              `How the run ended could not be stored (${errorMessage(err)}): it shows as interrupted, and Resume goes on from its newest version.`,
+            );
+            return false;
+          },
+        );
     }
     if (hung) {
       // Its data is stored either way; the run keeps the status it had (shown as interrupted).

@@ -1,27 +1,50 @@
 import { describe, expect, it } from 'vitest';
-import { TrainerLease, type LeaseEvent } from './trainer-lease';
+import { WorkerCrashed } from '../bridge/worker-errors';
+import { MAX_RESTARTS_PER_VERSION, statusOf, TrainerLease, type LeaseEvent } from './trainer-lease';
 
-/** A trainer whose boots answer when told to, and whose worker can be made to crash. */
+/**
+ * A trainer whose boots answer when told to, and whose worker can be made to crash: as a bridge
+ * does, the crash rejects the boot in flight (after the lease heard of it).
+ */
 function fixture() {
-  let crash: (message: string) => void = () => undefined;
-  const boots: { backends: string[] | undefined; answer: (ok: boolean) => void }[] = [];
+  let onCrash: (message: string) => void = () => undefined;
+  const boots: { backends: string[] | undefined; answer: (ok: boolean) => void; fail: (e: Error) => void }[] =
+    [];
+  const inFlight = new Set<(e: Error) => void>();
   let clock = 0;
+  const api = { ping: () => 'pong' };
   const lease = new TrainerLease<{ ping(): string }, string, string>({
-    create: (onCrash) => {
-      crash = onCrash;
+    create: (heard) => {
+      onCrash = heard;
       return {
-        api: { ping: () => 'pong' },
+        api,
+        withTimeout: () => api,
         boot: (backends) =>
-          new Promise<string>((resolve, reject) =>
+          new Promise<string>((resolve, reject) => {
+            const fail = (e: Error) => {
+              inFlight.delete(fail);
+              reject(e);
+            };
+            inFlight.add(fail);
             boots.push({
               backends,
-              answer: (ok) => (ok ? resolve(`info-${boots.length}`) : reject(new Error('no backend'))),
-            }),
-          ),
+              answer: (ok) => {
+                inFlight.delete(fail);
+                if (ok) resolve(`info-${boots.length}`);
+                else reject(new Error('no backend'));
+              },
+              fail,
+            });
+          }),
       };
     },
     now: () => clock,
   });
+  const crash = (m: string) => {
+    const cut = [...inFlight]; // the crashed worker's calls, not those of a restart made on hearing of it
+    onCrash(m);
+    for (const fail of cut) fail(new WorkerCrashed(m, 'the trainer worker'));
+  };
   const events: LeaseEvent[] = [];
   lease.subscribe((e) => events.push(e));
   const started = async (backends?: string[]) => {
@@ -34,7 +57,7 @@ function fixture() {
     boots,
     events,
     started,
-    crash: (m: string) => crash(m),
+    crash,
     tick: (ms: number) => (clock += ms),
   };
 }
@@ -93,8 +116,9 @@ describe('TrainerLease', () => {
 
   it('leaves a worker that crashes while starting, or more than three times a minute, in error', async () => {
     const f = fixture();
-    void f.lease.start();
+    const starting = f.lease.start();
     f.crash('while starting');
+    expect(await starting).toBeNull(); // its boot was rejected: it does not wait for ever
     expect(f.lease.state).toEqual({
       phase: 'error',
       holder: null,
@@ -123,6 +147,36 @@ describe('TrainerLease', () => {
       await settle();
     }
     expect(h.lease.state.phase).toBe('ready');
+  });
+
+  it('allows a crash taker three restarts at one version, counting afresh at a newer version or a new taker', async () => {
+    const f = fixture();
+    await f.started();
+    f.lease.takeCrashes(() => undefined);
+    const counts = [5, 5, 5, 5].map((v) => f.lease.countRestart(v));
+    expect(counts).toEqual([
+      { allowed: true, count: 1 },
+      { allowed: true, count: 2 },
+      { allowed: true, count: 3 },
+      { allowed: false, count: 4 },
+    ]);
+    expect(MAX_RESTARTS_PER_VERSION).toBe(3);
+    // A version published since: the count starts again.
+    expect(f.lease.countRestart(6)).toEqual({ allowed: true, count: 1 });
+    expect(f.lease.countRestart(6).count).toBe(2);
+    // The next run's session takes the crashes anew: its restarts are its own.
+    f.lease.takeCrashes(() => undefined);
+    expect(f.lease.countRestart(6)).toEqual({ allowed: true, count: 1 });
+  });
+
+  it("names the lease's phase as the page shows it, or who holds a ready trainer", () => {
+    expect(statusOf({ phase: 'starting', holder: null, error: null })).toBe('starting');
+    expect(statusOf({ phase: 'error', holder: null, error: 'no backend' })).toBe('error');
+    expect(statusOf({ phase: 'ready', holder: null, error: null })).toBe('ready');
+    expect(statusOf({ phase: 'ready', holder: 'panel', error: null })).toBe('training');
+    expect(statusOf({ phase: 'ready', holder: 'run', error: null })).toBe('busy');
+    expect(statusOf({ phase: 'ready', holder: 'custom', error: null })).toBe('busy');
+    expect(statusOf({ phase: 'ready', holder: 'store', error: null })).toBe('busy');
   });
 
   it('ignores the outcome of a start that a later start overtook', async () => {

@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors';
+import { WorkerCrashed } from '../bridge/worker-errors';
 
 /** The trainer worker as the lease drives it: boot it (again), and call it. */
 export interface TrainerHost<Api, Info, Backend> {
@@ -6,6 +7,8 @@ export interface TrainerHost<Api, Info, Backend> {
   boot(backends: Backend[] | undefined): Promise<Info>;
   /** The worker's API (valid across restarts). */
   readonly api: Api;
+  /** The API with one limit for every call made through it (a call past it rejects with `WorkerTimeout`). */
+  withTimeout(ms: number): Api;
 }
 
 /** Where the worker is in its life. */
@@ -20,6 +23,15 @@ export interface LeaseState {
   holder: TrainerHolder | null;
   /** Why the worker is in error, or null. */
   error: string | null;
+}
+
+/** The trainer's state as the page names it. */
+export type TrainerStatus = 'idle' | 'starting' | 'ready' | 'training' | 'busy' | 'error';
+
+/** The page's label of a lease state: its phase, or who holds a ready trainer. */
+export function statusOf(s: LeaseState): TrainerStatus {
+  if (s.phase !== 'ready') return s.phase;
+  return s.holder === null ? 'ready' : s.holder === 'panel' ? 'training' : 'busy';
 }
 
 /** What the lease reports to its subscribers. */
@@ -41,14 +53,18 @@ export interface TrainerLeaseOptions<Api, Info, Backend> {
 export interface LeasedTrainer<Api> {
   readonly api: Api;
   readonly state: LeaseState;
+  withTimeout(ms: number): Api;
   restart(): Promise<unknown>;
   acquire(holder: TrainerHolder): boolean;
   release(holder: TrainerHolder): void;
   takeCrashes(handler: (message: string) => void): () => void;
+  countRestart(version: number): { allowed: boolean; count: number };
 }
 
 /** Crashes within a minute, beyond which a crashed trainer is no longer started again. */
 const MAX_CRASHES_PER_MINUTE = 3;
+/** Restarts a crash taker may make at one version (none published in between) before it gives up. */
+export const MAX_RESTARTS_PER_VERSION = 3;
 
 /**
  * The one owner of the trainer worker: it starts and restarts it, hands it to one holder at a
@@ -64,6 +80,8 @@ export class TrainerLease<Api, Info, Backend = string> implements LeasedTrainer<
   private listeners: ((e: LeaseEvent) => void)[] = [];
   private crashHandlers: ((message: string) => void)[] = [];
   private crashTimes: number[] = [];
+  /** Restarts the crash taker made at one version (`countRestart`). */
+  private restartsAt = { version: -1, count: 0 };
   private backends: Backend[] | undefined;
   /** Counts starts: a start overtaken by a later one does not set the phase. */
   private starts = 0;
@@ -80,6 +98,11 @@ export class TrainerLease<Api, Info, Backend = string> implements LeasedTrainer<
   /** The worker's API, for its holder. */
   get api(): Api {
     return this.host.api;
+  }
+
+  /** The worker's API with one limit for every call made through it, for a caller that knows its own bound. */
+  withTimeout(ms: number): Api {
+    return this.host.withTimeout(ms);
   }
 
   /** Calls `listener` with every change; returns the unsubscribe function. */
@@ -102,7 +125,10 @@ export class TrainerLease<Api, Info, Backend = string> implements LeasedTrainer<
       if (start === this.starts) this.set({ phase: 'ready', holder: null, error: null });
       return info;
     } catch (err) {
-      if (start === this.starts) this.fail(errorMessage(err));
+      // A crash while starting rejects the boot's call in flight: the trainer stays in error.
+      const why =
+        err instanceof WorkerCrashed ? `trainer worker crashed: ${err.workerMessage}` : errorMessage(err);
+      if (start === this.starts) this.fail(why);
       return null;
     }
   }
@@ -135,7 +161,20 @@ export class TrainerLease<Api, Info, Backend = string> implements LeasedTrainer<
    */
   takeCrashes(handler: (message: string) => void): () => void {
     this.crashHandlers = [...this.crashHandlers, handler];
+    this.restartsAt = { version: -1, count: 0 }; // a new taker's restarts count from none
     return () => (this.crashHandlers = this.crashHandlers.filter((h) => h !== handler));
+  }
+
+  /**
+   * The crash policy of a taker that restarts the trainer itself (a run resumes it from its newest
+   * stored version): counts a restart at `version`, the newest version the taker has. Allowed up
+   * to `MAX_RESTARTS_PER_VERSION` times there; a trainer that keeps dying without publishing a
+   * newer version is not restarted for the taker again (`count` says how many times it died).
+   */
+  countRestart(version: number): { allowed: boolean; count: number } {
+    const count = this.restartsAt.version === version ? this.restartsAt.count + 1 : 1;
+    this.restartsAt = { version, count };
+    return { allowed: count <= MAX_RESTARTS_PER_VERSION, count };
   }
 
   private crashed(message: string): void {
@@ -144,9 +183,11 @@ export class TrainerLease<Api, Info, Backend = string> implements LeasedTrainer<
       for (const h of this.crashHandlers) h(message);
       return;
     }
+    const phase = this.current.phase;
+    // Starting: the bridge rejects the boot's call in flight, and the start puts the trainer in error.
+    if (phase === 'starting') return;
     const t = this.now();
     this.crashTimes = [...this.crashTimes.filter((c) => t - c < 60_000), t];
-    const phase = this.current.phase;
     if (phase !== 'ready' || this.crashTimes.length > MAX_CRASHES_PER_MINUTE) {
       this.fail(`trainer worker crashed: ${message}`);
       return;

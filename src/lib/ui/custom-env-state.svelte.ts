@@ -5,7 +5,9 @@ import type { PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
 import type { StepReport } from '../pipeline/types';
 import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
-import { CustomCatalog, resumeStartOf, type CustomTraining } from '../run/custom-catalog';
+import type { PageStorage } from '../run/browser';
+import { CUSTOM_RUNS, RunCatalog } from '../run/catalog';
+import { customRunStore, customTrainings, resumeStartOf, type CustomTraining } from '../run/custom-catalog';
 import {
   CustomRun,
   type CustomEnvReport,
@@ -13,11 +15,9 @@ import {
   type CustomRunState,
   type CustomTrainerPort,
 } from '../run/custom-run';
-import { LabDbConnection } from '../storage/db';
 import { newRunId } from '../run/pipeline';
 import { count } from '../plural';
 import { DRAFTS } from './draft';
-import { TabLocks } from '../run/tab-locks';
 
 export type { CustomEnvReport } from '../run/custom-run';
 export { trainingLock, trainingOf, type CustomTraining } from '../run/custom-catalog';
@@ -25,7 +25,7 @@ export { trainingLock, trainingOf, type CustomTraining } from '../run/custom-cat
 /**
  * UI state of the custom JS environment panel: the editor's code and settings, and the view of
  * the training (`CustomRun`: the same asynchronous pipeline as the code-writing policy) and of
- * the stored trainings (`CustomCatalog`).
+ * the stored trainings (`RunCatalog` of `CUSTOM_RUNS`).
  */
 export class CustomEnvState {
   #code = $state(DRAFTS.envCode.load(CARTPOLE_JS));
@@ -69,29 +69,33 @@ export class CustomEnvState {
   /** The trainings stored in this browser, oldest first: each starts from a fresh policy, so they compare. */
   trainings = $state.raw<CustomTraining[]>([]);
 
-  private readonly db = new LabDbConnection({
-    // A training cannot go on without its storage: it stops, saying why.
-    closed: (message) => {
-      if (this.training) this.run.fail(message);
-    },
-  });
-  /** The training locks: this page's own trainings are not "elsewhere". */
-  private readonly locks = new TabLocks('sandbox-rl-lab:custom-locks');
-  private readonly catalog = new CustomCatalog(() => this.db.get(), this.locks);
+  /** The stored trainings and their locks (this page's own trainings are not "elsewhere"). */
+  private readonly catalog: RunCatalog;
   private readonly run: CustomRun;
 
-  /** `trainer`: the page's trainer worker (`TrainerState`), which a training holds while it runs. */
-  constructor(private readonly trainer: CustomTrainerPort) {
+  /**
+   * `trainer`: the page's trainer worker (`TrainerState`), whose lease a training holds while it
+   * runs; `storage`: the page's one storage connection (`PageStorage`), shared with the other panels.
+   */
+  constructor(
+    private readonly trainer: CustomTrainerPort,
+    storage: PageStorage,
+  ) {
+    this.catalog = new RunCatalog(CUSTOM_RUNS, storage);
+    // A training cannot go on without its storage: it stops, saying why.
+    storage.onClosed((message) => {
+      if (this.training) this.run.fail(message);
+    });
     this.run = new CustomRun({
       trainer,
-      catalog: this.catalog,
+      catalog: customRunStore(this.catalog),
       rolloutBridge: (name, onCrash) => new RolloutBridge(name, onCrash),
       newRunId: () => newRunId(undefined, 'custom'),
       refresh: () => this.loadTrainings(),
     });
     this.run.subscribe((e) => this.apply(e));
     // Another tab started or ended a training: the table says so without a reload.
-    this.locks.onElsewhereChange(() => void this.loadTrainings().catch(() => undefined));
+    this.catalog.onElsewhereChange(() => void this.loadTrainings().catch(() => undefined));
   }
 
   /** The view of a run's event. */
@@ -141,7 +145,7 @@ export class CustomEnvState {
 
   /** Reads the stored trainings for the table, oldest first. */
   async loadTrainings(): Promise<void> {
-    this.trainings = await this.catalog.list(this.run.runId);
+    this.trainings = await customTrainings(this.catalog, this.run.runId);
   }
 
   /** Deletes a stored training and its versions (not the one training now). */
@@ -153,11 +157,10 @@ export class CustomEnvState {
     }
     try {
       const n = this.trainings.findIndex((t) => t.runId === runId) + 1;
-      const versions = await this.catalog.delete(runId);
-      this.notice =
-        versions === null
-          ? 'This training is in progress in another tab: stop it there before deleting it.'
-          : `Deleted training ${n} and its ${count(versions, 'stored version')}.`;
+      const gone = await this.catalog.delete(runId);
+      this.notice = gone.deleted
+        ? `Deleted training ${n} and its ${count(gone.versions, 'stored version')}.`
+        : 'This training is in progress in another tab: stop it there before deleting it.';
       await this.loadTrainings();
     } catch (err) {
       this.error = `the training could not be deleted: ${errorMessage(err)}`;

@@ -1,5 +1,6 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
+import { PageStorage } from '../run/browser';
 import type { CustomTrainerPort } from '../run/custom-run';
 import { openLabDb, type MlpWeightsRecord, type RunRecord } from '../storage/db';
 import { CustomEnvState } from './custom-env-state.svelte';
@@ -9,6 +10,11 @@ const unused = () => Promise.reject(new Error('not called here'));
 /** A trainer that other work holds: the panel must not train with it. */
 const busyTrainer: CustomTrainerPort = {
   status: 'busy',
+  lease: {
+    state: { phase: 'ready', holder: 'run', error: null },
+    acquire: () => false,
+    release: () => undefined,
+  },
   api: {
     initCustom: unused,
     resumeCustom: unused,
@@ -48,7 +54,7 @@ const version = (runId: string, v: number): MlpWeightsRecord => ({
 
 describe('the custom environment panel’s state', () => {
   it('says why Train does nothing while the trainer is held, and stays idle', async () => {
-    const env = new CustomEnvState(busyTrainer);
+    const env = new CustomEnvState(busyTrainer, new PageStorage());
     await env.train();
     expect(env.error).toBe('the trainer is busy; wait until it is ready');
     expect([env.training, env.stopping, env.phase, env.trainerStatus]).toEqual([false, false, null, 'busy']);
@@ -60,7 +66,7 @@ describe('the custom environment panel’s state', () => {
     await db.put('runs', stored('custom-a', 10));
     for (const v of [0, 4]) await db.put('weights', version('custom-a', v));
     db.close();
-    const env = new CustomEnvState(busyTrainer);
+    const env = new CustomEnvState(busyTrainer, new PageStorage());
     await env.loadTrainings();
     expect(env.trainings.map((t) => [t.runId, t.status, t.resumable])).toEqual([
       ['custom-a', 'finished', true],

@@ -6,7 +6,7 @@ import { now, type TimelineEvent } from '../pipeline/events';
 import type { RunSettings } from '../pipeline/run-settings';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { RunHistory } from '../storage/history-store';
-import { browserCodeRuns } from '../run/browser';
+import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
 import {
@@ -77,13 +77,14 @@ export class RunState extends RunSettingsState {
   /** Reads of the run list started so far (`refreshRuns` keeps only the newest one's). */
   private runsRead = 0;
 
-  constructor(trainer: TrainerState) {
+  /** `storage`: the page's one connection (`PageStorage`), shared with the other panels. */
+  constructor(trainer: TrainerState, storage: PageStorage) {
     super();
     ({
       catalog: this.catalog,
       run: this.run,
       evaluations: this.evaluations,
-    } = browserCodeRuns(trainer, {
+    } = browserCodeRuns(trainer, storage, {
       notify: (m) => this.notify(m),
       scored: (runId, point) => this.scored(runId, point),
       afterStop: (s) => this.tick(s), // the final figures, after the last step

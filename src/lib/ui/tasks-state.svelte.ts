@@ -16,7 +16,8 @@ import {
   type SuiteEntry,
 } from '../env/suite-entries';
 import type { Checkpoint } from '../policy/weights';
-import { LabDbConnection, type LabDB } from '../storage/db';
+import type { LabDB } from '../storage/db';
+import type { PageStorage } from '../run/browser';
 import { addTaskToSuite, getSuite, listSuites, putSuite } from '../storage/suites-store';
 import { latestVersion, loraBaseOf } from '../storage/weights-store';
 import { count } from '../plural';
@@ -87,7 +88,9 @@ export class TasksState {
     this.endWorker(`the tasks panel's rollout worker crashed: ${message}; it restarts on the next use`),
   );
   private readonly worker = new TasksWorker(this.rollout);
-  private readonly db = new LabDbConnection();
+
+  /** `db`: the page's one storage connection (`PageStorage`), shared with the other panels. */
+  constructor(private readonly db: PageStorage) {}
 
   get current(): SuiteEntry | undefined {
     return this.suites.find((s) => s.name === this.selected);

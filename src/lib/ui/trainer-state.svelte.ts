@@ -6,24 +6,13 @@ import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
 import { TRAINER_CHECK_RUN_ID } from '../storage/weights-store';
-import { failureSignal } from '../run/failure-signal';
-import { TrainerLease, type LeaseState } from '../run/trainer-lease';
+import { statusOf, TrainerLease, type TrainerStatus } from '../run/trainer-lease';
+import { WorkerCrashed, WorkerTerminated } from '../bridge/worker-errors';
 
-/** What "Stop now" rejects the step in progress with. */
-const STOPPED_NOW = new Error('stopped at once');
-/** What a crash rejects it with: the lease's crash policy says what happened and restarts the worker. */
-const CRASHED = new Error('the trainer worker crashed');
-
-export type TrainerStatus = 'idle' | 'starting' | 'ready' | 'training' | 'busy' | 'error';
+export { statusOf, type TrainerStatus } from '../run/trainer-lease';
 
 /** The trainer as the run layer holds it. */
 export type PageTrainerLease = TrainerLease<TrainerBridge['api'], TrainerInfo, BackendName>;
-
-/** The panel's label of a lease state: its phase, or who holds a ready trainer. */
-export function statusOf(s: LeaseState): TrainerStatus {
-  if (s.phase !== 'ready') return s.phase;
-  return s.holder === null ? 'ready' : s.holder === 'panel' ? 'training' : 'busy';
-}
 
 /** UI state of the trainer worker: backend, step metrics, saved versions, timeline events. */
 export class TrainerState {
@@ -55,8 +44,6 @@ export class TrainerState {
   private listeners: ((events: TimelineEvent[]) => void)[] = [];
   private baseline: number[] = [];
   private stopRequested = false;
-  /** Rejected by "Stop now": the step the loop waits on may never come (a worker that hangs or died unseen). */
-  private cut = failureSignal();
   private readonly bridge: TrainerBridge;
 
   constructor() {
@@ -69,6 +56,7 @@ export class TrainerState {
           get api() {
             return b.api;
           },
+          withTimeout: (ms) => b.withTimeout(ms),
           boot: async (backends) => {
             const info = await b.boot(
               { backends, model: DEFAULT_MODEL_ARGS, config: DEFAULT_TRAINER_CONFIG },
@@ -89,11 +77,10 @@ export class TrainerState {
     if (!bridge) throw new Error('the trainer lease made no bridge');
     this.bridge = bridge;
     this.lease.subscribe((e) => {
-      if (e.kind === 'crashed')
-        this.cut.reject(CRASHED); // the loop waits on a step that never comes
-      else if (e.kind === 'restarted')
+      // A crash rejects the call the panel's loop waits on (`WorkerCrashed`): nothing to do here.
+      if (e.kind === 'restarted')
         this.notice = `The trainer worker crashed (${e.message}) and was started again, with fresh weights.`;
-      else {
+      else if (e.kind === 'state') {
         this.#status = statusOf(e.state);
         if (e.state.phase === 'starting') {
           this.stopping = false;
@@ -107,16 +94,6 @@ export class TrainerState {
   /** The trainer's state as the panel names it (derived from the lease). */
   get status(): TrainerStatus {
     return this.#status;
-  }
-
-  /**
-   * Sets the state as a caller that does not hold the lease itself says it: `busy` takes the
-   * trainer for a custom training, `ready` lets that go, `error` puts the trainer in error.
-   */
-  set status(s: TrainerStatus) {
-    if (s === 'busy') this.lease.acquire('custom');
-    else if (s === 'ready') this.lease.release('custom');
-    else if (s === 'error') this.lease.fail(this.error ?? 'the trainer failed');
   }
 
   /** Subscribes to the trainer's timeline events; returns the unsubscribe function. */
@@ -154,25 +131,18 @@ export class TrainerState {
     if (!this.lease.acquire('panel')) return;
     this.stopRequested = false;
     this.stopping = false;
-    this.cut = failureSignal();
-    const cut = this.cut.promise;
     try {
       for (let i = 0; i < steps && !this.stopRequested; i++) {
-        const metrics = await Promise.race([this.bridge.api.train(1), cut]);
+        const metrics = await this.bridge.api.train(1);
         this.firstStepAt ??= performance.now();
         this.history = [...this.history, ...metrics];
       }
-      await Promise.race([this.refreshFingerprint(false), cut]);
+      await this.refreshFingerprint(false);
       this.lease.release('panel');
     } catch (err) {
-      if (err === STOPPED_NOW) {
-        // The worker may be dead or hang: a new one, whose weights are fresh.
-        void this.restart().then(() => {
-          if (this.status === 'ready')
-            this.notice =
-              'Stopped at once: what the trainer worker was doing was given up, and it started again with fresh weights.';
-        });
-      } else if (err !== CRASHED) this.fail(err); // a crash: its handler restarts the worker and says so
+      // Terminated: "Stop now" started a new worker (and says so). Crashed: the lease's crash
+      // policy restarts the worker and says so.
+      if (!(err instanceof WorkerTerminated || err instanceof WorkerCrashed)) this.fail(errorMessage(err));
     } finally {
       this.stopping = false;
     }
@@ -185,7 +155,16 @@ export class TrainerState {
    */
   stop(): void {
     if (this.lease.state.holder !== 'panel') return;
-    if (this.stopping) this.cut.reject(STOPPED_NOW);
+    if (this.stopping) {
+      // The worker may be dead or hang: a new one, whose weights are fresh. The restart ends the
+      // old worker, whose call in flight rejects (`WorkerTerminated`): the loop ends.
+      void this.restart().then(() => {
+        if (this.status === 'ready')
+          this.notice =
+            'Stopped at once: what the trainer worker was doing was given up, and it started again with fresh weights.';
+      });
+      return;
+    }
     this.stopRequested = true;
     this.stopping = true;
   }
@@ -238,7 +217,8 @@ export class TrainerState {
     this.fingerprint = fp.reduce((s, v) => s + v, 0);
   }
 
-  private fail(err: unknown): void {
-    this.lease.fail(errorMessage(err));
+  /** Puts the trainer in error, saying why (`error`). */
+  fail(message: string): void {
+    this.lease.fail(message);
   }
 }
