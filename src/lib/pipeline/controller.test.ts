@@ -168,8 +168,7 @@ describe('Pipeline', () => {
 
   it("η = 0 trains and records a version's groups in job-id order, whichever finished first", async () => {
     const { p, trainer, ws, source } = setup({ eta: 0, batchGroups: 4, slotsPerWorker: 2 }, 1);
-    const recorded: number[] = [];
-    source.record = (g) => void recorded.push(g.jobId);
+    const recorded = source.recordedJobs;
     const w = ws[0] as FakeWorker;
     w.finish(1); // job 1 before job 0: job 2 takes its slot
     await flush();
@@ -193,8 +192,7 @@ describe('Pipeline', () => {
 
   it('η > 0 keeps the order in which groups finish', async () => {
     const { trainer, ws, source } = setup({ eta: 1, batchGroups: 2, slotsPerWorker: 2 }, 1);
-    const recorded: number[] = [];
-    source.record = (g) => void recorded.push(g.jobId);
+    const recorded = source.recordedJobs;
     const w = ws[0] as FakeWorker;
     w.finish(1);
     await flush();
