@@ -121,8 +121,11 @@ export class FakeSource implements JobSource {
     this.n += 1;
     return { task: task(`t${this.n}`), cls: this.cls, value: 0.25 - this.n / 1000 };
   }
-  record(): void {
+  /** Job ids of the groups recorded, in the order they were. */
+  readonly recordedJobs: number[] = [];
+  record(group: PlayedGroup): void {
     this.recorded += 1;
+    this.recordedJobs.push(group.jobId);
   }
   batch(groups: readonly PlayedGroup[], weights: readonly number[]) {
     const batch: TokenBatch = {

@@ -165,4 +165,40 @@ describe('Pipeline', () => {
     expect(errors[0]).toMatch(/sandbox exploded/);
     expect(p.isStopped).toBe(true);
   });
+
+  it("η = 0 trains and records a version's groups in job-id order, whichever finished first", async () => {
+    const { p, trainer, ws, source } = setup({ eta: 0, batchGroups: 4, slotsPerWorker: 2 }, 1);
+    const recorded = source.recordedJobs;
+    const w = ws[0] as FakeWorker;
+    w.finish(1); // job 1 before job 0: job 2 takes its slot
+    await flush();
+    expect(recorded).toEqual([]); // held until the version's last group is in
+    expect([...w.jobs.keys()]).toEqual([0, 2]);
+    w.finish(2);
+    await flush();
+    w.finish(3);
+    await flush();
+    expect(trainer.calls).toHaveLength(0);
+    w.finish(0);
+    await flush();
+    expect(recorded).toEqual([0, 1, 2, 3]);
+    // Job j has seqs 2j, 2j + 1: the batch is in job order.
+    expect(trainer.calls[0]?.seqs).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    trainer.finish();
+    await flush();
+    expect(p.version).toBe(1);
+    expect([...w.jobs.keys()]).toEqual([4, 5]);
+  });
+
+  it('η > 0 keeps the order in which groups finish', async () => {
+    const { trainer, ws, source } = setup({ eta: 1, batchGroups: 2, slotsPerWorker: 2 }, 1);
+    const recorded = source.recordedJobs;
+    const w = ws[0] as FakeWorker;
+    w.finish(1);
+    await flush();
+    expect(recorded).toEqual([1]); // recorded as it arrives
+    w.finish(0);
+    await flush();
+    expect(trainer.calls[0]?.seqs).toEqual([2, 3, 0, 1]);
+  });
 });

@@ -242,8 +242,18 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.hooks.onError?.(message);
   }
 
+  /**
+   * η = 0: a version's groups enter the buffer and the source's records in job-id order once the
+   * last has finished, so no batch, record or task draw depends on which job finished first.
+   */
+  private releaseHeld(): void {
+    if (this.feed.heldGroups === 0 || this.running.size > 0 || this.waiting.size > 0) return;
+    for (const g of this.feed.release()) this.source.record(g);
+  }
+
   private pump(): void {
     if (this.stopped) return;
+    this.releaseHeld();
     this.link.maybeTrain();
     this.admit();
     this.maybePreempt();
@@ -323,8 +333,12 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (group.status === 'done') {
       this.counters.generatedEpisodes += group.trajectories.length;
       this.counters.interrupts += group.interrupted;
-      this.source.record(group);
-      this.feed.accept(group);
+      if (this.config.eta === 0) {
+        this.feed.hold(group); // recorded and buffered in job-id order with its version's others
+      } else {
+        this.source.record(group);
+        this.feed.accept(group);
+      }
     }
     this.pump();
   }

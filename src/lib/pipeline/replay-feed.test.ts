@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Rng } from '../random';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
 import { emptyCounters } from './controller-types';
-import { ReplayFeed } from './replay-feed';
+import { ReplayFeed, releaseOrder } from './replay-feed';
 import type { EpisodeOutcome, PlayedGroup } from './types';
 
 /** A finished group of two episodes whose oldest token was written by `oldest`. */
@@ -93,5 +93,38 @@ describe('ReplayFeed', () => {
     expect(f.restore(false)).toEqual([]);
     expect(f.draw(rng)?.drawn).toHaveLength(2); // B new groups again
     expect(f.dropStale(5, 0)).toHaveLength(0); // marked trained by the new draw
+  });
+
+  it('holds groups back as accepted and releases them into the buffer in job-id order', () => {
+    const { f } = feed();
+    f.hold(group(3, 0));
+    f.hold(group(1, 0));
+    expect(f.accepted).toBe(2); // the staleness bound counts them at once
+    expect(f.heldGroups).toBe(2);
+    expect(f.buffer.size).toBe(0);
+    expect(f.draw(new Rng(1))).toBeNull(); // nothing to train on until they are released
+    expect(f.release().map((g) => g.jobId)).toEqual([1, 3]);
+    expect(f.heldGroups).toBe(0);
+    expect(f.draw(new Rng(1))?.drawn.map((d) => d.key)).toEqual([1, 3]);
+  });
+
+  it('prioritized mode counts held groups towards the next batch only once they are released', () => {
+    const { f } = feed({ mode: 'prioritized' });
+    f.accept(group(0, 0));
+    f.accept(group(1, 0));
+    expect(f.draw(new Rng(1))).not.toBeNull();
+    f.hold(group(3, 0));
+    f.hold(group(2, 0));
+    expect(f.draw(new Rng(1))).toBeNull(); // the trained groups are not drawn again before B new ones
+    f.release();
+    expect(f.draw(new Rng(1))?.drawn).toHaveLength(2);
+  });
+});
+
+describe('releaseOrder', () => {
+  it('orders groups by job id, whatever order they finished in', () => {
+    const gs = [group(5, 0), group(2, 0), group(9, 0), group(0, 0)];
+    expect(releaseOrder(gs).map((g) => g.jobId)).toEqual([0, 2, 5, 9]);
+    expect(gs.map((g) => g.jobId)).toEqual([5, 2, 9, 0]); // the input is left as it was
   });
 });

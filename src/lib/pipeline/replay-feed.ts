@@ -23,6 +23,11 @@ export interface RestoredGroups<T extends EpisodeOutcome> {
   superseded?: readonly number[];
 }
 
+/** Finished groups in the order they enter the buffer: by job id (ids are unique within a run). */
+export function releaseOrder<G extends { jobId: number }>(groups: readonly G[]): G[] {
+  return [...groups].sort((a, b) => a.jobId - b.jobId);
+}
+
 /** The replay side of the pipeline controller. */
 export class ReplayFeed<T extends EpisodeOutcome> {
   readonly buffer: ReplayBuffer<PlayedGroup<T>>;
@@ -44,6 +49,8 @@ export class ReplayFeed<T extends EpisodeOutcome> {
    * stays counted in `accepted` and is no stale drop. Only groups never trained leave `accepted`.
    */
   private readonly trainedKeys = new Set<number>();
+  /** Groups accepted but held back from the buffer until `release` (η = 0: job-id order). */
+  private held: PlayedGroup<T>[] = [];
 
   constructor(
     private readonly config: Pick<PipelineConfig, 'replay' | 'batchGroups'>,
@@ -80,6 +87,34 @@ export class ReplayFeed<T extends EpisodeOutcome> {
    */
   accept(group: PlayedGroup<T>): void {
     this.accepted += 1;
+    this.enqueue(group);
+  }
+
+  /**
+   * A finished group is kept for training but held back from the buffer until `release`: it
+   * counts as accepted at once (the staleness bound sees it), yet the buffer's order is the jobs'
+   * order, not the order in which they happened to finish (η = 0: a reproducible batch).
+   */
+  hold(group: PlayedGroup<T>): void {
+    this.accepted += 1;
+    this.held.push(group);
+  }
+
+  /** Groups held back (`hold`), not yet in the buffer. */
+  get heldGroups(): number {
+    return this.held.length;
+  }
+
+  /** Moves the held groups into the buffer in job-id order; returns them in that order. */
+  release(): PlayedGroup<T>[] {
+    const out = releaseOrder(this.held);
+    this.held = [];
+    for (const g of out) this.enqueue(g);
+    return out;
+  }
+
+  /** Adds an accepted group to the buffer: a full buffer pushes out its oldest (an overflow if never trained). */
+  private enqueue(group: PlayedGroup<T>): void {
     this.fresh += 1;
     for (const g of this.buffer.add(group.jobId, group)) {
       if (this.leftUntrained(g)) this.counters.replayOverflow += 1;

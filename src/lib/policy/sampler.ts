@@ -175,7 +175,11 @@ export class CachedPolicyAgent implements TokenAgent {
     this.cache = null;
   }
 
-  async choose(episodes: readonly Episode[]): Promise<number[]> {
+  /**
+   * The next token of each episode. `streams[i]` (when given) samples episode i instead of the
+   * agent's one stream: its tokens then do not depend on which other episodes share the batch.
+   */
+  async choose(episodes: readonly Episode[], streams?: readonly Rng[]): Promise<number[]> {
     if (episodes.length > this.opts.rows)
       throw new Error(`${episodes.length} episodes exceed the agent's ${this.opts.rows} rows`);
     if (!this.cache || episodes.some((e) => !this.rows.has(e))) await this.prefill(episodes);
@@ -185,9 +189,10 @@ export class CachedPolicyAgent implements TokenAgent {
       if (pending.length === 0) break;
       await this.step(pending);
     }
-    const out = episodes.map((e) => {
+    const out = episodes.map((e, i) => {
       const r = this.row(e);
-      return pickMasked(this.logits.subarray(r * V, (r + 1) * V), e.legalMask(), this.opts, this.rng);
+      const rng = streams?.[i] ?? this.rng;
+      return pickMasked(this.logits.subarray(r * V, (r + 1) * V), e.legalMask(), this.opts, rng);
     });
     this.lastLogProbs = out.map((s) => s.logProb);
     this.lastValues = episodes.map((e) => this.values[this.row(e)] ?? 0);

@@ -1,5 +1,6 @@
 /** What a rollout engine is given and reports: its options, its jobs' entries and its counters. */
 import type { Episode } from '../env/episode';
+import type { Rng } from '../random';
 import type { ModelArgs } from '../policy/config';
 import type { Weights } from '../policy/model';
 import type { Trajectory } from '../rl/trajectory';
@@ -39,6 +40,8 @@ export interface EngineOptions {
 export interface ActiveJob {
   job: RolloutJob;
   episodes: Episode[];
+  /** Each episode's sampling stream (`episodeStreams`). */
+  streams: Rng[];
   startedAt: number;
   startVersion: number;
   /** Episodes that adopted a new version mid-way. */

@@ -111,6 +111,28 @@ describe('RolloutEngine', () => {
     e.dispose();
   });
 
+  it("samples a job's episodes the same whether it plays alone or joins another job's batch later", async () => {
+    // In a worker the moment a job joins the decode batch depends on message timing: each
+    // episode samples from its own stream (from the job's seed), so its tokens do not.
+    const tokensOf = (g: { trajectories: readonly Trajectory[] }) =>
+      g.trajectories.map((t) => `${t.tokens.join(' ')} | ${t.logProbs.join(' ')}`);
+    const alone = engine();
+    alone.e.offer(0, initParams(args, 1), 0);
+    const solo = await alone.e.play(job(5, 0, 4));
+    alone.e.dispose();
+    const shared = engine({ seed: 9 }); // another worker's seed: the job's own seed decides
+    shared.e.offer(0, initParams(args, 1), 0);
+    const first = shared.e.play(job(4, 0, 4));
+    for (let i = 0; i < 3; i++) await yieldToEventLoop(); // job 4 has decoded a few tokens alone
+    const joined = await shared.e.play(job(5, 0, 4));
+    await first;
+    shared.e.dispose();
+    expect(solo.status).toBe('done');
+    expect(tokensOf(joined)).toEqual(tokensOf(solo));
+    // Each episode has a stream of its own: the group's four programs are not one program four times.
+    expect(new Set(tokensOf(solo)).size).toBeGreaterThan(1);
+  });
+
   it('relabels the programs of a group when the job asks (hindsight), and not otherwise', async () => {
     const { e } = engine();
     e.offer(0, initParams(args, 1), 0);
@@ -150,7 +172,8 @@ describe('RolloutEngine', () => {
     const { e, events, released } = engine();
     const w0 = initParams(args, 1);
     e.offer(0, w0, 0);
-    const playing = e.play(job(1, 0, 4));
+    // Job 2: its sampling streams write episodes that last past the first turn boundary.
+    const playing = e.play(job(2, 0, 4));
     // Let a few tokens be written, then publish version 1.
     while (e.stats.tokens < 3) await yieldToEventLoop(); // one decode step per turn of the loop
     e.offer(1, initParams(args, 2), performance.timeOrigin + performance.now());

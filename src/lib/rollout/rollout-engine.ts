@@ -14,7 +14,7 @@ import {
   type EngineStats,
   type WaitingJob,
 } from './rollout-engine-types';
-import { abortedGroup, doneGroup, relabelJob } from './rollout-group';
+import { abortedGroup, doneGroup, episodeStreams, relabelJob } from './rollout-group';
 import { waitForVersion } from './version-wait';
 import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 import { yieldToEventLoop } from './yield';
@@ -104,6 +104,7 @@ export class RolloutEngine {
       this.jobs.set(job.jobId, {
         job,
         episodes,
+        streams: episodeStreams(job),
         startedAt: t0,
         startVersion: this.pending?.version ?? this.version,
         interrupted: new Set(),
@@ -231,7 +232,9 @@ export class RolloutEngine {
     this.looping = true;
     try {
       for (;;) {
-        const live = [...this.jobs.values()].flatMap((a) => a.episodes.filter((e) => !e.done));
+        const jobs = [...this.jobs.values()];
+        const live = jobs.flatMap((a) => a.episodes.filter((e) => !e.done));
+        const streams = jobs.flatMap((a) => a.streams.filter((_, i) => !a.episodes[i]?.done));
         this.stats.activeEpisodes = live.length;
         this.stats.activeJobs = this.jobs.size;
         if (live.length === 0) break;
@@ -242,7 +245,7 @@ export class RolloutEngine {
         if (!agent) throw new Error('no weights to play with');
         this.segment ??= { t0: now(), version: this.version, tokens: 0, sandboxMs: 0 };
         const prefillsBefore = agent.prefills;
-        const tokens = await agent.choose(live);
+        const tokens = await agent.choose(live, streams);
         alive(); // a decode step (or a prefill) done: the pool sees progress without a message
         this.stats.prefills += agent.prefills - prefillsBefore;
         this.stepsSinceOffer += 1;

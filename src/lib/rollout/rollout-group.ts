@@ -77,3 +77,13 @@ export async function relabelJob(
   }
   return relabelled;
 }
+
+/**
+ * One sampling stream per episode of a job, drawn from the job's seed: an episode's tokens depend
+ * on its seed and its own context only, not on which other jobs share the worker's decode batch
+ * or when they joined it (that depends on timing). Apart from the relabelling stream (`job.seed`).
+ */
+export function episodeStreams(job: Pick<RolloutJob, 'seed' | 'samples'>): Rng[] {
+  const seeds = new Rng((job.seed ^ 0x2545f491) >>> 0);
+  return Array.from({ length: job.samples }, () => new Rng(Math.floor(seeds.next() * 2 ** 32)));
+}

@@ -161,6 +161,11 @@ export const GLOSSARY = {
     explanation:
       'a link to this page with these settings and seed (copied to the clipboard where the browser allows)',
   },
+  shareAsync: {
+    label: 'an asynchronous run differs',
+    explanation:
+      'With η > 0 the link repeats these settings and seed, not the run: which version each episode samples from depends on timing. At η = 0 the same settings and seed give the same run on the same machine and backend.',
+  },
   showRunTip: { label: 'Show', explanation: "show this run's stored charts and timeline" },
   deleteRunTip: { label: 'Delete', explanation: 'delete this run and everything stored of it' },
   deleteElsewhereTip: { label: 'Delete', explanation: 'another tab trains this run: stop it there first' },
