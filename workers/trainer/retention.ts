@@ -54,11 +54,6 @@ export class Retention {
       })
       .catch(() => undefined);
   }
-
-  /** Resolves when the passes asked for so far are done. */
-  settled(): Promise<void> {
-    return this.pass;
-  }
 }
 
 /** Version 0 and every `milestoneEvery`-th version are milestones while young (the schedule thins them with age). */
