@@ -99,8 +99,10 @@ const scenario: Scenario = {
       if (!counters || !runId) throw new Error('the run left no counters');
       const stored = await lab.evaluate((l, id) => l.run.storedSeqs(id, 'all'), runId);
       const unconsumed = await lab.evaluate((l, id) => l.run.storedSeqs(id, 'unconsumed'), runId);
-      // Every episode written is trained, dropped as too stale, or waits unconsumed for a resume.
-      const lost =
+      // Every episode written is trained, dropped as too stale, or waits unconsumed for a resume. A
+      // worker faulted after writing its group but before answering leaves that group stored
+      // beside the requeued one (an orphan: unconsumed, a resume trains it), which the counters lack.
+      const balance =
         counters.generatedEpisodes -
         counters.trainedEpisodes -
         counters.staleDroppedEpisodes -
@@ -108,7 +110,9 @@ const scenario: Scenario = {
       const result = {
         'chaos.minutes': minutes,
         'chaos.rolloutFaults': rolloutFaults,
+        'chaos.rolloutRecorded': state.faults.length,
         'chaos.rolloutRecovered': state.faults.filter((f) => f.replaced).length,
+        'chaos.rolloutUnrecovered': state.faults.filter((f) => !f.replaced).length,
         'chaos.trainerKills': trainerKills,
         'chaos.trainerRecovered': state.restarts,
         'chaos.written': counters.generatedEpisodes,
@@ -117,7 +121,8 @@ const scenario: Scenario = {
         'chaos.trained': counters.trainedEpisodes,
         'chaos.staleDropped': counters.staleDroppedEpisodes,
         'chaos.requeues': counters.requeues,
-        'chaos.lost': lost,
+        'chaos.lost': Math.max(0, balance),
+        'chaos.orphans': Math.max(0, -balance),
         'chaos.versions': state.version,
         'chaos.versionsPerMinute': perMinute,
         'chaos.minutesWithoutVersion': perMinute.filter((n) => n <= 0).length,
