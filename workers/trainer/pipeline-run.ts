@@ -5,6 +5,7 @@ import { PARAMS_CHANNEL, type VersionAnnounce } from '../../src/lib/pipeline/par
 import type { PolicySettings } from '../../src/lib/pipeline/run-settings';
 import type { TrainOutcome } from '../../src/lib/pipeline/types';
 import type { TokenBatch } from '../../src/lib/rl/batch';
+import { freshOptimizerNotice } from '../../src/lib/rl/restore';
 import { ppoUpdate } from '../../src/lib/rl/update';
 import type { RunProgress, RunRecord } from '../../src/lib/storage/db';
 import { withEviction, type Eviction } from '../../src/lib/storage/quota';
@@ -19,7 +20,7 @@ export interface PipelineRunInit {
   name: string;
   /** The run's whole configuration (JSON), stored with it for resume. */
   config: Record<string, unknown>;
-  /** Retention: the newest `keepVersions` versions stay, plus version 0 and every `milestoneEvery`-th. */
+  /** Retention: the newest `keepVersions` versions stay, version 0, and milestones every `milestoneEvery`-th thinning with age. */
   keepVersions: number;
   milestoneEvery: number;
   /** Consumed trajectories kept (the replay ring); unconsumed ones are never deleted. */
@@ -33,6 +34,8 @@ export interface ResumePoint {
   run: RunRecord;
   /** The metrics stored with that version (the numbers of its step's). */
   metrics: Record<string, number>;
+  /** Said when the version held no optimiser state and Adam's moments start fresh. */
+  notice?: string;
 }
 
 /** The pipeline run the trainer publishes for: the channel it announces versions on, its retention. */
@@ -136,7 +139,9 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
       if (!run) throw new Error(`no stored run ${init.runId}`);
       const record = await latestVersion(d, init.runId);
       if (!record) throw new Error(`run ${init.runId} has no stored version to resume from`);
-      if (!record.checkpoint.optimizer) throw new Error(`version ${record.version} has no optimiser state`);
+      // The newest version keeps its Adam moments; one without them (stored by an older build,
+      // or its newest lost to a fault) restarts them, and the resume says so.
+      const notice = freshOptimizerNotice(record.checkpoint, record.version);
       // The run's loss and learning rate, with the stored Adam moments.
       const restored = await restoreTrainer(
         d,
@@ -155,9 +160,15 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
         t0,
         t1: now(),
         version: ctx.version,
-        meta: { resume: init.runId },
+        meta: { resume: init.runId, ...(notice ? { freshOptimizer: true } : {}) },
       });
-      return { version: ctx.version, step: restored.step, run, metrics: record.metrics };
+      return {
+        version: ctx.version,
+        step: restored.step,
+        run,
+        metrics: record.metrics,
+        ...(notice ? { notice } : {}),
+      };
     },
 
     /**

@@ -9,7 +9,7 @@ import {
 } from '../policy/config';
 import { DEFAULT_LORA, LORA_TRAINED_WHOLE, mergeLora, type LoraConfig } from '../policy/lora';
 import { forward } from '../policy/model';
-import { missingBase, policyFromCheckpoint, trainerFromCheckpoint } from './restore';
+import { freshOptimizerNotice, missingBase, policyFromCheckpoint, trainerFromCheckpoint } from './restore';
 import { PolicyTrainer } from './trainer';
 import {
   packOptimizer,
@@ -131,6 +131,51 @@ async function without(
   tf.dispose(all.map((n) => n.tensor));
   return out;
 }
+
+describe('resuming where retention dropped the optimiser state', () => {
+  const batch = (i: number) => imitationBatch(4, args.contextLength, 20 + i);
+
+  it('from the newest version (Adam state kept) continues exactly, and says nothing', async () => {
+    const original = new PolicyTrainer(args, config);
+    await original.trainStep(batch(0));
+    const newest = await stored(original);
+    expect(freshOptimizerNotice(newest, 1)).toBeUndefined();
+    const restored = await trainerFromCheckpoint(newest, undefined, config);
+    await original.trainStep(batch(1));
+    await restored.trainStep(batch(1));
+    values(restored.params).forEach((g, i) =>
+      g.forEach((x, j) => expect(x).toBeCloseTo(values(original.params)[i]?.[j] ?? NaN, 5)),
+    );
+    original.dispose();
+    restored.dispose();
+  });
+
+  it('from an older version (Adam state pruned) goes on from its weights and step with fresh moments, saying so', async () => {
+    const before = tf.memory().numTensors;
+    const original = new PolicyTrainer(args, config);
+    await original.trainStep(batch(0));
+    await original.trainStep(batch(1));
+    // As retention leaves an older version: the weights and step, no optimiser state.
+    const { optimizer, ...pruned } = await stored(original);
+    expect(optimizer).toBeDefined();
+    expect(freshOptimizerNotice(pruned, 2)).toMatch(
+      /version 2 holds no optimiser state.*step 2 with fresh Adam moments/,
+    );
+
+    const restored = await trainerFromCheckpoint(pruned, undefined, config);
+    expect(restored.step).toBe(2);
+    expect(values(restored.params)).toEqual(values(original.params));
+    // Fresh moments: the same step as a new trainer on the same weights, not as the original.
+    const fresh = new PolicyTrainer(args, config, policyFromCheckpoint(pruned, undefined));
+    await Promise.all([restored, fresh, original].map((t) => t.trainStep(batch(2))));
+    const got = values(restored.params);
+    values(fresh.params).forEach((w, i) => w.forEach((x, j) => expect(got[i]?.[j]).toBeCloseTo(x, 5)));
+    const moved = got.flat().some((x, k) => Math.abs(x - (values(original.params).flat()[k] ?? x)) > 1e-6);
+    expect(moved).toBe(true);
+    for (const t of [original, restored, fresh]) t.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+});
 
 describe('a stored Adam state that does not fit the trainer', () => {
   it('a LoRA trainer stored as the Trainer panel used to (its base, with the adapters’ Adam state) is refused, saying why', async () => {

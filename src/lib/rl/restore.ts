@@ -173,3 +173,16 @@ export async function trainerFromCheckpoint(
   }
   return trainer;
 }
+
+/**
+ * What a resume from `checkpoint` (version `version`) says when the version holds no optimiser
+ * state: retention keeps Adam's moments on a run's newest version only, so an older version (or
+ * one stored before the state was kept) restarts them from zero. Undefined when they come back.
+ */
+export function freshOptimizerNotice(checkpoint: Checkpoint, version: number): string | undefined {
+  if (checkpoint.optimizer) return undefined;
+  return (
+    `version ${version} holds no optimiser state (only a run's newest version keeps it): training ` +
+    `goes on from its weights and step ${checkpoint.step} with fresh Adam moments`
+  );
+}

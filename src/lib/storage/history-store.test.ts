@@ -7,7 +7,7 @@ import type { StepMetrics } from '../rl/trainer';
 import type { Trajectory } from '../rl/trajectory';
 import { DB_VERSION, openLabDb, type TrajectoryRecord, type WeightsRecord } from './db';
 import { trimEvents } from './events-store';
-import { HistoryWriter, loadHistory } from './history-store';
+import { HistoryWriter, loadHistory, POINTS_KEPT, THIN_EVERY, thinPoints } from './history-store';
 import { EVENTS_AFTER_EVICTION, evictForSpace } from './quota';
 import { deleteRun, ensureRun } from './weights-store';
 
@@ -241,5 +241,33 @@ describe('deleting a run', () => {
     expect(await db.count('trajectories')).toBe(1);
     expect(await db.count('weights')).toBe(1);
     db.close();
+  });
+});
+
+describe("a long run's chart points", () => {
+  it('are halved in their older part past the bound, keeping the newest half as they are', async () => {
+    const db = await freshDb();
+    await ensureRun(db, { id: 'r', name: 'r', config: {} });
+    for (let v = 0; v < 12; v++)
+      await db.put('metrics', { runId: 'r', kind: 'step', version: v, step: step(v) });
+    expect(await thinPoints(db, 'r', 'step', 20)).toBe(0);
+    expect(await thinPoints(db, 'r', 'step', 8)).toBe(4);
+    expect((await loadHistory(db, 'r')).steps.map((s) => s.version)).toEqual([0, 2, 4, 6, 8, 9, 10, 11]);
+  });
+
+  it('stay bounded however long the run: a writer thins them as it goes', async () => {
+    const db = await freshDb();
+    await ensureRun(db, { id: 'r', name: 'r', config: {} });
+    const w = new HistoryWriter(db, 'r', { nextEventSeq: 0, pushed: 0 }, hooks([]));
+    const n = 3 * POINTS_KEPT.step;
+    for (let v = 1; v <= n; v++) w.step(step(v));
+    await w.settled();
+    const { steps } = await loadHistory(db, 'r');
+    expect(steps.length).toBeLessThanOrEqual(POINTS_KEPT.step + THIN_EVERY);
+    // The newest points are all there; the oldest are still represented, at a coarser grain.
+    expect(steps.slice(-POINTS_KEPT.step / 2).map((s) => s.version)).toEqual(
+      Array.from({ length: POINTS_KEPT.step / 2 }, (_, i) => n - POINTS_KEPT.step / 2 + 1 + i),
+    );
+    expect(steps[0]?.version).toBe(1);
   });
 });

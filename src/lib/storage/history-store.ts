@@ -10,6 +10,40 @@ export const POOL_EVERY = 50;
 /** Timeline events kept per run (the newest; DESIGN §7: bounded timeline history). */
 export const EVENTS_KEPT = 20_000;
 
+/**
+ * Chart points kept per run and kind: past this many, the older half is halved (every other
+ * point of it deleted), so a long run's charts keep their shape at a coarser grain in a bounded
+ * store (a step point is ~1 KB: ≤ ~2 MB a run).
+ */
+export const POINTS_KEPT = { step: 2_000, eval: 500 } as const;
+
+/** A run's chart points are thinned after this many new ones of a kind (the check reads keys only). */
+export const THIN_EVERY = 100;
+
+/**
+ * Deletes every other one of a run's older chart points of `kind` when it has more than
+ * `keep`: the newest `keep / 2` stay as they are. Returns how many went.
+ */
+export async function thinPoints(
+  db: LabDB,
+  runId: string,
+  kind: 'step' | 'eval',
+  keep: number,
+): Promise<number> {
+  const tx = db.transaction('metrics', 'readwrite');
+  const keys = await tx.store.getAllKeys(
+    IDBKeyRange.bound([runId, kind, -Infinity], [runId, kind, Infinity]),
+  );
+  if (keys.length <= keep) {
+    await tx.done;
+    return 0;
+  }
+  const older = keys.slice(0, keys.length - Math.ceil(keep / 2));
+  const gone = older.filter((_, i) => i % 2 === 1);
+  await Promise.all([...gone.map((k) => tx.store.delete(k)), tx.done]);
+  return gone.length;
+}
+
 /** A run's stored history: its chart points in version order and its newest timeline events. */
 export interface RunHistory {
   steps: StepReport[];
@@ -79,12 +113,24 @@ export class HistoryWriter {
 
   step(step: StepReport): void {
     this.write((db) => db.put('metrics', { runId: this.runId, kind: 'step', version: step.version, step }));
+    this.thin('step');
   }
 
   evaluation(point: EvalPoint): void {
     this.write((db) =>
       db.put('metrics', { runId: this.runId, kind: 'eval', version: point.iteration, point }),
     );
+    this.thin('eval');
+  }
+
+  /** Points of each kind written since its last thinning. */
+  private sinceThin = { step: 0, eval: 0 };
+
+  /** Every `THIN_EVERY` points of a kind, thins the stored ones past `POINTS_KEPT`. */
+  private thin(kind: 'step' | 'eval'): void {
+    if (++this.sinceThin[kind] < THIN_EVERY) return;
+    this.sinceThin[kind] = 0;
+    this.write((db) => thinPoints(db, this.runId, kind, POINTS_KEPT[kind]));
   }
 
   /** Stores the run's hindsight pool, in place of the one stored before. */

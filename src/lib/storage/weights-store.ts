@@ -1,4 +1,5 @@
 import type { Checkpoint } from '../policy/weights';
+import { retentionSchedule, survives } from './retention';
 import type { CustomRunResult, LabDB, MlpWeightsRecord, RunProgress, RunRecord, WeightsRecord } from './db';
 
 /** True for a version of a custom environment's MLP (not of the code-writing policy). */
@@ -121,10 +122,70 @@ export function isMilestoneVersion(version: number, every: number): boolean {
   return version === 0 || (every > 0 && version % every === 0);
 }
 
-/** A stored run's milestone rule, from its settings (undefined: unknown, the records say). */
+/**
+ * A stored run's retention rule, from its settings: which of its versions the schedule keeps
+ * while its newest is its `latestVersion` (undefined: settings unknown, the records say).
+ */
 export function milestoneRuleOf(run: RunRecord): ((version: number) => boolean) | undefined {
-  const every = run.config.milestoneEvery;
-  return typeof every === 'number' ? (v) => isMilestoneVersion(v, every) : undefined;
+  const { keepVersions, milestoneEvery } = run.config;
+  if (typeof milestoneEvery !== 'number') return undefined;
+  const s = retentionSchedule(typeof keepVersions === 'number' ? keepVersions : 1, milestoneEvery);
+  return (v) => survives(s, run.latestVersion, v);
+}
+
+/** A record as stored without its optimiser state (the weights a user browses, not a resume point). */
+function withoutOptimizer<R extends WeightsRecord | MlpWeightsRecord>(r: R): R {
+  const checkpoint = { ...r.checkpoint };
+  delete checkpoint.optimizer;
+  return { ...r, checkpoint };
+}
+
+/** What a retention pass did to a run's versions. */
+export interface RetentionPass {
+  /** Versions deleted (past the schedule). */
+  deleted: number[];
+  /** Versions whose optimiser state was dropped (only the newest keeps one). */
+  stripped: number[];
+  /** The run's newest version when the pass ran (−1: none stored). */
+  newest: number;
+  /** Every kept version up to this one holds no optimiser state now (the next pass's `strippedThrough`). */
+  strippedThrough: number;
+}
+
+/**
+ * Applies a run's retention: deletes the versions `keep(newest, v)` refuses, then drops the
+ * optimiser state of every kept version older than the newest (a resume continues from the
+ * newest; an older version restarts Adam). Only versions above `strippedThrough` are read for
+ * their optimiser state: a caller that runs a pass after every publish passes the
+ * `strippedThrough` of its last pass, so that a pass reads the one version that stopped being the newest. Deletions
+ * go in one short transaction, each strip in its own (get and put together: a version deleted
+ * meanwhile is not written back).
+ */
+export async function applyRetention(
+  db: LabDB,
+  runId: string,
+  keep: (newest: number, version: number) => boolean,
+  strippedThrough = -Infinity,
+): Promise<RetentionPass> {
+  const tx = db.transaction('weights', 'readwrite');
+  const versions = (await tx.store.getAllKeys(IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]))).map(
+    ([, v]) => v,
+  );
+  const newest = versions.at(-1) ?? -1;
+  const deleted = versions.filter((v) => !keep(newest, v));
+  await Promise.all([...deleted.map((v) => tx.store.delete([runId, v])), tx.done]);
+  const stripped: number[] = [];
+  for (const v of versions) {
+    if (v <= strippedThrough || v >= newest || deleted.includes(v)) continue;
+    const t = db.transaction('weights', 'readwrite');
+    const r = await t.store.get([runId, v]);
+    if (r?.checkpoint.optimizer) {
+      await t.store.put(withoutOptimizer(r));
+      stripped.push(v);
+    }
+    await t.done;
+  }
+  return { deleted, stripped, newest, strippedThrough: Math.max(strippedThrough, newest - 1) };
 }
 
 /**
