@@ -133,6 +133,22 @@ describe('CodeRun', () => {
     expect(g.lease.state.holder).toBeNull();
   });
 
+  it("passes on the trainer's word that a resume starts with fresh optimiser moments", async () => {
+    const notice = 'version 40 kept no optimiser state: Adam starts with fresh moments';
+    const f = await fixture({ trainer: memoryTrainer({ resumeNotice: notice }) });
+    await ensureRun(f.db, {
+      id: 'run-pruned',
+      name: 'run-pruned',
+      config: settingsToJson(settings),
+      kind: 'code',
+    });
+    const ended = f.run.resume('run-pruned');
+    await until(() => f.steps() >= 1);
+    await f.run.stop();
+    await ended;
+    expect(f.events).toContainEqual({ kind: 'notice', message: notice });
+  });
+
   it('fails with a sticky error that later errors do not replace', async () => {
     const f = await fixture();
     const ended = f.run.start(settings);

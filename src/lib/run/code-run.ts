@@ -236,6 +236,7 @@ export class CodeRun {
       validateSettings(settings);
       this.emit({ kind: 'settings', runId: resumeId, settings });
       const point = await su.step(TRAINER, api.resumeRun(runInit(resumeId, settings), policyReset(settings)));
+      if (point.notice) this.emit({ kind: 'notice', message: point.notice });
       const [unconsumed, last, past] = await su.step(
         STORAGE,
         Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId), loadHistory(db, resumeId)]),

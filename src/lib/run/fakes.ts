@@ -87,7 +87,10 @@ export function instantTrainer(): PipelineTrainerPort & { calls: { fromVersion: 
  * While `hangs()` says so, its heartbeat (`stats` through `withTimeout`) times out, as a bridge's
  * call to a worker that hangs does.
  */
-export function memoryTrainer(waitOn: { resetPolicy?: () => Promise<void> } = {}, hangs = () => false) {
+export function memoryTrainer(
+  waitOn: { resetPolicy?: () => Promise<void>; resumeNotice?: string } = {},
+  hangs = () => false,
+) {
   const train = instantTrainer();
   const calls: string[] = [];
   let version = 0;
@@ -101,7 +104,14 @@ export function memoryTrainer(waitOn: { resetPolicy?: () => Promise<void> } = {}
     },
     resumeRun: async (init) => {
       calls.push(`resume ${init.runId}`);
-      return { version, step: version, run: { id: init.runId } as RunRecord, metrics: { loss: 0.5 } };
+      const notice = waitOn.resumeNotice;
+      return {
+        version,
+        step: version,
+        run: { id: init.runId } as RunRecord,
+        metrics: { loss: 0.5 },
+        ...(notice ? { notice } : {}),
+      };
     },
     resetPolicy: async () => {
       calls.push('reset');

@@ -295,6 +295,7 @@ export class PipelineSession {
       .withTimeout(TRAINER_HANG_MS)
       .resumeRun(this.runInit, policyReset(this.settings));
     if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
+    if (point.notice) this.hooks.onNotice(point.notice);
     // A step published just before the trainer died is reported with the metrics it stored (a
     // version of an older build kept only loss and ms: not enough for a chart point).
     this.pipeline.trainerRestored(
