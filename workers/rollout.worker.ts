@@ -11,6 +11,7 @@ import { engineRunHandlers } from './rollout/engine-run';
 import { evaluateHandlers } from './rollout/evaluate';
 import { setupHandlers } from './rollout/setup';
 
+export type { CustomRunJoin } from './rollout/custom-env';
 export type { EngineRunInit, RolloutStats } from './rollout/engine-run';
 export type { AgentName, EvalRequest } from './rollout/evaluate';
 export { DEFAULT_ROLLOUT_BACKENDS, type RolloutInit } from './rollout/setup';

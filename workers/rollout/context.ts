@@ -4,6 +4,7 @@ import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } f
 import type { ModelArgs } from '../../src/lib/policy/config';
 import type { Params } from '../../src/lib/policy/model';
 import { EventBatcher } from '../../src/lib/pipeline/params-channel';
+import type { EngineStats } from '../../src/lib/rollout/rollout-engine-types';
 import { CachedSandbox } from '../../src/lib/sandbox/cache';
 import { QuickJSSandbox } from '../../src/lib/sandbox/quickjs';
 import { LabDbConnection, type LabDB } from '../../src/lib/storage/db';
@@ -16,6 +17,8 @@ export class RolloutContext {
   untrainedArgs: ModelArgs | undefined;
   /** The model args of the policy as it runs: `init`'s, then each loaded version's. */
   modelArgs: ModelArgs | undefined;
+  /** The heartbeat's counters of a custom environment's training this worker plays for (unset: none). */
+  customStats: (() => EngineStats) | undefined;
   /** Timeline events, sent to the page's sink in batches. */
   readonly events = new EventBatcher();
   /** This worker's connection (closed for a newer page in another tab; its next use then says so). */

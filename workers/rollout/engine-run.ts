@@ -4,7 +4,7 @@ import { mergedWeights } from '../../src/lib/policy/lora';
 import type { Params, Weights } from '../../src/lib/policy/model';
 import { adaptersFromCheckpoint, paramsFromCheckpoint, type Checkpoint } from '../../src/lib/policy/weights';
 import { now, type Lane } from '../../src/lib/pipeline/events';
-import { isVersionAnnounce, PARAMS_CHANNEL } from '../../src/lib/pipeline/params-channel';
+import { isCodeAnnounce, isVersionAnnounce, PARAMS_CHANNEL } from '../../src/lib/pipeline/params-channel';
 import { emptyEngineStats, RolloutEngine, type EngineStats } from '../../src/lib/rollout/rollout-engine';
 import type { PlayedGroup, RolloutJob } from '../../src/lib/pipeline/types';
 import type { CacheStats } from '../../src/lib/sandbox/cache';
@@ -155,7 +155,7 @@ export function engineRunHandlers(ctx: RolloutContext) {
       run = { runId: init.runId, lane, engine, channel, base: null, baseLoading: null };
       channel.onmessage = (ev: MessageEvent<unknown>) => {
         const d = ev.data;
-        if (!isVersionAnnounce(d) || d.runId !== run?.runId) return;
+        if (!isVersionAnnounce(d) || d.runId !== run?.runId || !isCodeAnnounce(d)) return;
         offerCheckpoint(d.checkpoint, d.version, d.publishedAt).catch((err: unknown) =>
           events.mark({
             lane,
@@ -182,7 +182,7 @@ export function engineRunHandlers(ctx: RolloutContext) {
     /** The heartbeat: engine counters and the result cache's hit rate. */
     async stats(): Promise<RolloutStats> {
       const sb = await ctx.getSandbox();
-      const e = run?.engine.stats ?? emptyEngineStats();
+      const e = run?.engine.stats ?? ctx.customStats?.() ?? emptyEngineStats();
       return { ...e, cache: sb.cache.stats, sandbox: sb.kind, at: now() };
     },
 

@@ -1,9 +1,12 @@
-import type { StepMetrics } from '../../src/lib/policy/metrics';
-import { snapshotFromCheckpoint, type MlpArgs, type MlpSnapshot } from '../../src/lib/policy/mlp';
+import { metricNumbers } from '../../src/lib/policy/metrics';
+import type { MlpArgs } from '../../src/lib/policy/mlp';
+import { now } from '../../src/lib/pipeline/events';
+import { PARAMS_CHANNEL, type VersionAnnounce } from '../../src/lib/pipeline/params-channel';
+import type { TrainOutcome } from '../../src/lib/pipeline/types';
 import type { CustomTrainConfig } from '../../src/lib/rl/custom-config';
 import { MlpLearner, type CustomBatch } from '../../src/lib/rl/custom-trainer';
 import type { RunProgress } from '../../src/lib/storage/db';
-import { withEviction, type Eviction } from '../../src/lib/storage/quota';
+import { withEviction } from '../../src/lib/storage/quota';
 import {
   ensureRun,
   isMlpRecord,
@@ -20,19 +23,26 @@ export type CustomRunInit = Omit<PipelineRunInit, 'keepConsumed'>;
 
 /** What publishing a custom-environment version gives the page. */
 export interface CustomPublished {
-  /** The policy as the rollout workers act with it. */
-  snapshot: MlpSnapshot;
-  /** What the write deleted to make room when the quota was full (the page says so). */
-  evicted?: Eviction;
+  version: number;
+  /** Epoch ms the version was announced to the rollout workers. */
+  publishedAt: number;
 }
 
-/** The MLP policy of a custom JS environment being trained, the run it stores versions in, its retention. */
+/**
+ * The MLP policy of a custom JS environment being trained, the run it stores versions in, the
+ * channel it announces them on (as a code run's), its retention.
+ */
 class CustomRun {
   readonly retention = new Retention();
+  readonly channel = new BroadcastChannel(PARAMS_CHANNEL);
   constructor(
     readonly mlp: MlpLearner,
     readonly run: CustomRunInit,
   ) {}
+  dispose(): void {
+    this.channel.close();
+    this.mlp.dispose();
+  }
 }
 
 /** A custom JS environment's training: its MLP policy, trained and stored apart from the code policy. */
@@ -46,8 +56,43 @@ export function customRunHandlers(ctx: TrainerContext) {
 
   /** Drops the previous policy (if any) before a new one is made. */
   function drop(): void {
-    current?.mlp.dispose();
+    current?.dispose();
     current = undefined;
+  }
+
+  /**
+   * Stores version `v` of the custom-environment policy (every parameter and Adam's state, with
+   * the step's metrics and the training's progress; evicting old data if the quota is full), then
+   * announces its weights to the rollout workers. Durable first, as a code run's publish.
+   */
+  async function publish(
+    v: number,
+    metrics: Record<string, number>,
+    progress: RunProgress,
+  ): Promise<CustomPublished> {
+    // Held for the whole call: an initCustom() meanwhile gets a policy, run and retention of its own.
+    const c = current;
+    if (!c) throw new Error('no custom policy: call initCustom() first');
+    const t0 = now();
+    const d = await ctx.database();
+    const checkpoint = await c.mlp.checkpoint();
+    const record = versionRecord(c.run, v, checkpoint, metrics);
+    await withEviction(
+      d,
+      () => putVersion(d, record, { progress }),
+      (e) => {
+        const t = now();
+        ctx.emit({ lane: 'store', kind: 'evict', t0: t, t1: t, version: v, meta: { ...e, reason: 'quota' } });
+      },
+    );
+    const publishedAt = now();
+    ctx.emit({ lane: 'store', kind: 'publish', t0, t1: publishedAt, version: v });
+    // The weights only: a rollout worker has no use for Adam's moments.
+    const { optimizer: _optimizer, ...policy } = checkpoint;
+    const announce: VersionAnnounce = { runId: c.run.runId, version: v, publishedAt, checkpoint: policy };
+    c.channel.postMessage(announce);
+    c.retention.queue(ctx, c.run);
+    return { version: v, publishedAt };
   }
 
   return {
@@ -91,40 +136,35 @@ export function customRunHandlers(ctx: TrainerContext) {
       return { version: record.version, args: record.checkpoint.mlp };
     },
 
-    /**
-     * Stores version `v` of the custom-environment policy (every parameter and Adam's state, with
-     * the step's metrics and the training's progress; evicting old data if the quota is full), then
-     * gives its snapshot for the rollout workers. Durable first, as a pipeline run's publish.
-     */
-    async publishCustom(
+    /** Stores and announces version `v` of the policy as it is (version 0: the untrained policy). */
+    publishCustom(
       v: number,
       metrics: Record<string, number>,
       progress: RunProgress,
     ): Promise<CustomPublished> {
-      // Held for the whole call: an initCustom() meanwhile gets a policy, run and retention of its own.
-      const c = current;
-      if (!c) throw new Error('no custom policy: call initCustom() first');
-      const d = await ctx.database();
-      const checkpoint = await c.mlp.checkpoint();
-      const record = versionRecord(c.run, v, checkpoint, metrics);
-      let evicted: Eviction | undefined;
-      await withEviction(
-        d,
-        () => putVersion(d, record, { progress }),
-        (e) => (evicted = e),
-      );
-      c.retention.queue(ctx, c.run);
-      return { snapshot: snapshotFromCheckpoint(checkpoint), ...(evicted ? { evicted } : {}) };
+      return publish(v, metrics, progress);
     },
 
-    /** One update of the custom-environment policy (the pipeline's training step); returns its metrics. */
-    trainCustom(batch: CustomBatch): Promise<StepMetrics> {
-      return requireMlp().update(batch);
-    },
-
-    /** The custom-environment policy's weights, for the rollout worker to adopt. */
-    exportCustomPolicy(): Promise<MlpSnapshot> {
-      return requireMlp().snapshot();
+    /**
+     * One training step of a custom environment's pipeline: one update of the MLP on the batch,
+     * then the next version stored and announced, as `trainAndPublish` does for a code run.
+     */
+    async trainAndPublishCustom(
+      batch: CustomBatch,
+      info: { fromVersion: number; progress: RunProgress },
+    ): Promise<TrainOutcome> {
+      const startedAt = now();
+      const metrics = await requireMlp().update(batch);
+      ctx.emit({
+        lane: 'trainer',
+        kind: 'train-step',
+        t0: startedAt,
+        t1: now(),
+        version: info.fromVersion,
+        meta: { loss: Number(metrics.loss.toFixed(4)), steps: batch.steps },
+      });
+      const published = await publish(info.fromVersion + 1, metricNumbers(metrics), info.progress);
+      return { version: published.version, metrics, startedAt, publishedAt: published.publishedAt };
     },
   };
 }

@@ -15,6 +15,7 @@ export const ROLLOUT_LIMITS: BridgeOptions<RolloutApi> = {
     play: null,
     playCustom: null,
     customReturn: null,
+    customRandomReturn: null,
     openCustomEnv: null,
   },
 };

@@ -10,7 +10,7 @@ import { WorkerBridge, type BridgeOptions } from './worker-bridge';
  */
 export const TRAINER_LIMITS: BridgeOptions<TrainerApi> = {
   name: 'the trainer worker',
-  methodTimeouts: { init: 120_000, train: null, trainAndPublish: null, trainCustom: null },
+  methodTimeouts: { init: 120_000, train: null, trainAndPublish: null, trainAndPublishCustom: null },
 };
 
 /** The main thread's one handle on the trainer worker. */

@@ -1,3 +1,4 @@
+import type { MlpCheckpoint } from '../policy/mlp';
 import type { Checkpoint } from '../policy/weights';
 import { now, type TimelineEvent } from './events';
 
@@ -6,14 +7,25 @@ export const PARAMS_CHANNEL = 'sandbox-rl-lab/params';
 
 /**
  * One announce: the version is already durable in IndexedDB when it is sent; the weights ride
- * along (no optimiser state) so workers adopt without a store read.
+ * along (no optimiser state) so workers adopt without a store read. A code run announces the
+ * transformer's weights, a custom-environment training its MLP's.
  */
-export interface VersionAnnounce {
+export interface VersionAnnounce<C extends Checkpoint | MlpCheckpoint = Checkpoint | MlpCheckpoint> {
   runId: string;
   version: number;
   /** Epoch ms of the announce (adoption latency is measured from it). */
   publishedAt: number;
-  checkpoint: Checkpoint;
+  checkpoint: C;
+}
+
+/** The announce carries a custom environment's MLP. */
+export function isMlpAnnounce(a: VersionAnnounce): a is VersionAnnounce<MlpCheckpoint> {
+  return a.checkpoint.format === 'sandbox-rl-lab/mlp@1';
+}
+
+/** The announce carries the code-writing policy's weights. */
+export function isCodeAnnounce(a: VersionAnnounce): a is VersionAnnounce<Checkpoint> {
+  return !isMlpAnnounce(a);
 }
 
 export function isVersionAnnounce(data: unknown): data is VersionAnnounce {

@@ -8,6 +8,7 @@ import { nodeQuickJSModule } from '../sandbox/quickjs-node';
 import { QuickJSSession } from '../sandbox/session';
 import { playCustomGroup, type AdoptedPolicy } from './custom-rollout';
 import { customGroup } from '../pipeline/custom-workload';
+import { readBeacon, useBeacon } from '../pipeline/beacon';
 
 let module: QuickJSWASMModule;
 beforeAll(async () => {
@@ -67,5 +68,19 @@ describe('custom rollouts', () => {
       },
     });
     expect(played).toBeNull();
+  });
+
+  it('moves the worker’s progress counter with every step, between its yields too', async () => {
+    const { env, snap } = await tenSteps();
+    const counter = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
+    useBeacon(counter);
+    const seen: number[] = [];
+    await playCustomGroup(env, 1, () => ({ snapshot: snap, version: 0 }), new Rng(1), {
+      yieldEvery: 100, // never yields within the episode: the event loop does not turn
+      aborted: () => false,
+      pause: async () => undefined,
+    });
+    seen.push(readBeacon(counter));
+    expect(seen).toEqual([10]);
   });
 });

@@ -2,6 +2,7 @@ import type { CustomEnv } from '../env/custom';
 import { mlpLogits, type MlpSnapshot } from '../policy/mlp';
 import { pickMasked } from '../policy/sampler';
 import type { Rng } from '../random';
+import { alive } from '../pipeline/beacon';
 import type { CustomTrajectory } from '../pipeline/custom-workload';
 import { now } from '../pipeline/events';
 
@@ -27,7 +28,9 @@ const macrotask = () => new Promise<void>((r) => setTimeout(r, 0));
 /**
  * Plays `samples` episodes of `env` with the newest adopted policy (sampled), stamping each step
  * with the version that chose it; every `yieldEvery` steps it yields, and a version adopted
- * meanwhile plays the rest of the episode (counted as an interrupt). Returns null when aborted.
+ * meanwhile plays the rest of the episode (counted as an interrupt). Each step moves the worker's
+ * progress counter (`beacon.ts`): a slow environment is not taken for a hung worker. Returns null
+ * when aborted.
  */
 export async function playCustomGroup(
   env: CustomEnv,
@@ -66,6 +69,7 @@ export async function playCustomGroup(
         rng,
       );
       const r = env.step(a);
+      alive();
       obs.push(o);
       actions.push(a);
       rewards.push(r.reward);

@@ -2,14 +2,15 @@ import { describe, expect, it, vi } from 'vitest';
 import type { CustomEnvSpec } from '../env/custom';
 import { fakeTrajectory } from '../pipeline/custom-fixture';
 import { customGroup, type CustomTrajectory } from '../pipeline/custom-workload';
-import { now } from '../pipeline/events';
+import { now, type TimelineEvent } from '../pipeline/events';
 import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 import type { StepMetrics } from '../policy/metrics';
 import type { MlpSnapshot } from '../policy/mlp';
 import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
 import type { CustomRunResult } from '../storage/db';
 import type { CustomEnd, CustomRunStore, ResumeStart } from './custom-catalog';
-import type { CustomRolloutBridge, CustomTrainerApi } from './custom-publish';
+import type { RolloutStats } from '../../../workers/rollout.worker';
+import type { CustomTrainerApi } from './custom-ports';
 import {
   CustomRun,
   type CustomRunEvent,
@@ -17,7 +18,7 @@ import {
   type CustomTrainerPort,
   type TrainerStatusName,
 } from './custom-run';
-import { STOPPED_EARLY } from './custom-session';
+import { MEASURER_NAME, STOPPED_EARLY, type CustomRolloutWorker } from './custom-session';
 import { statusOf, type LeaseState, type TrainerHolder } from './trainer-lease';
 
 const SPEC: CustomEnvSpec = { observations: 1, actions: 2, maxSteps: 20 };
@@ -52,31 +53,55 @@ interface Gates {
   measuring: Promise<void>;
 }
 
+/** Versions the fake trainer stored (the store), announced to every joined worker. */
+class FakeStore0 {
+  versions: number[] = [];
+  listeners: ((v: number) => void)[] = [];
+  newest = (): number => this.versions.at(-1) ?? -1;
+  announce(v: number): void {
+    this.versions.push(v);
+    for (const l of this.listeners) l(v);
+  }
+}
+
 /** A rollout worker whose environment gives 5 for random actions, 10 untrained, 100 trained. */
-class FakeRollout implements CustomRolloutBridge {
+class FakeRollout implements CustomRolloutWorker {
   /** The newest version it adopted. */
   policy = -1;
   seeds: number[] = [];
+  lanes: string[] = [];
   terminated = false;
   constructor(
+    readonly name: string,
     /** What opening the environment and measuring the trained policy wait on. */
     private readonly gates: Gates,
+    private readonly versions: FakeStore0,
   ) {}
-  readonly api: CustomRolloutBridge['api'] = {
-    openCustomEnv: async (_code: string, seed: number, onEpisode?: (done: number) => void) => {
+  prepare = async () => ({ backend: 'fake' });
+  join = () => Promise.reject(new Error('a code run only'));
+  readonly api: CustomRolloutWorker['api'] = {
+    openCustomEnv: async (_code: string, seed: number) => {
       this.seeds.push(seed);
+      return { spec: SPEC };
+    },
+    customRandomReturn: async (onEpisode?: (done: number) => void) => {
       onEpisode?.(1);
       await this.gates.opening;
-      return { spec: SPEC, randomReturn: 5 };
+      return 5;
     },
+    adoptStoredCustom: async () => (this.policy = Math.max(this.policy, this.versions.newest())),
     customReturn: async (_episodes: number, greedy: boolean) => {
       if (greedy) await this.gates.measuring;
       return greedy ? 100 : 10;
     },
-    loadCustomPolicy: async (_snapshot: MlpSnapshot, version: number) => {
-      this.policy = Math.max(this.policy, version);
+    startCustom: async (init) => {
+      this.seeds.push(init.seed);
+      this.lanes.push(init.lane);
+      this.versions.listeners.push((v) => (this.policy = Math.max(this.policy, v)));
+      return { version: (this.policy = this.versions.newest()), spec: SPEC };
     },
     playCustom: async (job: RolloutJob): Promise<PlayedGroup<CustomTrajectory>> => {
+      await new Promise((r) => setTimeout(r, 1));
       const trajectories = Array.from({ length: job.samples }, () => {
         const t = fakeTrajectory([1, 1, 1], [-0.7, -0.7, -0.7]);
         return { ...t, versions: t.versions.map(() => this.policy) };
@@ -84,6 +109,10 @@ class FakeRollout implements CustomRolloutBridge {
       return customGroup(job.jobId, { trajectories, interrupted: 0 }, now());
     },
     abortCustom: async () => undefined,
+    stats: async () => ({}) as RolloutStats,
+    play: () => Promise.reject(new Error('a code run only')),
+    abort: async () => undefined,
+    debugFault: async () => undefined,
   };
   terminate(): void {
     this.terminated = true;
@@ -103,7 +132,7 @@ class FakeLease {
   }
 }
 
-/** The trainer worker: it stores every version it publishes; `answers` false: it hangs. */
+/** The trainer worker: it stores and announces every version it publishes; `answers` false: it hangs. */
 class FakeTrainer implements CustomTrainerPort {
   readonly lease = new FakeLease();
   get status(): TrainerStatusName {
@@ -113,21 +142,38 @@ class FakeTrainer implements CustomTrainerPort {
   restarts = 0;
   answers = true;
   crashListener: ((message: string) => void) | null = null;
+  eventListener: ((events: TimelineEvent[]) => void) | null = null;
   resumedAt = { version: 3, args: SNAPSHOT.args };
+  constructor(private readonly versions: FakeStore0) {}
+  private publish(version: number): { version: number; publishedAt: number } {
+    this.published.push(version);
+    this.versions.announce(version);
+    this.eventListener?.([{ lane: 'store', kind: 'publish', t0: 0, t1: 0, version }]);
+    return { version, publishedAt: 0 };
+  }
   readonly api: CustomTrainerApi = {
     initCustom: async () => undefined,
-    resumeCustom: async () => this.resumedAt,
-    exportCustomPolicy: async () => SNAPSHOT,
-    trainCustom: async () => METRICS,
-    publishCustom: async (version: number) => {
-      this.published.push(version);
-      return { snapshot: SNAPSHOT };
+    resumeCustom: async () => {
+      this.versions.versions.push(this.resumedAt.version);
+      return this.resumedAt;
+    },
+    publishCustom: async (version: number) => this.publish(version),
+    trainAndPublishCustom: async (_batch, info) => {
+      this.eventListener?.([
+        { lane: 'trainer', kind: 'train-step', t0: 0, t1: 0, version: info.fromVersion },
+      ]);
+      const { version, publishedAt } = this.publish(info.fromVersion + 1);
+      return { version, metrics: METRICS, startedAt: 0, publishedAt };
     },
     stats: () => (this.answers ? Promise.resolve({ at: 0, step: 0, version: 0 }) : never()),
   };
   onCrash(listener: (message: string) => void): () => void {
     this.crashListener = listener;
     return () => (this.crashListener = null);
+  }
+  onEvents(listener: (events: TimelineEvent[]) => void): () => void {
+    this.eventListener = listener;
+    return () => (this.eventListener = null);
   }
   async restart(): Promise<void> {
     this.restarts += 1;
@@ -164,7 +210,8 @@ const NEW: CustomStart = { kind: 'new', config: CONFIG, code: 'env' };
 
 function lab(gates: Partial<Gates> = {}) {
   const open: Gates = { opening: Promise.resolve(), measuring: Promise.resolve(), ...gates };
-  const trainer = new FakeTrainer();
+  const versions = new FakeStore0();
+  const trainer = new FakeTrainer(versions);
   const store = new FakeStore();
   const bridges: FakeRollout[] = [];
   const crash: ((message: string) => void)[] = [];
@@ -172,8 +219,8 @@ function lab(gates: Partial<Gates> = {}) {
   const run = new CustomRun({
     trainer,
     catalog: store,
-    rolloutBridge: (_name, onCrash) => {
-      const b = new FakeRollout(open);
+    rolloutBridge: (name, onCrash) => {
+      const b = new FakeRollout(name, open, versions);
       bridges.push(b);
       crash.push(onCrash);
       return b;
@@ -198,6 +245,13 @@ function lab(gates: Partial<Gates> = {}) {
   };
 }
 
+/** The pool workers that joined a lane: lane, environment seed, version held; by lane. */
+const lanesOf = (pool: readonly FakeRollout[]) =>
+  pool
+    .filter((b) => b.lanes.length > 0)
+    .map((b) => [b.lanes[0], b.seeds[0], b.policy])
+    .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+
 describe('a custom run', () => {
   it('trains a fresh policy to its iterations, publishing each version to every worker, then measures it', async () => {
     const l = lab();
@@ -210,8 +264,15 @@ describe('a custom run', () => {
     expect(l.of('step').map((e) => e.report.version)).toEqual([1, 2, 3]);
     // Version 0 (the untrained policy) first, then one per update; every worker holds the newest.
     expect(l.trainer.published).toEqual([0, 1, 2, 3]);
-    expect(l.bridges.map((b) => b.policy)).toEqual([3, 3]);
-    expect(l.bridges.map((b) => b.seeds)).toEqual([[CONFIG.seed], [CONFIG.seed + 1]]);
+    // The measuring worker, then the pool's: a worker per lane (and a spare), each joined to the
+    // training on its lane's seed and holding every version announced.
+    const [measurer, ...pool] = l.bridges;
+    expect([measurer?.name, measurer?.seeds, measurer?.policy]).toEqual([MEASURER_NAME, [CONFIG.seed], 3]);
+    expect(pool.every((b) => b.name === 'rollout-custom')).toBe(true);
+    expect(lanesOf(pool)).toEqual([
+      ['rollout-0', CONFIG.seed, 3],
+      ['rollout-1', CONFIG.seed + 1, 3],
+    ]);
     expect(l.of('report').map((e) => e.report)).toEqual([
       { spec: SPEC, iterations: 3, randomReturn: 5, untrainedReturn: 10, trainedReturn: 100 },
     ]);
@@ -257,19 +318,35 @@ describe('a custom run', () => {
     expect(l.trainer.status).toBe('ready');
   });
 
-  it('fails when a rollout worker crashes, and stores the training as failed with what it trained', async () => {
+  it('replaces a pool worker that crashes, as a code run does, and trains to its iterations', async () => {
+    const l = lab();
+    l.run.subscribe((e) => {
+      if (e.type === 'step' && e.report.version === 1) l.crash[1]?.('boom'); // the pool's first worker
+    });
+    await l.run.train({ ...NEW, config: { ...CONFIG, iterations: 6 } });
+    expect(l.states()).toEqual(['starting', 'running', 'idle']);
+    expect(l.of('error')).toEqual([]);
+    expect(l.of('notice').map((e) => e.message)).toEqual([
+      expect.stringMatching(/^rollout-\d crashed: boom; replacing it/),
+    ]);
+    expect(l.of('report').map((e) => e.report.iterations)).toEqual([6]);
+    expect(l.store.settled[0]?.end).toMatchObject({ trained: true, failure: null });
+  });
+
+  it('fails when the measuring worker crashes, and stores the training as failed with what it trained', async () => {
     const l = lab();
     l.run.subscribe((e) => {
       if (e.type === 'step' && e.report.version === 1) l.crash[0]?.('boom');
     });
     await l.run.train({ ...NEW, config: { ...CONFIG, iterations: 50 } });
-    const message = 'rollout worker 0 crashed: boom; training stopped';
+    const message = 'the measuring rollout worker crashed: boom; training stopped';
     expect(l.states()).toEqual(['starting', 'running', 'failed']);
     expect(l.of('error').map((e) => e.message)).toEqual([message]);
     expect(l.of('report')).toEqual([]);
     expect(l.store.settled[0]?.end).toMatchObject({ trained: true, failure: message });
     expect(l.store.settled[0]?.end.result).toBeUndefined();
     expect(l.trainer.status).toBe('ready');
+    expect(l.bridges.every((b) => b.terminated)).toBe(true);
   });
 
   it('Stop now gives up a wait that never ends, and says what it gave up', async () => {
@@ -349,7 +426,11 @@ describe('a custom run', () => {
     expect(l.of('step').map((e) => e.report.version)).toEqual([4, 5]);
     expect(l.trainer.published).toEqual([4, 5]);
     // Its environments play other seeds than its first part's.
-    expect(l.bridges.map((b) => b.seeds[0])).toEqual([CONFIG.seed + 6, CONFIG.seed + 7]);
+    expect(l.bridges[0]?.seeds).toEqual([CONFIG.seed + 6]);
+    expect(lanesOf(l.bridges.slice(1))).toEqual([
+      ['rollout-0', CONFIG.seed + 6, 5],
+      ['rollout-1', CONFIG.seed + 7, 5],
+    ]);
     expect(l.of('report')[0]?.report).toMatchObject({ iterations: 5, randomReturn: 7, untrainedReturn: 8 });
     expect(l.store.baselines).toEqual([['custom-old', { randomReturn: 7, untrainedReturn: 8 }]]);
     expect(l.store.settled[0]).toMatchObject({

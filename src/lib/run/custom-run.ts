@@ -6,7 +6,7 @@ import type { StepReport } from '../pipeline/types';
 import { CUSTOM_BASELINE_EPISODES, validateCustomTrain, type CustomTrainConfig } from '../rl/custom-config';
 import { settlesWithin } from './failure-signal';
 import type { ResumeStart } from './custom-catalog';
-import type { CustomTrainerApi } from './custom-publish';
+import type { CustomTrainerApi } from './custom-ports';
 import type { LeasedTrainer } from './trainer-lease';
 import {
   CustomSession,
@@ -68,6 +68,8 @@ export interface CustomTrainerPort {
   readonly api: CustomTrainerApi;
   /** Takes over crash handling while it trains; returns the release function. */
   onCrash(listener: (message: string) => void): () => void;
+  /** Subscribes to the trainer's timeline events (its updates and stores); returns the unsubscribe function. */
+  onEvents(listener: (events: TimelineEvent[]) => void): () => void;
   restart(): Promise<void>;
 }
 
@@ -84,10 +86,10 @@ const TRAINER_ANSWER_MS = 2_000;
 
 /**
  * Custom-environment trainings, one at a time, through the same asynchronous pipeline as the
- * code-writing policy: rollout workers play groups of episodes in their own sandboxed copy of the
- * environment with the newest MLP version they adopted, and the trainer worker updates the MLP
- * with the decoupled PPO loss and publishes the next version to every worker. Its view subscribes
- * to its events.
+ * code-writing policy: a pool of rollout workers plays groups of episodes in their own sandboxed
+ * copy of the environment with the newest MLP version they adopted, and the trainer worker updates
+ * the MLP with the decoupled PPO loss, stores the next version and announces it to the workers.
+ * Its view subscribes to its events.
  */
 export class CustomRun {
   #state: CustomRunState = 'idle';

@@ -1,16 +1,30 @@
 import * as Comlink from 'comlink';
+import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { CustomEnvSpec } from '../env/custom';
-import { Pipeline, runCounters, type PipelineCounters } from '../pipeline/controller';
-import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
-import { EventLog, now } from '../pipeline/events';
+import { runCounters, type Pipeline } from '../pipeline/controller';
+import type { CustomTrajectory } from '../pipeline/custom-workload';
+import { EventLog, now, type TimelineEvent } from '../pipeline/events';
+import type { WorkerPool } from '../pipeline/worker-pool';
 import { CUSTOM_BASELINE_EPISODES, CUSTOM_MEASURE_EPISODES } from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
 import type { CustomRunResult, RunProgress } from '../storage/db';
+import { errorMessage } from '../errors';
 import { failureSignal, settlesWithin } from './failure-signal';
-import { count } from '../plural';
 import type { CustomRunStore } from './custom-catalog';
-import { CustomPublisher, customRolloutPort, type CustomRolloutBridge, type Emit } from './custom-publish';
+import {
+  customPoolWorkload,
+  countersOf,
+  customEnvSeed,
+  customRunInit,
+  customTrainerPort,
+  quotaNotice,
+  type Baselines,
+  type CustomMeasurer,
+  type Emit,
+} from './custom-ports';
 import type { CustomRunEvent, CustomStart, CustomTrainerPort } from './custom-run';
+import { assemblePipeline } from './pipeline';
+import { rolloutPool, type PooledRollout, type RolloutHost } from './rollout-pool';
 
 /** What a setup step gives when Stop came first. */
 const STOPPED = Symbol('stopped');
@@ -42,29 +56,32 @@ export interface SessionHooks {
   stored(): void;
 }
 
+/** A rollout worker as a custom training drives it: in the pool, or as the measuring worker. */
+export type CustomRolloutWorker = RolloutHost & CustomMeasurer;
+
 /** What a session's workers need: the trainer, a rollout worker maker, the catalog. */
 export interface SessionDeps {
   trainer: CustomTrainerPort;
-  rolloutBridge(name: string, onCrash: (message: string) => void): CustomRolloutBridge;
+  /** Makes a rollout worker named `name` (the page's `RolloutBridge`): the pool's, and the measuring one. */
+  rolloutBridge(name: string, onCrash: (message: string) => void): CustomRolloutWorker;
   catalog: CustomRunStore;
 }
 
-/** The baselines a training reports: measured at its start, or stored by the training it resumes. */
-interface Baselines {
-  spec: CustomEnvSpec;
-  randomReturn: number;
-  untrainedReturn: number | null;
-}
+/** The measuring worker's name. */
+export const MEASURER_NAME = 'rollout-custom-0';
 
 /**
- * One custom-environment training from its rollout workers' start to their end: the steps of its
- * setup (environments, policy, baselines), the pipeline, and the trained policy's measurement.
- * Every wait races its workers' crashes, and Stop ends it whenever it comes.
+ * One custom-environment training from its workers' start to their end: the steps of its setup
+ * (environment, policy, baselines, on the measuring worker), the pipeline with its pool of
+ * rollout workers (assembled and started as a code run's: a crashed or hung worker is replaced),
+ * and the trained policy's measurement. Every wait races the crashes of the trainer and the
+ * measuring worker, and Stop ends it whenever it comes.
  */
 export class CustomSession {
   readonly log = new EventLog(5_000);
-  readonly emit: Emit = (e) => this.log.push(e);
-  readonly bridges: CustomRolloutBridge[];
+  readonly emit: Emit = (e) => this.push([e]);
+  /** The worker that opens the environment first and measures the returns. */
+  readonly measurer: CustomMeasurer;
   /** The version it started from (a resume's); the version it reached is the pipeline's. */
   startVersion = 0;
   /** Its returns, once the trained policy was measured. */
@@ -74,12 +91,13 @@ export class CustomSession {
   /** A crashed worker never answers the calls waiting on it: every await below races this. */
   private readonly crashed = failureSignal();
   private pipeline: Pipeline<CustomBatch, CustomTrajectory> | null = null;
+  private pool: WorkerPool<PooledRollout<CustomTrajectory>, RolloutStats> | null = null;
   private readonly ended: Promise<typeof STOPPED>;
   private resolveEnded: () => void = () => undefined;
   /** The trainer's creation (or resume) of the run: the end waits for it before storing the status. */
   private initialising: Promise<void> | undefined;
   private readonly releaseTrainer: () => void;
-  private readonly publisher: CustomPublisher;
+  private readonly unsubscribe: () => void;
   private t0 = now();
 
   constructor(
@@ -90,25 +108,26 @@ export class CustomSession {
   ) {
     // Stop (or a crash) ends the training whenever it comes, setting up included.
     this.ended = new Promise((resolve) => (this.resolveEnded = () => resolve(STOPPED)));
-    this.bridges = Array.from({ length: start.config.workers }, (_, i) =>
-      deps.rolloutBridge(`rollout-custom-${i}`, (message) => {
-        this.crash(`rollout worker ${i} crashed: ${message}; training stopped`);
-        this.end();
-      }),
-    );
+    this.measurer = deps.rolloutBridge(MEASURER_NAME, (message) => {
+      this.crash(`the measuring rollout worker crashed: ${message}; training stopped`);
+      this.end();
+    });
     this.releaseTrainer = deps.trainer.onCrash((message) => {
       this.crash(`the trainer worker crashed: ${message}; training stopped, and the trainer restarts`);
       this.end();
       void deps.trainer.restart();
     });
-    this.publisher = new CustomPublisher(deps.trainer.api, this.bridges, this.emit, (text) =>
-      hooks.event({ type: 'notice', message: text }),
-    );
+    // The trainer's train-step, publish and evict marks go on this training's timeline.
+    this.unsubscribe = deps.trainer.onEvents((events) => this.push(events));
   }
 
-  /** Ends the training: the update in progress publishes, then the trained policy is measured. */
+  /**
+   * Ends the training: scheduling stops and the pool's workers end; the update in progress
+   * publishes, then the trained policy is measured.
+   */
   end(): void {
     this.pipeline?.stop();
+    this.pool?.close();
     this.resolveEnded();
   }
 
@@ -147,10 +166,7 @@ export class CustomSession {
     await this.measureTrained(baselines, reached);
   }
 
-  /**
-   * Waits (a short while) for what the trainer was storing, stops the pipeline and the workers,
-   * and lets the trainer go: a dead trainer is not waited for.
-   */
+  /** Stops the pipeline and waits (a short while: a dead trainer is not waited for) for what the trainer was storing. */
   async close(): Promise<void> {
     this.pipeline?.stop();
     // A trainer still storing a version (after a rollout worker crashed) or still creating the
@@ -162,7 +178,17 @@ export class CustomSession {
   /** Lets go of the trainer and ends the rollout workers. */
   dispose(): void {
     this.releaseTrainer();
-    for (const b of this.bridges) b.terminate();
+    this.unsubscribe();
+    this.pool?.close();
+    this.measurer.terminate();
+  }
+
+  private push(events: readonly TimelineEvent[]): void {
+    this.log.push(...events);
+    for (const e of events) {
+      const message = quotaNotice(e, "the training's new version");
+      if (message) this.hooks.event({ type: 'notice', message });
+    }
   }
 
   private crash(message: string): void {
@@ -188,51 +214,23 @@ export class CustomSession {
     return Comlink.proxy((done: number) => this.hooks.event({ type: 'phase', phase: what(done) }));
   }
 
-  /** Step 1: every worker opens the environment; the first measures random actions. */
+  /** Step 1: the measuring worker opens the environment and measures random actions. */
   private async openEnvironments(): Promise<Baselines | typeof STOPPED> {
-    const { config, code } = this.start;
-    // A resume's environments and sampling go on from other seeds than its first part's.
-    const seedOffset = this.start.kind === 'resume' ? this.start.from * config.workers : 0;
-    const opened = await this.setup(
-      Promise.all(
-        this.bridges.map((b, i) =>
-          b.api.openCustomEnv(
-            code,
-            config.seed + seedOffset + i,
-            i === 0
-              ? this.counted(
-                  (k) =>
-                    `setting up: measuring random actions, episode ${k} of ${B} (each up to spec.maxSteps steps)`,
-                )
-              : undefined,
-          ),
+    const measurer = this.measurer.api;
+    const opened = await this.setup(measurer.openCustomEnv(this.start.code, customEnvSeed(this.start)));
+    if (opened === STOPPED) return STOPPED;
+    const randomReturn = await this.setup(
+      measurer.customRandomReturn(
+        this.counted(
+          (k) =>
+            `setting up: measuring random actions, episode ${k} of ${B} (each up to spec.maxSteps steps)`,
         ),
       ),
     );
-    if (opened === STOPPED) return STOPPED;
-    const [first] = opened;
-    if (!first) throw new Error('no rollout worker');
+    if (randomReturn === STOPPED) return STOPPED;
     // Known before the trainer creates it: a crash meanwhile still stores how it ended.
     this.hooks.claimed();
-    return { spec: first.spec, randomReturn: first.randomReturn, untrainedReturn: null };
-  }
-
-  /** How the trainer stores the training, and the MLP's shape for the environment. */
-  private runInit(spec: CustomEnvSpec) {
-    const { config, code } = this.start;
-    const { keepVersions, milestoneEvery } = config;
-    const name = `custom environment, η ${config.eta}, ${count(config.workers, 'worker')}`;
-    return {
-      init: { runId: this.runId, name, config: { ...config, code }, keepVersions, milestoneEvery },
-      mlp: { inputs: spec.observations, hidden: config.hidden, actions: spec.actions },
-    };
-  }
-
-  /** The measuring worker (the first). */
-  private get measurer(): CustomRolloutBridge {
-    const [measure] = this.bridges;
-    if (!measure) throw new Error('no rollout worker');
-    return measure;
+    return { spec: opened.spec, randomReturn, untrainedReturn: null };
   }
 
   /**
@@ -240,6 +238,7 @@ export class CustomSession {
    * actions' as soon as measured, so that a resume after a reload can report them.
    */
   private async measureUntrained(b: Baselines): Promise<boolean> {
+    await this.guard(this.measurer.api.adoptStoredCustom(this.runId));
     const measured = await this.setup(
       this.measurer.api.customReturn(
         M,
@@ -261,27 +260,27 @@ export class CustomSession {
     return true;
   }
 
-  /** Step 2 of a fresh training: the trainer builds the MLP and stores version 0, which the workers adopt. */
+  /** Step 2 of a fresh training: the trainer builds the MLP and stores version 0. */
   private async newPolicy(b: Baselines): Promise<boolean> {
-    const { init, mlp } = this.runInit(b.spec);
+    const { init, mlp } = customRunInit(this.runId, this.start, b.spec);
     this.initialising = this.deps.trainer.api.initCustom(mlp, this.start.config, init);
     await this.guard(this.initialising);
     // The table shows it as running; a table that cannot be read does not end the training.
     this.hooks.stored();
     this.t0 = now();
-    await this.guard(Promise.all(await this.guard(this.publisher.publish(0, {}, {}))));
+    await this.guard(this.deps.trainer.api.publishCustom(0, {}, {}));
     return this.measureUntrained(b);
   }
 
   /**
-   * Step 2 of a resume: the trainer restores the newest stored version, which the workers adopt.
-   * It reports the baselines measured when the training began (random actions measured again
+   * Step 2 of a resume: the trainer restores the newest stored version (the workers adopt it from
+   * the store as they join). It reports the baselines measured when the training began (random actions measured again
    * only when they were not stored).
    */
   private async resumePolicy(b: Baselines): Promise<boolean> {
     const { start } = this;
     if (start.kind !== 'resume') throw new Error('not a resume');
-    const { init, mlp } = this.runInit(b.spec);
+    const { init, mlp } = customRunInit(this.runId, this.start, b.spec);
     const resuming = this.deps.trainer.api.resumeCustom(start.config, init);
     this.initialising = resuming.then(() => undefined);
     const from = await this.guard(resuming);
@@ -304,8 +303,6 @@ export class CustomSession {
     );
     this.hooks.stored();
     this.t0 = now();
-    const snapshot = await this.guard(this.deps.trainer.api.exportCustomPolicy());
-    await this.guard(Promise.all(this.bridges.map((w) => w.api.loadCustomPolicy(snapshot, from.version))));
     // Closed before it measured the untrained policy: version 0 is that policy.
     if (b.untrainedReturn === null && from.version === 0) return this.measureUntrained(b);
     return true;
@@ -322,51 +319,65 @@ export class CustomSession {
       type: 'phase',
       phase: resumed ? `training (resumed from version ${this.startVersion})` : 'training',
     });
-    const p = new Pipeline<CustomBatch, CustomTrajectory>(
-      customPipelineConfig(config),
-      new CustomJobSource(spec.observations, config.gamma),
+    const { pipeline: p, lanes } = assemblePipeline(
       {
-        trainAndPublish: (batch, info) =>
-          this.publisher.trainAndPublish(batch, info.fromVersion, () => this.progress()),
-      },
-      'custom-env',
-      {
-        emit: this.emit,
-        onStep: (report) => {
-          this.hooks.event({ type: 'step', report, counters: countersOf(p), timeline: [...this.log.events] });
-          if (report.version >= config.iterations) this.end();
+        kind: 'custom',
+        runId: this.runId,
+        config,
+        inputs: spec.observations,
+        restored: {
+          version: this.startVersion,
+          nextJobId: this.start.kind === 'resume' ? this.start.nextJobId : 0,
         },
-        onError: (m) => this.hooks.fail(m),
       },
       {
-        version: this.startVersion,
-        nextSeq: 0,
-        nextJobId: this.start.kind === 'resume' ? this.start.nextJobId : 0,
-        groups: [],
+        trainer: customTrainerPort(this.deps.trainer.api, () => this.progress()),
+        hooks: {
+          emit: this.emit,
+          onStep: (report) => {
+            this.hooks.event({
+              type: 'step',
+              report,
+              counters: countersOf(p.counters),
+              timeline: [...this.log.events],
+            });
+            if (report.version >= config.iterations) this.end();
+          },
+          onError: (m) => this.hooks.fail(m),
+        },
       },
     );
     this.pipeline = p;
-    this.bridges.forEach((b, i) =>
-      p.addWorker(
-        `rollout-${i}`,
-        customRolloutPort(b, `rollout-${i}`, config.yieldEvery, this.emit),
-        `rollout-${i}`,
-      ),
+    const training = { config, code: this.start.code, seed: customEnvSeed(this.start) };
+    this.pool = rolloutPool(
+      lanes,
+      p,
+      customPoolWorkload(this.runId, training, this.emit),
+      this.deps.rolloutBridge,
+      {
+        push: (events) => this.push(events),
+        backend: () => undefined,
+        notice: (message) => this.hooks.event({ type: 'notice', message }),
+        error: (m) => this.hooks.fail(m),
+      },
     );
     p.start();
+    // Its workers join as they start; Stop meanwhile closes the pool, which ends them.
+    this.pool.start().catch((err: unknown) => {
+      if (!p.isStopped) this.hooks.fail(`the rollout workers could not start: ${errorMessage(err)}`);
+    });
     this.hooks.running();
     await this.guard(this.ended);
     this.hooks.event({ type: 'phase', phase: 'finishing the update in progress' });
     await this.guard(p.trainerIdle());
-    this.hooks.event({ type: 'counters', counters: countersOf(p) });
+    this.hooks.event({ type: 'counters', counters: countersOf(p.counters) });
     return this.hooks.failed() ? null : p.version;
   }
 
   /** Step 4: the newest version, on the worker that measures it, played greedily. */
   private async measureTrained(b: Baselines, version: number): Promise<void> {
     const measure = this.measurer;
-    const snapshot = await this.guard(this.deps.trainer.api.exportCustomPolicy());
-    await this.guard(measure.api.loadCustomPolicy(snapshot, version));
+    await this.guard(measure.api.adoptStoredCustom(this.runId));
     const trainedReturn = await this.guard(
       measure.api.customReturn(
         M,
@@ -384,9 +395,4 @@ export class CustomSession {
     });
     this.result = { randomReturn, ...(untrainedReturn === null ? {} : { untrainedReturn }), trainedReturn };
   }
-}
-
-/** A copy of a pipeline's counters for the panel. */
-function countersOf(p: Pipeline<CustomBatch, CustomTrajectory>): PipelineCounters {
-  return { ...p.counters, stalenessHistogram: { ...p.counters.stalenessHistogram } };
 }

@@ -165,6 +165,9 @@ export function memoryRollouts(): {
           play: port.play,
           abort: port.abort,
           debugFault: async () => undefined,
+          startCustom: () => Promise.reject(new Error('a code run only')),
+          playCustom: () => Promise.reject(new Error('a code run only')),
+          abortCustom: async () => undefined,
         },
       };
     },

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { generateTasks } from '../env/families';
+import { fakeTrajectory } from '../pipeline/custom-fixture';
+import { CustomJobSource, customGroup, type CustomTrajectory } from '../pipeline/custom-workload';
 import { defaultSettings } from '../pipeline/run-settings';
-import type { StepReport } from '../pipeline/types';
+import type { RolloutPort, StepReport } from '../pipeline/types';
+import { storedStepMetrics } from '../policy/metrics';
+import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
+import type { CustomBatch } from '../rl/custom-trainer';
 import { instantRollout, instantTrainer } from './fakes';
 import { assemblePipeline, BUILT_IN_SEED, jobSourceOf, newRunId, runInit } from './pipeline';
 
@@ -61,6 +66,58 @@ describe('assemblePipeline', () => {
     );
     expect(pipeline.version).toBe(7);
     expect(pipeline.keys).toEqual({ nextSeq: 100, nextJobId: 20 });
+  });
+});
+
+describe('assemblePipeline for a custom environment', () => {
+  it('assembles a training that plays groups of episodes and trains them, from the version it resumes', async () => {
+    const config = { ...DEFAULT_CUSTOM_TRAIN, workers: 2, eta: 0, groupsPerBatch: 2 };
+    const batches: CustomBatch[] = [];
+    const jobs: number[] = [];
+    const from: number[] = [];
+    const rollout = (): RolloutPort<CustomTrajectory> => ({
+      play: async (job) => {
+        jobs.push(job.jobId);
+        const t = fakeTrajectory([1, 0, 1], [-0.7, -0.7, -0.7], 3);
+        // Played by the version the job asked for (older ones would be dropped as stale).
+        const played = { ...t, versions: t.versions.map(() => job.minVersion) };
+        await new Promise((r) => setTimeout(r, 1));
+        return customGroup(job.jobId, { trajectories: [played], interrupted: 0 }, 0);
+      },
+      abort: async () => undefined,
+    });
+    let stepped: () => void = () => undefined;
+    const twoSteps = new Promise<void>((r) => (stepped = r));
+    const { pipeline, source, lanes } = assemblePipeline(
+      { kind: 'custom', runId: 'custom-x', config, inputs: 3, restored: { version: 4, nextJobId: 9 } },
+      {
+        trainer: {
+          trainAndPublish: async (batch, info) => {
+            batches.push(batch);
+            from.push(info.fromVersion);
+            if (batches.length === 2) stepped();
+            return {
+              version: info.fromVersion + 1,
+              metrics: storedStepMetrics({ loss: 0.5 }, 'decoupled'),
+              startedAt: 0,
+              publishedAt: 0,
+            };
+          },
+        },
+        rollouts: [rollout(), rollout()],
+        hooks: {},
+      },
+    );
+    expect(lanes).toEqual(['rollout-0', 'rollout-1']);
+    expect(source).toBeInstanceOf(CustomJobSource);
+    pipeline.start(0);
+    await twoSteps;
+    pipeline.stop();
+    expect(from).toEqual([4, 5]); // it trains on from the version it resumed
+    expect(Math.min(...jobs)).toBe(9); // job ids go on from the resumed training's
+    // A batch holds groupsPerBatch groups' steps, with their observations of 3 inputs.
+    expect(batches[0]?.steps).toBe(2 * 3);
+    expect(batches[0]?.obs.length).toBe(2 * 3 * 3);
   });
 });
 

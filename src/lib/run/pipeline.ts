@@ -2,11 +2,16 @@ import type { PipelineRunInit } from '../../../workers/trainer.worker';
 import { generateTasks, type GeneratedTask } from '../env/families';
 import { CodeJobSource } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
+import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
 import { pipelineConfigOf, settingsToJson, type RunSettings } from '../pipeline/run-settings';
 import { runTrainingTasks } from '../pipeline/run-tasks';
 import type { Lane } from '../pipeline/events';
-import type { PipelineTrainerPort, PlayedGroup, RolloutPort } from '../pipeline/types';
+import type { EpisodeOutcome, PipelineTrainerPort, PlayedGroup, RolloutPort } from '../pipeline/types';
+import type { TokenBatch } from '../rl/batch';
+import type { CustomTrainConfig } from '../rl/custom-config';
+import type { CustomBatch } from '../rl/custom-trainer';
 import type { HindsightSnapshot } from '../rl/hindsight';
+import type { Trajectory } from '../rl/trajectory';
 import type { RunProgress } from '../storage/db';
 
 import { BUILT_IN_SEED } from '../env/suite-entries';
@@ -57,6 +62,7 @@ export function jobSourceOf(
 
 /** A code run's workload: what the pipeline is assembled from. */
 export interface CodeWorkload {
+  kind?: 'code';
   runId: string;
   settings: RunSettings;
   /** The suite the run's tasks are drawn from when it has none of its own (the built-in one by default). */
@@ -65,39 +71,70 @@ export interface CodeWorkload {
   restored?: Restored | null;
 }
 
+/** A custom environment's training: what its pipeline is assembled from. */
+export interface CustomWorkload {
+  kind: 'custom';
+  runId: string;
+  config: CustomTrainConfig;
+  /** Observation length of the environment (the MLP's inputs). */
+  inputs: number;
+  /** Where a resumed training continues from (its version and next job id; a new one: 0 and 0). */
+  restored: { version: number; nextJobId: number };
+}
+
 /** How the assembled pipeline reaches its trainer and its rollouts. */
-export interface AssemblyPorts {
+export interface AssemblyPorts<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   /** The trainer (a port that reads the run's progress may read it lazily: it is called only once the pipeline trains). */
-  trainer: PipelineTrainerPort;
+  trainer: PipelineTrainerPort<B>;
   hooks: PipelineHooks;
   /**
    * In-process rollout workers, one lane each (`rollout-i`), added at once; the page adds its
    * workers later, as its pool starts them (`run/rollout-pool.ts`).
    */
-  rollouts?: readonly RolloutPort[];
+  rollouts?: readonly RolloutPort<T>[];
 }
 
-/** An assembled code run: the controller, its job source, and the rollout lanes. */
-export interface AssembledPipeline {
-  pipeline: Pipeline;
-  source: CodeJobSource;
+/** An assembled run: the controller, its job source, and the rollout lanes. */
+export interface Assembled<B, T extends EpisodeOutcome, S> {
+  pipeline: Pipeline<B, T>;
+  source: S;
   lanes: Lane[];
 }
+
+/** An assembled code run. */
+export type AssembledPipeline = Assembled<TokenBatch, Trajectory, CodeJobSource>;
+/** An assembled custom environment's training. */
+export type AssembledCustom = Assembled<CustomBatch, CustomTrajectory, CustomJobSource>;
 
 /** The lanes of a run with `workers` rollout workers. */
 export const rolloutLanes = (workers: number): Lane[] =>
   Array.from({ length: workers }, (_, i) => `rollout-${i}` as const);
 
 /**
- * Assembles a code run's pipeline from its workload: the job source (restored where a resume
- * left it, its hindsight pool included), the controller with the run's config, the trainer port,
- * and any in-process rollout ports. Nothing here starts a worker: usable in node and in the page.
+ * Assembles a run's pipeline from its workload. A code run: the job source (restored where a
+ * resume left it, its hindsight pool included) and the controller with the run's config. A custom
+ * environment: its job source (every job a group of episodes) and the controller with the
+ * training's config, from the version it resumes. Then the trainer port and any in-process rollout
+ * ports. Nothing here starts a worker: usable in node and in the page.
  */
-export function assemblePipeline(w: CodeWorkload, ports: AssemblyPorts): AssembledPipeline {
+export function assemblePipeline(w: CodeWorkload, ports: AssemblyPorts): AssembledPipeline;
+export function assemblePipeline(
+  w: CustomWorkload,
+  ports: AssemblyPorts<CustomBatch, CustomTrajectory>,
+): AssembledCustom;
+export function assemblePipeline(
+  w: CodeWorkload | CustomWorkload,
+  ports: AssemblyPorts | AssemblyPorts<CustomBatch, CustomTrajectory>,
+): AssembledPipeline | AssembledCustom {
+  // The overloads pair each workload with its ports.
+  if (w.kind === 'custom') return assembleCustom(w, ports as AssemblyPorts<CustomBatch, CustomTrajectory>);
+  return assembleCode(w, ports as AssemblyPorts);
+}
+
+function assembleCode(w: CodeWorkload, ports: AssemblyPorts): AssembledPipeline {
   const restored = w.restored ?? null;
   const source = jobSourceOf(w.settings, restored?.progress, w.suite);
   if (restored?.hindsight) source.hindsight.restore(restored.hindsight);
-  const lanes = rolloutLanes(w.settings.workers);
   const pipeline = new Pipeline(
     pipelineConfigOf(w.settings),
     source,
@@ -106,9 +143,34 @@ export function assemblePipeline(w: CodeWorkload, ports: AssemblyPorts): Assembl
     ports.hooks,
     restored ?? undefined,
   );
-  (ports.rollouts ?? []).forEach((port, i) => {
+  return { pipeline, source, lanes: addRollouts(pipeline, w.settings.workers, ports.rollouts) };
+}
+
+function assembleCustom(
+  w: CustomWorkload,
+  ports: AssemblyPorts<CustomBatch, CustomTrajectory>,
+): AssembledCustom {
+  const source = new CustomJobSource(w.inputs, w.config.gamma);
+  const pipeline = new Pipeline<CustomBatch, CustomTrajectory>(
+    customPipelineConfig(w.config),
+    source,
+    ports.trainer,
+    w.runId,
+    ports.hooks,
+    { ...w.restored, nextSeq: 0, groups: [] },
+  );
+  return { pipeline, source, lanes: addRollouts(pipeline, w.config.workers, ports.rollouts) };
+}
+
+/** The run's lanes; in-process rollout ports take the first ones at once. */
+function addRollouts<T extends EpisodeOutcome>(
+  pipeline: Pipeline<unknown, T>,
+  workers: number,
+  rollouts: readonly RolloutPort<T>[] = [],
+): Lane[] {
+  rollouts.forEach((port, i) => {
     const lane = `rollout-${i}` as const;
     pipeline.addWorker(lane, port, lane);
   });
-  return { pipeline, source, lanes };
+  return rolloutLanes(workers);
 }

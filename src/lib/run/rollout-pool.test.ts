@@ -4,7 +4,7 @@ import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { defaultSettings } from '../pipeline/run-settings';
 import { instantRollout, instantTrainer } from './fakes';
 import { assemblePipeline } from './pipeline';
-import { rolloutPool, type RolloutHost } from './rollout-pool';
+import { codePoolWorkload, rolloutPool, type RolloutHost } from './rollout-pool';
 
 const until = async (ok: () => boolean, ms = 5_000) => {
   const t0 = Date.now();
@@ -41,6 +41,13 @@ class FakeHost implements RolloutHost {
     play: (job) => this.port.play(job),
     abort: (jobId) => this.port.abort(jobId),
     debugFault: async () => undefined,
+    startCustom: async () => {
+      throw new Error('a code run never joins a custom training');
+    },
+    playCustom: async () => {
+      throw new Error('a code run never plays a custom job');
+    },
+    abortCustom: async () => undefined,
   };
 }
 
@@ -53,11 +60,10 @@ function fixture(failFirst = 0) {
   const hosts: FakeHost[] = [];
   const heard = { backends: [] as string[], notices: [] as string[], errors: [] as string[] };
   const pool = rolloutPool(
-    'run-p',
-    settings,
     lanes,
     pipeline,
-    (_name, onCrash) => {
+    codePoolWorkload('run-p', settings),
+    (_name: string, onCrash: (message: string) => void) => {
       const h = new FakeHost(onCrash, hosts.length < failFirst);
       hosts.push(h);
       return h;

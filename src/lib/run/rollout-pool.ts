@@ -1,11 +1,11 @@
 import type { EngineRunInit, RolloutApi, RolloutInit, RolloutStats } from '../../../workers/rollout.worker';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { newBeacon, readBeacon } from '../pipeline/beacon';
-import type { Pipeline } from '../pipeline/controller';
 import type { Lane, TimelineEvent } from '../pipeline/events';
 import type { RunSettings } from '../pipeline/run-settings';
-import type { RolloutPort } from '../pipeline/types';
-import { WorkerPool } from '../pipeline/worker-pool';
+import type { EpisodeOutcome, RolloutPort } from '../pipeline/types';
+import { WorkerPool, type PoolConfig } from '../pipeline/worker-pool';
+import type { Trajectory } from '../rl/trajectory';
 
 /** A worker's method as the main thread calls it: the same arguments, its result as a promise. */
 export type Called<F> = F extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
@@ -14,7 +14,7 @@ export type Called<F> = F extends (...args: infer A) => infer R ? (...args: A) =
 export interface RolloutHost {
   /** Starts the worker, routes its timeline events to `onEvents`, and initialises it. */
   prepare(init: RolloutInit, onEvents: (events: TimelineEvent[]) => void): Promise<{ backend: string }>;
-  /** Joins a pipeline run: the worker adopts the run's newest stored version and plays for its lane. */
+  /** Joins a code run: the worker adopts the run's newest stored version and plays for its lane. */
   join(run: EngineRunInit): Promise<{ version: number }>;
   terminate(): void;
   readonly api: {
@@ -22,16 +22,55 @@ export interface RolloutHost {
     play: RolloutPort['play'];
     abort: RolloutPort['abort'];
     debugFault: Called<RolloutApi['debugFault']>;
+    /** Joins a custom environment's training (its `join`). */
+    startCustom: Called<RolloutApi['startCustom']>;
+    playCustom: Called<RolloutApi['playCustom']>;
+    abortCustom: Called<RolloutApi['abortCustom']>;
   };
 }
 
 /** Makes a rollout worker named `name` whose crash (uncaught error, failed load) calls `onCrash`. */
 export type RolloutFactory = (name: string, onCrash: (message: string) => void) => RolloutHost;
 
+/**
+ * What a run's pool workers play: how a prepared worker joins the run for a lane, and how the
+ * pipeline reaches it there. A code run's and a custom environment's differ only in these.
+ */
+export interface PoolWorkload<T extends EpisodeOutcome> {
+  /** The workers' name (the browser's, for its tools and the tests). */
+  name: string;
+  /** Seed of a worker's untrained policy replica and sampling. */
+  seed: number;
+  join(host: RolloutHost, lane: Lane): Promise<unknown>;
+  port(host: RolloutHost, lane: Lane): RolloutPort<T>;
+}
+
+/** A code run's workload: the worker's engine plays its jobs (`startRun`, `play`). */
+export function codePoolWorkload(runId: string, settings: RunSettings): PoolWorkload<Trajectory> {
+  const rows = settings.slotsPerWorker * settings.code.groupSize;
+  return {
+    name: 'rollout',
+    seed: settings.seed,
+    join: (host, lane) =>
+      host.join({
+        runId,
+        lane,
+        rows,
+        interruptEveryTokens: settings.interruptEveryTokens,
+        temperature: settings.code.temperature,
+        seed: settings.seed * 31 + Number(lane.slice('rollout-'.length)),
+        fetchAfterMs: 250,
+      }),
+    port: (host) => ({ play: (job) => host.api.play(job), abort: (jobId) => host.api.abort(jobId) }),
+  };
+}
+
 /** A rollout worker of the pool: its host, as the pipeline's port. */
-export class PooledRollout implements RolloutPort {
+export class PooledRollout<T extends EpisodeOutcome = Trajectory> implements RolloutPort<T> {
   /** The worker's progress counter, where memory is shared. */
   readonly beacon?: () => number;
+  /** How the pipeline reaches it (set once it joined a lane). */
+  port: RolloutPort<T> | null = null;
   constructor(
     readonly host: RolloutHost,
     counter: SharedArrayBuffer | null,
@@ -44,8 +83,11 @@ export class PooledRollout implements RolloutPort {
   terminate(): void {
     this.host.terminate();
   }
-  play: RolloutPort['play'] = (job) => this.host.api.play(job);
-  abort: RolloutPort['abort'] = (jobId) => this.host.api.abort(jobId);
+  play: RolloutPort<T>['play'] = (job) => {
+    if (!this.port) return Promise.reject(new Error('the rollout worker has not joined the run'));
+    return this.port.play(job);
+  };
+  abort: RolloutPort<T>['abort'] = async (jobId) => this.port?.abort(jobId);
 }
 
 /** What the pool tells the run as its workers come and go. */
@@ -57,53 +99,56 @@ export interface RolloutPoolHooks {
   error(message: string): void;
 }
 
+/** The pipeline as the pool feeds it: workers join and leave their lanes. */
+export interface PoolPipeline<T extends EpisodeOutcome> {
+  addWorker(id: string, port: RolloutPort<T>, lane: Lane): void;
+  removeWorker(id: string, reason: string): void;
+}
+
 /**
  * The run's rollout worker pool: it prepares a worker per lane (policy replica, sandbox, progress
- * counter), joins it to the run, adds it to the pipeline, and replaces one that crashed or hangs.
+ * counter), joins it to the run (as `workload` says), adds it to the pipeline, and replaces one
+ * that crashed or hangs. A code run's and a custom environment's training share it.
  */
-export function rolloutPool(
-  runId: string,
-  settings: RunSettings,
+export function rolloutPool<T extends EpisodeOutcome>(
   lanes: Lane[],
-  pipeline: Pipeline,
+  pipeline: PoolPipeline<T>,
+  workload: PoolWorkload<T>,
   create: RolloutFactory,
   hooks: RolloutPoolHooks,
-): WorkerPool<PooledRollout, RolloutStats> {
-  const rows = settings.slotsPerWorker * settings.code.groupSize;
-  return new WorkerPool<PooledRollout, RolloutStats>(lanes, {
-    prepare: async (onCrash, giveUp) => {
-      const host = create('rollout', onCrash);
-      giveUp.addEventListener('abort', () => host.terminate()); // it crashed or hangs: it never answers
-      const counter = newBeacon();
-      try {
-        const r = await host.prepare(
-          { model: DEFAULT_MODEL_ARGS, seed: settings.seed, ...(counter ? { beacon: counter } : {}) },
-          (events) => hooks.push(events),
-        );
-        hooks.backend(r.backend);
-      } catch (err) {
-        host.terminate();
-        throw err;
-      }
-      return new PooledRollout(host, counter);
+  config?: PoolConfig,
+): WorkerPool<PooledRollout<T>, RolloutStats> {
+  return new WorkerPool<PooledRollout<T>, RolloutStats>(
+    lanes,
+    {
+      prepare: async (onCrash, giveUp) => {
+        const host = create(workload.name, onCrash);
+        giveUp.addEventListener('abort', () => host.terminate()); // it crashed or hangs: it never answers
+        const counter = newBeacon();
+        try {
+          const r = await host.prepare(
+            { model: DEFAULT_MODEL_ARGS, seed: workload.seed, ...(counter ? { beacon: counter } : {}) },
+            (events) => hooks.push(events),
+          );
+          hooks.backend(r.backend);
+        } catch (err) {
+          host.terminate();
+          throw err;
+        }
+        return new PooledRollout<T>(host, counter);
+      },
+      join: async (w, lane) => {
+        await workload.join(w.host, lane);
+        w.port = workload.port(w.host, lane);
+      },
+      joined: (lane, w) => pipeline.addWorker(lane, w, lane),
+      lost: (lane, reason) => {
+        pipeline.removeWorker(lane, reason);
+        hooks.notice(`${lane} ${reason}; replacing it, its episodes in flight go back to the queue.`);
+      },
+      emit: (e) => hooks.push([e]),
+      onError: (m) => hooks.error(m),
     },
-    join: async (w, lane) => {
-      await w.host.join({
-        runId,
-        lane,
-        rows,
-        interruptEveryTokens: settings.interruptEveryTokens,
-        temperature: settings.code.temperature,
-        seed: settings.seed * 31 + Number(lane.slice('rollout-'.length)),
-        fetchAfterMs: 250,
-      });
-    },
-    joined: (lane, w) => pipeline.addWorker(lane, w, lane),
-    lost: (lane, reason) => {
-      pipeline.removeWorker(lane, reason);
-      hooks.notice(`${lane} ${reason}; replacing it, its episodes in flight go back to the queue.`);
-    },
-    emit: (e) => hooks.push([e]),
-    onError: (m) => hooks.error(m),
-  });
+    config,
+  );
 }

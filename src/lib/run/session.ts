@@ -14,7 +14,13 @@ import type { RunProgress } from '../storage/db';
 import { evictionNotice } from '../storage/quota';
 import { WorkerTimeout } from '../bridge/worker-errors';
 import { assemblePipeline, runInit, type Restored } from './pipeline';
-import { rolloutPool, type Called, type PooledRollout, type RolloutFactory } from './rollout-pool';
+import {
+  codePoolWorkload,
+  rolloutPool,
+  type Called,
+  type PooledRollout,
+  type RolloutFactory,
+} from './rollout-pool';
 import type { LeasedTrainer } from './trainer-lease';
 
 /** What a code run calls on the trainer worker. */
@@ -190,7 +196,8 @@ export class PipelineSession {
   /** Starts the rollout workers and scheduling (the trainer has published the run's version). */
   async start(): Promise<void> {
     if (this.pipeline.isStopped) return; // stopped before it started: no workers to outlive it
-    this.pool = rolloutPool(this.runId, this.settings, this.lanes, this.pipeline, this.createRollout, {
+    const workload = codePoolWorkload(this.runId, this.settings);
+    this.pool = rolloutPool(this.lanes, this.pipeline, workload, this.createRollout, {
       push: (events) => this.push(events),
       backend: (b) => (this.rolloutBackend = b),
       notice: (m) => this.hooks.onNotice(m),

@@ -18,12 +18,12 @@ const busyTrainer: CustomTrainerPort = {
   api: {
     initCustom: unused,
     resumeCustom: unused,
-    exportCustomPolicy: unused,
-    trainCustom: unused,
     publishCustom: unused,
+    trainAndPublishCustom: unused,
     stats: unused,
   },
   onCrash: () => () => undefined,
+  onEvents: () => () => undefined,
   restart: async () => undefined,
 };
 
