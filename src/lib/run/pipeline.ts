@@ -3,7 +3,7 @@ import { generateTasks, type GeneratedTask } from '../env/families';
 import { CodeJobSource } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
 import { pipelineConfigOf, settingsToJson, type RunSettings } from '../pipeline/run-settings';
-import { runTrainingTasks } from '../pipeline/run-tasks';
+import { runHeldOutTasks, runTrainingTasks } from '../pipeline/run-tasks';
 import type { Lane } from '../pipeline/events';
 import type { PipelineTrainerPort, PlayedGroup, RolloutPort } from '../pipeline/types';
 import type { HindsightSnapshot } from '../rl/hindsight';
@@ -50,7 +50,7 @@ export function jobSourceOf(
   progress: RunProgress | undefined,
   suite: readonly GeneratedTask[] = generateTasks(BUILT_IN_SEED),
 ): CodeJobSource {
-  const source = new CodeJobSource(runTrainingTasks(settings, suite), settings.code);
+  const source = new CodeJobSource(runTrainingTasks(settings, suite), settings.code, runHeldOutTasks(suite));
   source.restore(progress);
   return source;
 }
