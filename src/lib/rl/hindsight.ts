@@ -285,7 +285,8 @@ export class HindsightPool {
     const held = this.best.get(r.key);
     if (held) {
       held.refs += 1;
-      if (r.length < held.length) Object.assign(held, { length: r.length, trajectory: r.trajectory });
+      if (r.length < held.length)
+        Object.assign(held, { length: r.length, trajectory: r.trajectory, probe: r.probe });
     } else {
       const { length, task, trajectory, probe } = r;
       this.best.set(r.key, { length, task, trajectory, probe, refs: 1 });
