@@ -18,8 +18,8 @@
  *
  * `--seconds` is training time: greedy evaluations pause the run and are not counted (the page
  * evaluates in a worker of its own, beside the run). Evaluations: every `evalEvery` versions and
- * at the end, greedy (argmax) play once per task on the easy training and held-out tasks of the
- * built-in suite (`generateTasks(taskSeed)`; the page always uses seed 1), as the page's
+ * at the end, greedy (argmax) play once per task on the easy training, held-out and generalisation
+ * tasks of the built-in suite (`generateTasks(taskSeed)`; the page always uses seed 1), as the page's
  * evaluator does (CachedPolicyAgent, rows 32, sampler seed 1, default env config).
  */
 import * as tf from '@tensorflow/tfjs';
@@ -28,6 +28,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
 import { generateTasks } from '../../src/lib/env/families.ts';
+import { generalisationTasks } from '../../src/lib/env/generalisation.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
 import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
 import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
@@ -123,6 +124,7 @@ const trainTasks = runTrainingTasks({ tasks: null, level: LEVEL as Level }, buil
 const ofLevel = builtIn.filter((t) => t.level === LEVEL);
 const evalTrain = ofLevel.filter((t) => !t.heldOut);
 const evalHeld = ofLevel.filter((t) => t.heldOut);
+const evalGeneral = generalisationTasks(builtIn).filter((t) => t.level === LEVEL);
 const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
 /** The hindsight pool's key of the relabelled task a correct program for `t` makes. */
 const relabelKey = (t: Task) =>
@@ -185,6 +187,7 @@ interface EvalResult {
   trainedEpisodes: number;
   successTrain: number;
   successHeldOut: number;
+  successGeneralisation: number;
   programs: string;
 }
 const evals: EvalResult[] = [];
@@ -213,6 +216,7 @@ async function evaluate(version: number): Promise<EvalResult> {
   const e0 = performance.now();
   const tr = await greedy(evalTrain.map(plain));
   const ho = await greedy(evalHeld.map(plain));
+  const ge = await greedy(evalGeneral.map(plain));
   const rate = (eps: Episode[]) => eps.filter((e) => e.solved).length / Math.max(1, eps.length);
   const shown = (e: Episode) =>
     `${short(e.task.id)}${e.solved ? '✓' : '✗'}${e.turns.map((t) => t.program || '∅').join('|')}`;
@@ -237,6 +241,7 @@ async function evaluate(version: number): Promise<EvalResult> {
     trainedEpisodes: pipeline.counters.trainedEpisodes,
     successTrain: rate(tr),
     successHeldOut: rate(ho),
+    successGeneralisation: rate(ge),
     programs,
   };
   evals.push(r);
@@ -244,7 +249,7 @@ async function evaluate(version: number): Promise<EvalResult> {
   const eps = r.episodes / Math.max(1e-3, seconds);
   console.log(
     `${seconds.toFixed(0).padStart(4)} s  v${String(version).padEnd(4)} ${String(r.episodes).padStart(6)} ep (${eps.toFixed(1)}/s)  ` +
-      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
+      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
   );
   return r;
 }
@@ -292,7 +297,7 @@ console.log(
   `# backend ${tf.getBackend()}, ${trainer.parameterCount} parameters, model ${JSON.stringify(modelArgs)}\n` +
     `# η ${ETA}, workers ${WORKERS} × ${settings.slotsPerWorker} slots × group ${code.groupSize}, batch ${code.tasksPerBatch} groups + ${code.hindsight.samplesPerBatch} relabelled, ` +
     `lr ${code.learningRate} (half-life ${code.lrHalfLife}), ${code.estimator}, ${settings.loss}, updates ${code.updatesPerBatch}, seed ${SEED}, ` +
-    `tasks: ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
+    `tasks: ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
 );
 
 let finish: () => void = () => undefined;
@@ -350,10 +355,12 @@ console.log(
       relabelled: source.hindsight.added,
       distinct: source.hindsight.distinct,
       posed: source.posed,
+      decontaminated: source.hindsight.decontaminated,
     },
     lastEntropy: lastMetrics ? Number((lastMetrics as StepMetrics).entropy.toFixed(3)) : null,
     finalTrain: last.successTrain,
     finalHeldOut: last.successHeldOut,
+    finalGeneralisation: last.successGeneralisation,
     bestHeldOut: best ? { value: best.successHeldOut, ...at(best) } : null,
     train90: at(t90),
     goal: at(goal),

@@ -5,6 +5,7 @@ import {
   busyCoreMs,
   coreBoundSpeedup,
   percentile,
+  policyLag,
   stepThroughput,
 } from '../../src/lib/view/metrics.ts';
 import { CpuSampler } from './cpu.ts';
@@ -51,6 +52,8 @@ export interface PipelineFigures {
   interrupts: number;
   staleDrops: number;
   meanStaleness: number;
+  /** Mean lag in samples of the trained groups (PipelineRL's: episodes trained since their behaviour version). */
+  meanLagSamples: number | null;
   successTrain: number;
   successHeldOut: number | null;
 }
@@ -144,6 +147,7 @@ export async function runPipeline(
   const lanes = [...new Set(r.events.map((e) => e.lane).filter((l) => l.startsWith('rollout')))];
   const lat = adoptionLatencies(r.events, lanes);
   const stale = steps.flatMap((s) => s.staleness);
+  const lagSamples = policyLag(steps).meanSamples;
   const eta = settings.eta;
   return {
     eta: eta !== undefined && Number.isFinite(eta) ? eta : null,
@@ -167,6 +171,7 @@ export async function runPipeline(
     interrupts: c.interrupts,
     staleDrops: c.staleDrops,
     meanStaleness: round(stale.reduce((a, b) => a + b, 0) / Math.max(1, stale.length)),
+    meanLagSamples: lagSamples === null ? null : round(lagSamples, 1),
     successTrain: round(r.evaluation.successTrain),
     successHeldOut: r.evaluation.successHeldOut === null ? null : round(r.evaluation.successHeldOut),
   };

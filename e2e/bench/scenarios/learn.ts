@@ -191,6 +191,7 @@ const scenario: Scenario = {
         last: await l.run.evaluateLatest('easy'),
         episodes: l.run.dashboard?.counters.generatedEpisodes ?? 0,
         trained: l.run.dashboard?.counters.trainedEpisodes ?? 0,
+        hindsight: l.run.dashboard?.hindsight ?? null,
         iterations: l.run.steps.length,
         steps: l.run.metrics?.step ?? 0,
         backend: l.trainer.info?.backend ?? null,
@@ -228,6 +229,10 @@ const scenario: Scenario = {
         'learn.secondsToGoal': round(secondsToGoal, 1),
         'learn.successTrain': round(final.last?.successTrain),
         'learn.successHeldOut': round(final.last?.successHeldOut),
+        'learn.successGeneralisation': round(final.last?.successGeneralisation),
+        // Programs relabelled into the pool, and those kept out as computing a held-out or generalisation task.
+        'learn.relabelled': final.hindsight?.relabelled ?? null,
+        'learn.decontaminated': final.hindsight?.decontaminated ?? null,
         'learn.episodes': final.episodes,
         'learn.trainedEpisodes': final.trained,
         'learn.iterations': final.iterations,

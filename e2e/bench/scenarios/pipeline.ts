@@ -56,6 +56,9 @@ const scenario: Scenario = {
         'pipeline.interrupts': async_.interrupts,
         'pipeline.staleDrops': async_.staleDrops,
         'pipeline.meanStalenessAsync': async_.meanStaleness,
+        // The same lag in samples: episodes trained since a group's behaviour version (PipelineRL).
+        'pipeline.meanLagSamplesSync': sync.meanLagSamples,
+        'pipeline.meanLagSamplesAsync': async_.meanLagSamples,
         'pipeline.successSync': sync.successHeldOut,
         'pipeline.successAsync': async_.successHeldOut,
         'pipeline.successTrainSync': sync.successTrain,

@@ -1,18 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { agentFigures, type EvalRow, type EvalTask } from '../../../src/lib/env/evaluate.ts';
 import { generateTasks } from '../../../src/lib/env/families.ts';
+import { generalisationTasks } from '../../../src/lib/env/generalisation.ts';
 import { parseSuite } from '../../../src/lib/env/suite.ts';
 import type { Scenario } from '../harness.ts';
 import { TRAINED_POLICY, type PortableCheckpoint } from '../portable.ts';
 import { labHandle, untilLabExposed, type Lab } from '../../support/lab.ts';
 
-/** The built-in suite (seed 1, with its split), or a suite file whose tasks all count as held-out. */
+/**
+ * The built-in suite (seed 1, with its split, and its generalisation suite), or a suite file
+ * whose tasks all count as held-out.
+ */
 export function benchTasks(file: string | undefined): { tasks: EvalTask[]; source: string } {
-  if (!file)
+  if (!file) {
+    const suite = generateTasks(1);
     return {
-      tasks: generateTasks(1).map(({ family: _f, program: _p, ...t }) => t),
+      tasks: [...suite, ...generalisationTasks(suite)].map(({ family: _f, program: _p, ...t }) => t),
       source: 'built-in (seed 1)',
     };
+  }
   const parsed = parseSuite(readFileSync(file, 'utf8'));
   if (!parsed.ok) throw new Error(`${file}: ${parsed.path}: ${parsed.message}`);
   return { tasks: parsed.suite.tasks.map((t) => ({ ...t, heldOut: true })), source: file };
@@ -78,7 +84,8 @@ const scenario: Scenario = {
       const out: Record<string, unknown> = {
         'tasks.source': source,
         'tasks.count': tasks.length,
-        'tasks.heldOutCount': tasks.filter((t) => t.heldOut).length,
+        'tasks.heldOutCount': tasks.filter((t) => t.heldOut && !t.generalisation).length,
+        'tasks.generalisationCount': tasks.filter((t) => t.generalisation).length,
         'tasks.samplesPerTask': samples,
         'tasks.inferenceBackend': backend,
         'tasks.seconds': round((performance.now() - t0) / 1000, 1),
@@ -95,6 +102,7 @@ const scenario: Scenario = {
         out[`tasks.${key}`] = {
           successTrain: round(f.successTrain),
           successHeldOut: round(f.successHeldOut),
+          successGeneralisation: round(f.successGeneralisation),
           meanTurns: round(f.meanTurns),
           meanReward: round(f.meanReward),
           ...(f.sandboxRunsPerTask === undefined

@@ -14,6 +14,7 @@ import {
   type TokenAgent,
 } from './evaluate';
 import { generateTasks } from './families';
+import { generalisationTasks } from './generalisation';
 import type { Episode } from './episode';
 import { sourceToTokens } from './tokenizer';
 import { SUBMIT, tokenId } from './vocab';
@@ -158,5 +159,25 @@ describe('evaluation table', () => {
     const brute = agentFigures(rows, 'bruteforce');
     expect(brute.sandboxRunsPerTask).toBeGreaterThan(1);
     expect(agentFigures(rows, 'random').sandboxRunsPerTask).toBeUndefined();
+  });
+
+  it('reports the generalisation suite as a split of its own, for an oracle and brute force', async () => {
+    const suite = generateTasks(1);
+    const general = generalisationTasks(suite).filter((t) => t.level === 'easy');
+    const tasks: EvalTask[] = [...easy.slice(0, 4), ...general];
+    const oracle = new Oracle(new Map([...easy, ...general].map((t) => [t.id, t.program])));
+    const rows = await evaluateAgents(tasks, sandbox, [
+      { name: 'oracle', kind: 'tokens', greedy: oracle, sampled: oracle },
+      { name: 'bruteforce', kind: 'bruteforce', maxRuns: 400 },
+    ]);
+    const row = rows.find((r) => r.agent === 'oracle' && r.split === 'generalisation' && r.level === 'all');
+    expect(row?.episodes).toBe(general.length);
+    expect(row?.success).toBe(1);
+    // The held-out split counts no generalisation task.
+    expect(rows.some((r) => r.agent === 'oracle' && r.split === 'heldOut' && r.episodes > 4)).toBe(false);
+    expect(agentFigures(rows, 'oracle').successGeneralisation).toBe(1);
+    const brute = agentFigures(rows, 'bruteforce').successGeneralisation;
+    expect(brute).not.toBeNull();
+    expect(agentFigures(summarize('none', 'greedy', []), 'none').successGeneralisation).toBeNull();
   });
 });

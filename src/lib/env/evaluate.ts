@@ -20,13 +20,26 @@ export interface TokenAgent {
 /** A task with its split: held-out tasks are never trained on. */
 export interface EvalTask extends Task {
   heldOut: boolean;
+  /** A generalisation task (`generalisation.ts`; held out too): reported as a split of its own. */
+  generalisation?: boolean;
 }
+
+/** The splits an evaluation reports: training, held-out, and the generalisation suite. */
+export type EvalSplit = 'train' | 'heldOut' | 'generalisation';
+
+export const EVAL_SPLITS: readonly EvalSplit[] = ['train', 'heldOut', 'generalisation'];
+
+/** The split a task (or an episode of it) is reported in. */
+export const splitOf = (t: { heldOut: boolean; generalisation?: boolean }): EvalSplit =>
+  t.generalisation ? 'generalisation' : t.heldOut ? 'heldOut' : 'train';
 
 /** What one evaluated episode came to. */
 export interface EpisodeSummary {
   taskId: string;
   level: Level;
   heldOut: boolean;
+  /** An episode of a generalisation task. */
+  generalisation?: boolean;
   solved: boolean;
   turns: number;
   reward: number;
@@ -111,17 +124,21 @@ export async function playEpisodes(
   for (let i = 0; i < queue.length; i += opts.batch ?? 32) {
     const chunk = queue.slice(i, i + (opts.batch ?? 32));
     const episodes = await runEpisodes(chunk, agent, sandbox, opts.config);
-    episodes.forEach((ep, j) => out.push(summarizeEpisode(ep, chunk[j]?.heldOut ?? false)));
+    episodes.forEach((ep, j) => out.push(summarizeEpisode(ep, chunk[j] ?? { heldOut: false })));
     opts.onProgress?.(out.length, queue.length);
   }
   return out;
 }
 
-export function summarizeEpisode(ep: Episode, heldOut: boolean): EpisodeSummary {
+export function summarizeEpisode(
+  ep: Episode,
+  split: { heldOut: boolean; generalisation?: boolean },
+): EpisodeSummary {
   return {
     taskId: ep.task.id,
     level: ep.task.level,
-    heldOut,
+    heldOut: split.heldOut,
+    ...(split.generalisation ? { generalisation: true } : {}),
     solved: ep.solved,
     turns: ep.turns.length,
     reward: ep.parts.total,
@@ -193,6 +210,7 @@ export async function bruteForce(
       taskId: task.id,
       level: task.level,
       heldOut: task.heldOut,
+      ...(task.generalisation ? { generalisation: true } : {}),
       solved: ep.solved,
       turns: runs + (found === null ? 0 : 1),
       reward: found === null ? -config.reward.noSubmit : ep.parts.total,
@@ -212,7 +230,7 @@ export interface EvalRow {
   agent: string;
   /** `greedy` (argmax) or `sampled` (temperature 1); baselines with one way of acting use `sampled`. */
   mode: 'greedy' | 'sampled';
-  split: 'train' | 'heldOut';
+  split: EvalSplit;
   level: Level | 'all';
   episodes: number;
   success: number;
@@ -232,11 +250,9 @@ export function summarize(
   episodes: readonly EpisodeSummary[],
 ): EvalRow[] {
   const rows: EvalRow[] = [];
-  for (const split of ['train', 'heldOut'] as const) {
+  for (const split of EVAL_SPLITS) {
     for (const level of ['all', ...LEVELS] as const) {
-      const group = episodes.filter(
-        (e) => (split === 'heldOut') === e.heldOut && (level === 'all' || e.level === level),
-      );
+      const group = episodes.filter((e) => splitOf(e) === split && (level === 'all' || e.level === level));
       if (group.length === 0) continue;
       rows.push({
         agent,
@@ -322,6 +338,8 @@ export async function evaluateAgents(
 export interface AgentFigures {
   successTrain: number | null;
   successHeldOut: number | null;
+  /** Success on the generalisation suite; null when the tasks had none. */
+  successGeneralisation: number | null;
   meanTurns: number;
   meanReward: number;
   sandboxRunsPerTask?: number;
@@ -333,12 +351,14 @@ export function agentFigures(rows: readonly EvalRow[], agent: string): AgentFigu
   const pick = mine.filter((r) => r.mode === mode);
   const train = pick.find((r) => r.split === 'train');
   const held = pick.find((r) => r.split === 'heldOut');
+  const general = pick.find((r) => r.split === 'generalisation');
   const n = pick.reduce((s, r) => s + r.episodes, 0);
   const avg = (key: 'meanTurns' | 'meanReward' | 'runsPerTask') =>
     pick.reduce((s, r) => s + r[key] * r.episodes, 0) / Math.max(1, n);
   const out: AgentFigures = {
     successTrain: train ? train.success : null,
     successHeldOut: held ? held.success : null,
+    successGeneralisation: general ? general.success : null,
     meanTurns: avg('meanTurns'),
     meanReward: avg('meanReward'),
   };

@@ -95,6 +95,8 @@ export interface GeneratedTask extends Task {
   family: string;
   program: string;
   heldOut: boolean;
+  /** A task of the generalisation suite (`generalisation.ts`): held out, reported apart. */
+  generalisation?: boolean;
 }
 
 /**

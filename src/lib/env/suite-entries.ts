@@ -1,6 +1,7 @@
 import { shownNumber } from '../errors';
 import type { EvalTask } from './evaluate';
 import { generateTasks } from './families';
+import { generalisationTasks } from './generalisation';
 import { parseSuite, type Task, type TaskSuite } from './suite';
 
 /** A suite the page can evaluate: the built-in one (with its split) or a saved one (all held-out). */
@@ -26,12 +27,13 @@ export const EXAMPLE_TASK: Task = {
   hidden: [0, 3, 5, 10].map((x) => ({ input: x, output: 3 * x - 2 })),
 };
 
-/** The built-in suite, with its train / held-out split. */
+/** The built-in suite, with its train / held-out split, and its generalisation suite after it. */
 export function builtInSuite(): SuiteEntry {
+  const tasks = generateTasks(BUILT_IN_SEED);
   return {
     name: BUILT_IN_NAME,
     source: 'built-in',
-    tasks: generateTasks(BUILT_IN_SEED).map(({ family: _f, program: _p, ...t }) => t),
+    tasks: [...tasks, ...generalisationTasks(tasks)].map(({ family: _f, program: _p, ...t }) => t),
   };
 }
 

@@ -1,5 +1,6 @@
 import { DEFAULT_ENV_CONFIG, type EnvConfig } from '../env/config';
 import { Curriculum, DEFAULT_CURRICULUM, type CurriculumConfig } from '../env/curriculum';
+import { HeldOutIndex } from '../env/decontaminate';
 import { LEVELS, type Task } from '../env/suite';
 import type { RunProgress } from '../storage/db';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
@@ -117,6 +118,8 @@ export class CodeJobSource implements JobSource {
   constructor(
     private readonly trainTasks: readonly Task[],
     readonly config: CodeRunConfig = DEFAULT_CODE_RUN,
+    /** Tasks the run must never train on (held-out, generalisation): relabelled programs that compute one are dropped. */
+    heldOut: readonly Task[] = [],
   ) {
     if (trainTasks.length === 0) throw new Error('no training tasks');
     if (!Number.isInteger(config.candidates) || config.candidates < 1)
@@ -127,7 +130,10 @@ export class CodeJobSource implements JobSource {
     if (!(config.temperature > 0 && Number.isFinite(config.temperature)))
       throw new Error(`temperature must be a positive number, got ${config.temperature}`);
     this.curriculum = new Curriculum(config.curriculum, trainTasks);
-    this.hindsight = new HindsightPool(config.hindsight.samplesPerBatch > 0 ? config.hindsight.capacity : 0);
+    this.hindsight = new HindsightPool(
+      config.hindsight.samplesPerBatch > 0 ? config.hindsight.capacity : 0,
+      heldOut.length > 0 ? new HeldOutIndex(heldOut) : null,
+    );
     this.rng = new Rng(config.seed);
   }
 

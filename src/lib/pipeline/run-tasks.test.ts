@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { splitOf } from '../env/evaluate';
 import { generateTasks } from '../env/families';
+import { generalisationTasks } from '../env/generalisation';
 import type { Task, TaskSuite } from '../env/suite';
 import { CodeJobSource } from './code-workload';
 import { defaultSettings, settingsFromJson, settingsToJson, validateSettings } from './run-settings';
-import { EVAL_TRAINING_TASKS, evaluationSample, runEvaluationTasks, runTrainingTasks } from './run-tasks';
+import {
+  EVAL_TRAINING_TASKS,
+  evaluationSample,
+  runEvaluationTasks,
+  runHeldOutTasks,
+  runTrainingTasks,
+} from './run-tasks';
 import { settingsFromShare, shareParam } from './share';
 
 const builtIn = generateTasks(1);
@@ -38,17 +46,25 @@ describe("a run's tasks", () => {
   it("are evaluated whole, with the built-in held-out tasks of the suite's levels", () => {
     const tasks = runEvaluationTasks({ tasks: mine }, builtIn, 'easy');
     const train = tasks.filter((t) => !t.heldOut);
-    const held = tasks.filter((t) => t.heldOut);
+    const held = tasks.filter((t) => splitOf(t) === 'heldOut');
     expect(train.map((t) => t.id)).toEqual(['triple-minus-two', 'hard-one']);
     const want = builtIn.filter((t) => t.heldOut && (t.level === 'medium' || t.level === 'hard'));
     expect(held.map((t) => t.id)).toEqual(want.map((t) => t.id));
     expect(held.length).toBeGreaterThan(0);
     // The built-in suite: the level's tasks with their split.
     const easy = runEvaluationTasks({ tasks: null }, builtIn, 'easy');
-    expect(easy.map((t) => [t.id, t.heldOut])).toEqual(
+    expect(easy.filter((t) => !t.generalisation).map((t) => [t.id, t.heldOut])).toEqual(
       builtIn.filter((t) => t.level === 'easy').map((t) => [t.id, t.heldOut]),
     );
-    expect(runEvaluationTasks({ tasks: null }, builtIn, 'all')).toHaveLength(builtIn.length);
+    const general = generalisationTasks(builtIn);
+    expect(runEvaluationTasks({ tasks: null }, builtIn, 'all')).toHaveLength(builtIn.length + general.length);
+    // The generalisation suite of the level, as its own split (and of the own suite's levels).
+    expect(easy.filter((t) => splitOf(t) === 'generalisation').map((t) => t.id)).toEqual(
+      general.filter((t) => t.level === 'easy').map((t) => t.id),
+    );
+    expect(tasks.filter((t) => t.generalisation).map((t) => t.id)).toEqual(
+      general.filter((t) => t.level !== 'easy').map((t) => t.id),
+    );
   });
 
   it('score a large suite of their own on an evenly spaced sample of it, the held-out tasks whole', () => {
@@ -68,8 +84,16 @@ describe("a run's tasks", () => {
     expect(own[0]?.id).toBe('t0');
     expect(own.at(-1)?.id).toBe(`t${Math.floor((511 * 20_000) / 512)}`);
     const heldOut = builtIn.filter((t) => t.heldOut && t.level === 'easy');
-    expect(tasks.filter((t) => t.heldOut)).toHaveLength(heldOut.length);
+    expect(tasks.filter((t) => splitOf(t) === 'heldOut')).toHaveLength(heldOut.length);
     expect(evaluationSample([1, 2, 3], 5)).toEqual([1, 2, 3]);
+  });
+
+  it('never include what the run must not train on: held-out and generalisation tasks of every level', () => {
+    const guard = runHeldOutTasks(builtIn);
+    const ids = new Set(guard.map((t) => t.id));
+    expect(guard).toHaveLength(builtIn.filter((t) => t.heldOut).length + generalisationTasks(builtIn).length);
+    expect(runTrainingTasks(defaultSettings(), builtIn).some((t) => ids.has(t.id))).toBe(false);
+    expect(new Set(guard.map((t) => t.level))).toEqual(new Set(['easy', 'medium', 'hard']));
   });
 
   it('start a job source whose curriculum walks their levels', () => {

@@ -1,5 +1,6 @@
 import type { EvalTask } from '../env/evaluate';
 import type { GeneratedTask } from '../env/families';
+import { generalisationTasks } from '../env/generalisation';
 import { parseSuite, type Level, type Task } from '../env/suite';
 import type { RunSettings } from './run-settings';
 
@@ -32,10 +33,20 @@ export function runTrainingTasks(
 }
 
 /**
+ * The tasks no run may train on, whatever it trains on: the built-in held-out tasks and the
+ * generalisation suite, of every level (decontamination keeps relabelled programs that compute
+ * one of them out of training).
+ */
+export function runHeldOutTasks(builtIn: readonly GeneratedTask[]): Task[] {
+  return [...builtIn.filter((t) => t.heldOut), ...generalisationTasks(builtIn)].map(plain);
+}
+
+/**
  * What an evaluation during a run scores, at `level` (the curriculum's, the run's, or `all`):
  * with the built-in tasks, the level's training and held-out tasks; with the run's own suite,
  * every task of it as training tasks (the user chose them, whatever their level) and the
- * built-in held-out tasks of the levels the suite has. A suite of more than `EVAL_TRAINING_TASKS`
+ * built-in held-out tasks of the levels the suite has. The generalisation suite's tasks of the
+ * same levels follow (marked `generalisation`). A suite of more than `EVAL_TRAINING_TASKS`
  * tasks is scored on that many of them, evenly spaced (`evaluationSample`).
  */
 export function runEvaluationTasks(
@@ -43,15 +54,23 @@ export function runEvaluationTasks(
   builtIn: readonly GeneratedTask[],
   level: Level | 'all',
 ): EvalTask[] {
+  const general = (keep: (l: Level) => boolean): EvalTask[] =>
+    generalisationTasks(builtIn)
+      .filter((t) => keep(t.level))
+      .map((t) => ({ ...plain(t), heldOut: true, generalisation: true }));
   if (!s.tasks) {
-    return builtIn
-      .filter((t) => level === 'all' || t.level === level)
-      .map((t) => ({ ...plain(t), heldOut: t.heldOut }));
+    return [
+      ...builtIn
+        .filter((t) => level === 'all' || t.level === level)
+        .map((t) => ({ ...plain(t), heldOut: t.heldOut })),
+      ...general((l) => level === 'all' || l === level),
+    ];
   }
   const levels = new Set(s.tasks.tasks.map((t) => t.level));
   return [
     ...evaluationSample(s.tasks.tasks).map((t) => ({ ...plain(t), heldOut: false })),
     ...builtIn.filter((t) => t.heldOut && levels.has(t.level)).map((t) => ({ ...plain(t), heldOut: true })),
+    ...general((l) => levels.has(l)),
   ];
 }
 

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
+import { HeldOutIndex, PROBE_INPUTS } from '../env/decontaminate';
+import { generateTasks, type GeneratedTask } from '../env/families';
+import { generalisationTasks } from '../env/generalisation';
 import type { Task } from '../env/suite';
 import { observationTokens } from '../env/tokenizer';
 import { SUBMIT, tokenId, tokenText, VOCAB_SIZE } from '../env/vocab';
@@ -270,5 +273,86 @@ describe('validateHindsight', () => {
       /samplesPerBatch/,
     );
     expect(() => validateHindsight({ ...DEFAULT_HINDSIGHT, maxAbsOutput: 0 })).toThrow(/maxAbsOutput/);
+  });
+});
+
+describe('decontamination', () => {
+  const suite = generateTasks(1);
+  const heldOut = [...suite.filter((t) => t.heldOut), ...generalisationTasks(suite)];
+  const index = new HeldOutIndex(heldOut);
+  const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
+  // A held-out `x-b` whose `x+b` is a training task: the policy writes `x+b`, a variant is `x-b`.
+  const held = suite.find(
+    (t) =>
+      t.heldOut &&
+      t.family === 'x+b' &&
+      t.program.startsWith('x-') &&
+      suite.some((u) => !u.heldOut && u.program === t.program.replace('-', '+')),
+  ) as GeneratedTask;
+  const written = held.program.replace('-', '+');
+  const training = plain(suite.find((t) => !t.heldOut && t.program === written) as GeneratedTask);
+
+  it('drops a variant of a written program that computes a held-out task, and counts it', async () => {
+    // Every one-token variant of the written program, relabelled on the training task's inputs.
+    const relabelled = await relabelEpisode(
+      [written],
+      training,
+      sandbox,
+      DEFAULT_ENV_CONFIG,
+      200,
+      40,
+      new Rng(3),
+    );
+    const variant = relabelled.find((r) =>
+      r.task.hidden.every((e, i) => e.output === held.hidden[i]?.output),
+    );
+    expect(variant, `the variant ${held.program} among the relabelled`).toBeDefined();
+    const pool = new HindsightPool(100, index);
+    const kept = relabelled.map((r) => pool.add(r));
+    expect(kept[relabelled.indexOf(variant as Relabelled)]).toBe(false);
+    expect(pool.decontaminated).toBe(kept.filter((k) => !k).length);
+    expect(pool.decontaminated).toBeGreaterThanOrEqual(1);
+    expect(pool.added + pool.decontaminated).toBe(relabelled.length);
+    // Nothing the pool trains on computes a held-out task.
+    expect(pool.snapshot().best.some((b) => b.key === (variant as Relabelled).key)).toBe(false);
+  });
+
+  it('keeps an innocent relabel: the written program, a training task', async () => {
+    const r = (await relabel(written, training, sandbox, DEFAULT_ENV_CONFIG, 200)) as Relabelled;
+    const pool = new HindsightPool(100, index);
+    expect(pool.add(r)).toBe(true);
+    expect([pool.added, pool.decontaminated, pool.distinct]).toEqual([1, 0, 1]);
+  });
+
+  it("compares at the held-out task's own inputs: a generalisation task shown at other inputs", async () => {
+    // The held-out `x-b` at inputs 3, 6, 8 (generalisation): a program relabelled at 1, 2, 4 that
+    // computes it (`x+0-b`, another text) is dropped too, from its outputs at the probe inputs.
+    const shifted = heldOut.find((t) => t.id === `${held.id}@3,6,8`) as Task;
+    expect(shifted).toBeDefined();
+    const onlyShifted = new HindsightPool(100, new HeldOutIndex([shifted]));
+    const r = (await relabel(
+      `x+0${held.program.slice(1)}`,
+      training,
+      sandbox,
+      DEFAULT_ENV_CONFIG,
+      200,
+    )) as Relabelled;
+    expect(r.probe).toHaveLength(PROBE_INPUTS.length);
+    expect(onlyShifted.add(r)).toBe(false);
+    expect(onlyShifted.decontaminated).toBe(1);
+  });
+
+  it('leaves out of a restored pool what computes a held-out task', async () => {
+    const bad = (await relabel(held.program, training, sandbox, DEFAULT_ENV_CONFIG, 200)) as Relabelled;
+    const good = (await relabel(written, training, sandbox, DEFAULT_ENV_CONFIG, 200)) as Relabelled;
+    const open = new HindsightPool(100);
+    open.add(bad);
+    open.add(good);
+    const snap = open.snapshot();
+    // A pool saved before decontamination: no probes, checked at its tasks' own inputs.
+    snap.best = snap.best.map(({ probe: _p, ...b }) => b);
+    const clean = new HindsightPool(100, index);
+    clean.restore(snap);
+    expect(clean.snapshot().best.map((b) => b.key)).toEqual([good.key]);
   });
 });

@@ -1,4 +1,5 @@
 import type { EnvConfig } from '../env/config';
+import { PROBE_INPUTS, type HeldOutIndex, type OutputAt } from '../env/decontaminate';
 import { Episode, programCode } from '../env/episode';
 import { RELABELLED_PREFIX, type Level, type Task } from '../env/suite';
 import { sourceToTokens } from '../env/tokenizer';
@@ -12,7 +13,9 @@ import type { Trajectory } from './trajectory';
  * the policy wrote for one task is a correct program for the task made of its own outputs. Each
  * program an episode ran or submitted becomes a solved one-turn episode of that relabelled task,
  * a positive example on top of the (mostly failing) episodes of the real tasks. Nothing of the
- * held-out tasks is used: the relabelled tasks come from the policy's programs alone.
+ * held-out tasks is used: the relabelled tasks come from the policy's programs alone, and a
+ * pool given the run's held-out tasks (`HeldOutIndex`) keeps out every program that computes one
+ * of them (decontamination), counting them.
  */
 export interface HindsightConfig {
   /** Relabelled episodes added to each training batch; 0 turns hindsight off. */
@@ -88,12 +91,27 @@ export interface Relabelled {
   /** The relabelled task: the task's inputs, the program's outputs. */
   task: Task;
   trajectory: Trajectory;
+  /**
+   * The program's outputs at `PROBE_INPUTS` (null where not a number), for decontamination:
+   * held-out tasks may show other inputs than the task it was relabelled on.
+   */
+  probe?: (number | null)[];
+}
+
+/** What a relabelled program outputs at an input: from its probe, else its task's table. */
+export function relabelledOutputAt(r: Pick<Relabelled, 'task' | 'probe'>): OutputAt {
+  const table = new Map<number, number | null>(
+    [...r.task.examples, ...r.task.hidden].map((e) => [e.input, e.output]),
+  );
+  r.probe?.forEach((y, i) => table.set(PROBE_INPUTS[i] ?? NaN, y));
+  return (x) => table.get(x);
 }
 
 /**
  * `program` relabelled with its own outputs on `task`'s inputs: a solved one-turn episode of the
  * task those outputs make, or null when the program fails, or an output is not an integer within
- * `maxAbs`. Its policy tokens carry a NaN behaviour log-prob: they were not sampled in this
+ * `maxAbs`. The program is also run at the `PROBE_INPUTS` the task lacks, in the same call (its
+ * `probe`). Its policy tokens carry a NaN behaviour log-prob: they were not sampled in this
  * context, so the trainer stands π_prox in for π_behav (w = 1).
  */
 export async function relabel(
@@ -104,11 +122,18 @@ export async function relabel(
   maxAbs: number,
 ): Promise<Relabelled | null> {
   const inputs = [...task.examples, ...task.hidden].map((e) => e.input);
-  const result = await sandbox.run({ code: programCode(program), inputs, limits: env.limits });
+  const extra = PROBE_INPUTS.filter((x) => !inputs.includes(x));
+  const all = [...inputs, ...extra];
+  const result = await sandbox.run({ code: programCode(program), inputs: all, limits: env.limits });
   const outputs = result.outputs;
-  if (!result.ok || !outputs || outputs.length !== inputs.length) return null;
+  if (!result.ok || !outputs || outputs.length !== all.length) return null;
+  const at = new Map(all.map((x, i) => [x, outputs[i]]));
+  const probe = PROBE_INPUTS.map((x) => {
+    const y = at.get(x);
+    return typeof y === 'number' && Number.isFinite(y) ? y : null;
+  });
   const ys: number[] = [];
-  for (const y of outputs) {
+  for (const y of outputs.slice(0, inputs.length)) {
     if (typeof y !== 'number' || !Number.isInteger(y) || Math.abs(y) > maxAbs) return null;
     ys.push(y);
   }
@@ -134,6 +159,7 @@ export async function relabel(
     key: relabelledKey(task.level, ys),
     length: tokens.length - 1,
     task: relabelled,
+    probe,
     trajectory: {
       taskId: relabelled.id,
       level: task.level,
@@ -203,24 +229,41 @@ export interface HindsightSnapshot {
   /** Keys of the most recent relabelled programs, oldest first, one per occurrence. */
   recent: string[];
   /** The episode each key stands for (the shortest program seen). */
-  best: { key: string; length: number; task: Task; trajectory: Trajectory }[];
+  best: { key: string; length: number; task: Task; trajectory: Trajectory; probe?: (number | null)[] }[];
+}
+
+/** A pool's entry: the shortest program seen with a key, and how many recent occurrences it has. */
+interface PoolEntry {
+  length: number;
+  task: Task;
+  trajectory: Trajectory;
+  probe?: (number | null)[];
+  refs: number;
 }
 
 /**
  * The relabelled episodes a run trains on: the last `capacity` occurrences (so that a batch
  * follows what the policy writes now), each standing for the shortest program seen with its
- * key (so that of two programs computing the same thing the simpler one is taught).
+ * key (so that of two programs computing the same thing the simpler one is taught). With a
+ * `heldOut` index, a relabelled program that computes a held-out task never enters it.
  */
 export class HindsightPool {
   private readonly recent: string[] = [];
-  private readonly best = new Map<
-    string,
-    { length: number; task: Task; trajectory: Trajectory; refs: number }
-  >();
+  private readonly best = new Map<string, PoolEntry>();
   /** Relabelled episodes added since the run started (or resumed). */
   added = 0;
+  /** Relabelled episodes kept out since the run started (or resumed): each computes a held-out task. */
+  decontaminated = 0;
 
-  constructor(readonly capacity: number) {}
+  constructor(
+    readonly capacity: number,
+    private readonly heldOut: HeldOutIndex | null = null,
+  ) {}
+
+  /** The held-out task `r` computes (it may not be trained on), or null. */
+  private contaminates(r: Pick<Relabelled, 'task' | 'probe'>): string | null {
+    return this.heldOut ? this.heldOut.match(relabelledOutputAt(r)) : null;
+  }
 
   get size(): number {
     return this.recent.length;
@@ -231,15 +274,22 @@ export class HindsightPool {
     return this.best.size;
   }
 
-  add(r: Relabelled): void {
-    if (this.capacity === 0) return;
+  /** Adds `r`; false when it computes a held-out task and is kept out (counted in `decontaminated`). */
+  add(r: Relabelled): boolean {
+    if (this.capacity === 0) return false;
+    if (this.contaminates(r) !== null) {
+      this.decontaminated += 1;
+      return false;
+    }
     this.added += 1;
     const held = this.best.get(r.key);
     if (held) {
       held.refs += 1;
-      if (r.length < held.length) Object.assign(held, { length: r.length, trajectory: r.trajectory });
+      if (r.length < held.length)
+        Object.assign(held, { length: r.length, trajectory: r.trajectory, probe: r.probe });
     } else {
-      this.best.set(r.key, { length: r.length, task: r.task, trajectory: r.trajectory, refs: 1 });
+      const { length, task, trajectory, probe } = r;
+      this.best.set(r.key, { length, task, trajectory, probe, refs: 1 });
     }
     this.recent.push(r.key);
     while (this.recent.length > this.capacity) {
@@ -247,6 +297,7 @@ export class HindsightPool {
       const entry = this.best.get(old);
       if (entry && --entry.refs === 0) this.best.delete(old);
     }
+    return true;
   }
 
   /**
@@ -256,20 +307,30 @@ export class HindsightPool {
   snapshot(): HindsightSnapshot {
     return {
       recent: [...this.recent],
-      best: [...this.best].map(([key, { length, task, trajectory }]) => ({ key, length, task, trajectory })),
+      best: [...this.best].map(([key, { length, task, trajectory, probe }]) => ({
+        key,
+        length,
+        task,
+        trajectory,
+        ...(probe ? { probe } : {}),
+      })),
     };
   }
 
   /**
    * Takes a snapshot's contents (a resumed run), the newest `capacity` of them; each episode's
-   * count comes from the keys. Keys without an episode are left out.
+   * count comes from the keys. Keys without an episode are left out, and so are episodes that
+   * compute a held-out task (a pool saved without decontamination: checked at its own inputs).
    */
   restore(s: HindsightSnapshot): void {
     this.recent.length = 0;
     this.best.clear();
     // In the snapshot's order, which uniform draws go by; counted from the kept keys.
-    for (const b of s.best)
-      this.best.set(b.key, { length: b.length, task: b.task, trajectory: b.trajectory, refs: 0 });
+    for (const b of s.best) {
+      if (this.contaminates(b) !== null) continue;
+      const { length, task, trajectory, probe } = b;
+      this.best.set(b.key, { length, task, trajectory, probe, refs: 0 });
+    }
     for (const key of s.recent.slice(-this.capacity)) {
       const held = this.best.get(key);
       if (!held) continue;

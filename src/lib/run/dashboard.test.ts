@@ -75,6 +75,22 @@ describe('dashboardOf', () => {
     expect(d.sandboxes).toEqual(['webcontainer']);
   });
 
+  it('shows the lag of the steps given, in versions and samples, and the decontaminated count', async () => {
+    const s = await trained();
+    s.source.hindsight.decontaminated = 3;
+    const steps = [
+      { version: 1, episodes: 16, staleness: [0] },
+      { version: 2, episodes: 16, staleness: [1] },
+    ];
+    const d = dashboardOf(s, { now: 1, workers: [], cores: 2, storage: null, previous: null, steps });
+    expect(d.lag).toEqual({ meanVersions: 0.5, meanSamples: 8 });
+    expect(d.hindsight.decontaminated).toBe(3);
+    expect(dashboardOf(s, { now: 1, workers: [], cores: 2, storage: null, previous: null }).lag).toEqual({
+      meanVersions: null,
+      meanSamples: null,
+    });
+  });
+
   it("takes the policy's size from the newest publish", () => {
     const publish = (bytes: number | undefined): TimelineEvent => ({
       lane: 'trainer',

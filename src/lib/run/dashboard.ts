@@ -2,7 +2,7 @@ import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { AdvisorSetup } from '../view/advisor';
 import type { Pipeline, PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
-import { adoptionLatencies, percentile } from '../view/metrics';
+import { adoptionLatencies, percentile, policyLag, type PolicyLag, type StepLag } from '../view/metrics';
 import type { FaultRecord } from '../pipeline/worker-pool';
 import type { PipelineSession } from './session';
 
@@ -24,8 +24,14 @@ export interface Dashboard {
   cacheHitRate: number | null;
   /** The sandboxes the rollout workers run programs in (one kind, unless mixed). */
   sandboxes: string[];
-  /** Hindsight: programs relabelled this session, distinct relabelled tasks in the pool now, jobs that posed one. */
-  hindsight: { relabelled: number; distinct: number; posed: number };
+  /**
+   * Hindsight: programs relabelled this session, distinct relabelled tasks in the pool now, jobs
+   * that posed one, and relabelled programs kept out because they compute a held-out or
+   * generalisation task (decontamination).
+   */
+  hindsight: { relabelled: number; distinct: number; posed: number; decontaminated: number };
+  /** How far behind the trainer trained groups were: in versions, and in samples (PipelineRL's lag). */
+  lag: PolicyLag;
   /** p95 of publish → every worker running the version, ms. */
   adoptP95Ms: number | null;
   /** Bytes of the newest published policy (every parameter, or LoRA adapters only); null before one. */
@@ -72,6 +78,8 @@ export interface DashboardMoment {
   storage: Dashboard['storage'];
   /** The figures drawn last: a stopped run's workers are gone, and their last figures stay. */
   previous: Dashboard | null;
+  /** The run's training steps so far (its lag is read from them); none: no lag yet. */
+  steps?: readonly StepLag[];
 }
 
 /** Cores of this machine (2 where unknown). */
@@ -125,7 +133,9 @@ export function dashboardOf(s: DashboardSource, m: DashboardMoment): Dashboard {
       relabelled: s.source.hindsight.added,
       distinct: s.source.hindsight.distinct,
       posed: s.source.posed,
+      decontaminated: s.source.hindsight.decontaminated,
     },
+    lag: policyLag(m.steps ?? []),
     adoptP95Ms: lat.length ? percentile(lat, 95) : null,
     policyBytes: lastPolicyBytes(s.log.events),
     faults: s.faults.map((f) => ({ ...f })), // copies: the pool fills in replacedAt later

@@ -113,6 +113,7 @@ export class Evaluations {
       suite: r.settings.tasks?.name ?? null,
       successTrain: f.successTrain ?? 0,
       successHeldOut: f.successHeldOut,
+      successGeneralisation: f.successGeneralisation,
       meanRewardTrain: train?.meanReward ?? 0,
     };
   }

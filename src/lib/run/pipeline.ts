@@ -4,7 +4,7 @@ import { CodeJobSource } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
 import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
 import { pipelineConfigOf, settingsToJson, type RunSettings } from '../pipeline/run-settings';
-import { runTrainingTasks } from '../pipeline/run-tasks';
+import { runHeldOutTasks, runTrainingTasks } from '../pipeline/run-tasks';
 import type { Lane } from '../pipeline/events';
 import type { EpisodeOutcome, PipelineTrainerPort, PlayedGroup, RolloutPort } from '../pipeline/types';
 import type { TokenBatch } from '../rl/batch';
@@ -55,7 +55,7 @@ export function jobSourceOf(
   progress: RunProgress | undefined,
   suite: readonly GeneratedTask[] = generateTasks(BUILT_IN_SEED),
 ): CodeJobSource {
-  const source = new CodeJobSource(runTrainingTasks(settings, suite), settings.code);
+  const source = new CodeJobSource(runTrainingTasks(settings, suite), settings.code, runHeldOutTasks(suite));
   source.restore(progress);
   return source;
 }

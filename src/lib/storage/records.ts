@@ -75,6 +75,11 @@ export interface EvalPoint {
   suite: string | null;
   successTrain: number;
   successHeldOut: number | null;
+  /**
+   * Greedy success on the generalisation suite's tasks of the level; null when none was scored,
+   * absent in points stored before the suite existed.
+   */
+  successGeneralisation?: number | null;
   /** Mean episode reward of greedy play on the level's training tasks. */
   meanRewardTrain: number;
 }

@@ -54,4 +54,14 @@ describe('the greedy-success chart', () => {
       ['held-out tasks', 0],
     ]);
   });
+
+  it('draws the generalisation line once a point has it (points stored before it have none)', () => {
+    const general = { ...point(20, 'easy', 0.5, 0.4), successGeneralisation: 0.25 };
+    const lines = evalSeries([point(10, 'easy', 0.1, 0.2), general]);
+    expect(lines.map((l) => l.label)).toEqual(['training tasks', 'held-out tasks', 'generalisation tasks']);
+    expect(lines[2]?.values).toEqual([NaN, 0.25]);
+    expect(evalSeries([point(10, 'easy', 0.1, 0.2)])).toHaveLength(2);
+    const promoted = evalSeries([general, { ...point(30, 'medium', 0, 0), successGeneralisation: null }]);
+    expect(promoted.map((l) => l.label)).toContain('generalisation tasks (medium)');
+  });
 });

@@ -257,6 +257,7 @@ export class RunState extends RunSettingsState {
       cores: machineCores(),
       storage,
       previous: this.dashboard,
+      steps: this.steps,
     };
     this.dashboard = dashboardOf(s, moment);
   }

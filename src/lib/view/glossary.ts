@@ -203,6 +203,16 @@ export const GLOSSARY = {
     explanation:
       'programs relabelled with their own outputs (distinct tasks in the pool; jobs that posed one of them as a task)',
   },
+  decontaminatedTip: {
+    label: 'decontaminated',
+    explanation:
+      'relabelled programs kept out of training because they compute a held-out or generalisation task (their outputs at that task’s inputs are its outputs)',
+  },
+  lagTip: {
+    label: 'lag',
+    explanation:
+      'mean over trained groups of how far behind the trainer their oldest token was: in versions, and in samples (episodes trained since that version was published, as PipelineRL counts it)',
+  },
   versionBytesTip: {
     label: 'bytes / version',
     explanation:

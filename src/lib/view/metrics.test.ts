@@ -7,6 +7,7 @@ import {
   coveredMs,
   overlapMs,
   percentile,
+  policyLag,
   stepThroughput,
 } from './metrics';
 
@@ -130,5 +131,35 @@ describe('stepThroughput', () => {
   it('counts every step when the samples were never reached, and nothing without steps', () => {
     expect(stepThroughput(steps, 1000).counted).toBe(3);
     expect(stepThroughput([], 10)).toMatchObject({ counted: 0, trained: 0, seconds: 0, samplesPerSec: 0 });
+  });
+});
+
+describe('policyLag', () => {
+  it('is 0 in samples and versions when every group is fresh (η = 0)', () => {
+    const steps = [1, 2, 3].map((version) => ({ version, episodes: 16, staleness: [0, 0] }));
+    expect(policyLag(steps)).toEqual({ meanVersions: 0, meanSamples: 0 });
+  });
+
+  it("counts the samples trained between a group's behaviour version and the step that trains it", () => {
+    const steps = [
+      { version: 1, episodes: 10, staleness: [0] },
+      { version: 2, episodes: 20, staleness: [1] }, // written by v0: v1's 10 samples since
+      { version: 3, episodes: 30, staleness: [2, 0] }, // by v0: 10 + 20; by v2: none
+      { version: 4, episodes: 5, staleness: [1] }, // by v2: v3's 30
+    ];
+    const lag = policyLag(steps);
+    expect(lag.meanVersions).toBeCloseTo((0 + 1 + 2 + 0 + 1) / 5, 12);
+    expect(lag.meanSamples).toBeCloseTo((0 + 10 + 30 + 0 + 30) / 5, 12);
+  });
+
+  it('counts no samples for steps a history lacks, and is null with no trained group', () => {
+    // A resumed run's history from v11: a group 3 stale at v12 was written by v8 (v9, v10 unknown).
+    expect(
+      policyLag([
+        { version: 11, episodes: 8, staleness: [] },
+        { version: 12, episodes: 8, staleness: [3] },
+      ]),
+    ).toEqual({ meanVersions: 3, meanSamples: 8 });
+    expect(policyLag([])).toEqual({ meanVersions: null, meanSamples: null });
   });
 });

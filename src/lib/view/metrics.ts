@@ -177,3 +177,56 @@ export function stepThroughput(steps: readonly StepTiming[], samples: number): T
     idealSpeedup: phases.reduce((a, b) => a + b, 0) / Math.max(1, phases.length),
   };
 }
+
+/** What `policyLag` reads of each training step (a `StepReport`). */
+export interface StepLag {
+  /** Version the step published: it trained from `version − 1`. */
+  version: number;
+  /** Episodes trained in the step. */
+  episodes: number;
+  /** Per trained group: versions behind the trainer of its oldest token. */
+  staleness: readonly number[];
+}
+
+/** How far behind the trainer the trained samples were, in versions and in samples. */
+export interface PolicyLag {
+  /** Mean over trained groups of their staleness (versions). */
+  meanVersions: number | null;
+  /**
+   * Mean over trained groups of PipelineRL's lag in samples: episodes the trainer trained on
+   * between the publish of the group's behaviour version (its oldest token's) and the step
+   * that trains it. At η = 0 it is 0; it grows with the batch as well as with the versions.
+   */
+  meanSamples: number | null;
+}
+
+/**
+ * The policy lag of a run's steps (in order of version). A group `s` versions stale in the step
+ * that publishes `v` was written by version `v − 1 − s`; the samples trained since are those of
+ * the steps that published `v − s` … `v − 1`. Steps missing from `steps` (a resumed run's
+ * history cut short) count no samples.
+ */
+export function policyLag(steps: readonly StepLag[]): PolicyLag {
+  const trained = new Map<number, number>();
+  for (const s of steps) trained.set(s.version, (trained.get(s.version) ?? 0) + s.episodes);
+  const versions = [...trained.keys()];
+  const lo = Math.min(0, ...versions);
+  const hi = Math.max(0, ...versions);
+  // upTo[v − lo]: episodes trained by the steps that published versions lo … v.
+  const upTo: number[] = [];
+  for (let v = lo, sum = 0; v <= hi; v++) upTo.push((sum += trained.get(v) ?? 0));
+  const cum = (v: number) => (v < lo ? 0 : (upTo[Math.min(v, hi) - lo] ?? 0));
+  let groups = 0;
+  let versionsSum = 0;
+  let samplesSum = 0;
+  for (const s of steps) {
+    for (const stale of s.staleness) {
+      groups += 1;
+      versionsSum += stale;
+      samplesSum += cum(s.version - 1) - cum(s.version - 1 - stale);
+    }
+  }
+  return groups === 0
+    ? { meanVersions: null, meanSamples: null }
+    : { meanVersions: versionsSum / groups, meanSamples: samplesSum / groups };
+}
