@@ -3,7 +3,7 @@ import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { TimelineEvent } from '../pipeline/events';
 import { emptyEngineStats } from '../rollout/rollout-engine';
 import { defaultSettings } from '../pipeline/run-settings';
-import { dashboardOf, lastPolicyBytes, type Dashboard, type DashboardSource } from './dashboard';
+import { LAG_STEPS, dashboardOf, lastPolicyBytes, type Dashboard, type DashboardSource } from './dashboard';
 import { instantRollout, instantTrainer } from './fakes';
 import { assemblePipeline } from './pipeline';
 
@@ -89,6 +89,26 @@ describe('dashboardOf', () => {
       meanVersions: null,
       meanSamples: null,
     });
+  });
+
+  it('reads the lag from the newest steps only, which thinning keeps whole', async () => {
+    const s = await trained();
+    const old = Array.from({ length: 500 }, (_, i) => ({ version: i + 1, episodes: 16, staleness: [4] }));
+    const recent = Array.from({ length: LAG_STEPS }, (_, i) => ({
+      version: 501 + i,
+      episodes: 16,
+      staleness: [1],
+    }));
+    const d = dashboardOf(s, {
+      now: 1,
+      workers: [],
+      cores: 2,
+      storage: null,
+      previous: null,
+      steps: [...old, ...recent],
+    });
+    expect(d.lag.meanVersions).toBe(1);
+    expect(d.lag.meanSamples).toBeCloseTo(16, 1); // the oldest step kept looks back past the window
   });
 
   it("takes the policy's size from the newest publish", () => {

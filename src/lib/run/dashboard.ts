@@ -78,7 +78,7 @@ export interface DashboardMoment {
   storage: Dashboard['storage'];
   /** The figures drawn last: a stopped run's workers are gone, and their last figures stay. */
   previous: Dashboard | null;
-  /** The run's training steps so far (its lag is read from them); none: no lag yet. */
+  /** The run's training steps so far, thinned past `LAG_STEPS` × 2 (its lag reads the newest `LAG_STEPS`); none: no lag yet. */
   steps?: readonly StepLag[];
 }
 
@@ -102,6 +102,9 @@ export function lastPolicyBytes(events: readonly TimelineEvent[]): number | null
 }
 
 /** The dashboard's figures: a pure function of the session's counters and log and the moment's readings. */
+/** The lag is the mean over the groups of the newest this many steps (the charts keep them whole). */
+export const LAG_STEPS = 1_000;
+
 export function dashboardOf(s: DashboardSource, m: DashboardMoment): Dashboard {
   const p = s.pipeline;
   const seconds = (m.now - p.startedAt) / 1000;
@@ -135,7 +138,7 @@ export function dashboardOf(s: DashboardSource, m: DashboardMoment): Dashboard {
       posed: s.source.posed,
       decontaminated: s.source.hindsight.decontaminated,
     },
-    lag: policyLag(m.steps ?? []),
+    lag: policyLag((m.steps ?? []).slice(-LAG_STEPS)),
     adoptP95Ms: lat.length ? percentile(lat, 95) : null,
     policyBytes: lastPolicyBytes(s.log.events),
     faults: s.faults.map((f) => ({ ...f })), // copies: the pool fills in replacedAt later

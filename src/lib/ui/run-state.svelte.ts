@@ -5,7 +5,7 @@ import type { StepMetrics } from '../policy/metrics';
 import { now, type TimelineEvent } from '../pipeline/events';
 import type { RunSettings } from '../pipeline/run-settings';
 import type { EvalPoint, StepReport } from '../pipeline/types';
-import type { RunHistory } from '../storage/history-store';
+import { POINTS_KEPT, type RunHistory } from '../storage/history-store';
 import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
@@ -23,6 +23,7 @@ import type { Evaluations } from '../run/evaluations';
 import { howLabel, trainsLabel } from '../run/labels';
 import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run/options';
 import type { PipelineSession } from '../run/session';
+import { appended } from '../view/thin';
 import { RunSettingsState } from './run-settings-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
@@ -190,7 +191,7 @@ export class RunState extends RunSettingsState {
   }
 
   private stepped(r: StepReport): void {
-    this.steps = [...this.steps, r];
+    this.steps = appended(this.steps, r, POINTS_KEPT.step);
     this.metrics = r.metrics;
     const s = this.session;
     if (!s) return;

@@ -211,7 +211,7 @@ export const GLOSSARY = {
   lagTip: {
     label: 'lag',
     explanation:
-      'mean over trained groups of how far behind the trainer their oldest token was: in versions, and in samples (episodes trained since that version was published, as PipelineRL counts it)',
+      'mean over the groups trained in the last 1 000 versions of how far behind the trainer their oldest token was: in versions, and in samples (episodes trained since that version was published, as PipelineRL counts it)',
   },
   versionBytesTip: {
     label: 'bytes / version',
