@@ -75,8 +75,9 @@ if (!(LEVELS as readonly string[]).includes(LEVEL))
 
 const modelArgs = {
   ...DEFAULT_MODEL_ARGS,
-  ...(process.env.MODEL_ARGS ? (JSON.parse(process.env.MODEL_ARGS) as Record<string, unknown>) : {}),
-} as unknown as ModelArgs;
+  // Checked by validateModelArgs below: a field of the wrong type is refused with its name.
+  ...(process.env.MODEL_ARGS ? (JSON.parse(process.env.MODEL_ARGS) as Partial<ModelArgs>) : {}),
+};
 try {
   validateModelArgs(modelArgs);
 } catch (err) {
