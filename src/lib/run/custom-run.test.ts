@@ -380,6 +380,38 @@ describe('a custom run', () => {
     expect(l.trainer.restarts).toBe(1);
   });
 
+  it('hands the lease back with a trainer that answers: one gone without a word by the end starts again', async () => {
+    const l = lab();
+    const training = l.run.train(NEW);
+    // The trainer dies silently once the training no longer needs it (after its last update).
+    l.run.subscribe((e) => {
+      if (e.type === 'step' && e.report.version === 3) l.trainer.answers = false;
+    });
+    await training;
+    expect(l.of('notice').map((e) => e.message)).toEqual([
+      'The trainer worker did not answer as the training ended: it starts again.',
+    ]);
+    expect(l.trainer.restarts).toBe(1);
+  });
+
+  it('a Stop now asked while the training already ends still restarts a trainer that does not answer', async () => {
+    const l = lab();
+    l.run.subscribe((e) => {
+      if (e.type === 'step' && e.report.version === 3) {
+        l.trainer.answers = false;
+        l.run.stop();
+      }
+    });
+    const training = l.run.train(NEW);
+    await vi.waitFor(() => expect(l.states().at(-1)).toBe('stopping'));
+    l.run.stop(); // Stop now, as the end waits on the trainer
+    await training;
+    expect(l.of('notice')[0]?.message).toMatch(
+      /^Stopped at once while .+: that was given up, and the trainer worker, which did not answer, starts again\. The training is stored up to version 3\.$/,
+    );
+    expect(l.trainer.restarts).toBe(1);
+  });
+
   it('refuses to start without a ready trainer, under another tab’s lock, or with settings out of range', async () => {
     const l = lab();
     l.trainer.lease.acquire('panel'); // the trainer panel trains

@@ -102,6 +102,8 @@ export class CustomRun {
   #session: CustomSession | null = null;
   /** The training "Stop now" cuts (set while it runs its steps). */
   #cut: CustomSession | null = null;
+  /** A "Stop now" asked while the training already wound down (its end waits on the trainer). */
+  #lateStopNow: string | null = null;
   /** Why the training in progress failed (null while it has not): what its end stores. */
   #failure: string | null = null;
   #phase: string | null = null;
@@ -145,7 +147,8 @@ export class CustomRun {
   stop(): void {
     if (!this.active) return;
     if (this.#state === 'stopping') {
-      this.#cut?.endNow(this.#phase ?? 'training');
+      if (this.#cut) this.#cut.endNow(this.#phase ?? 'training');
+      else this.#lateStopNow ??= 'finishing';
       return;
     }
     this.setState('stopping');
@@ -304,11 +307,13 @@ export class CustomRun {
     release();
     session.dispose();
     const { trainer } = this.deps;
-    const { stoppedNow } = session;
+    // The lease goes back with a trainer that answers: one that died without a word meanwhile
+    // (nothing of the training's end needs it) starts again.
     const hung =
-      stoppedNow !== null &&
       trainer.lease.state.holder === 'custom' &&
       !(await settlesWithin(trainer.api.stats(), TRAINER_ANSWER_MS));
+    const stoppedNow = session.stoppedNow ?? this.#lateStopNow;
+    this.#lateStopNow = null;
     if (stoppedNow !== null && this.#failure === null) {
       const asked = session.start.config.iterations;
       const stored =
@@ -319,6 +324,11 @@ export class CustomRun {
       this.emit({
         type: 'notice',
         message: `Stopped at once while ${stoppedNow}: that was given up${restarted}. ${stored}`,
+      });
+    } else if (hung) {
+      this.emit({
+        type: 'notice',
+        message: 'The trainer worker did not answer as the training ended: it starts again.',
       });
     }
     this.#session = null;
