@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
+import { METRICS } from '../pipeline/controller.fakes';
 import type { CustomEnvSpec } from '../env/custom';
 import { fakeTrajectory } from '../pipeline/custom-fixture';
 import { customGroup, type CustomTrajectory } from '../pipeline/custom-workload';
 import { now, type TimelineEvent } from '../pipeline/events';
 import type { PlayedGroup, RolloutJob } from '../pipeline/types';
-import type { StepMetrics } from '../policy/metrics';
 import type { MlpSnapshot } from '../policy/mlp';
 import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
 import type { CustomRunResult } from '../storage/db';
@@ -28,23 +28,6 @@ const SNAPSHOT: MlpSnapshot = {
   b1: new Float32Array(4),
   wp: new Float32Array(8),
   bp: new Float32Array(2),
-};
-const METRICS: StepMetrics = {
-  step: 1,
-  lossKind: 'decoupled',
-  loss: 0.5,
-  pgLoss: 0,
-  valueLoss: 0,
-  entropy: 0,
-  gradNorm: 0,
-  approxKl: 0,
-  clipFrac: 0,
-  wMean: 1,
-  lagKl: 0,
-  wMax: 1,
-  maskedFrac: 0,
-  learningRate: 0,
-  ms: 0,
 };
 const never = <T>() => new Promise<T>(() => undefined);
 
