@@ -100,8 +100,8 @@ const scenario: Scenario = {
       const stored = await lab.evaluate((l, id) => l.run.storedSeqs(id, 'all'), runId);
       const unconsumed = await lab.evaluate((l, id) => l.run.storedSeqs(id, 'unconsumed'), runId);
       // Every episode written is trained, dropped as too stale, or waits unconsumed for a resume. A
-      // worker faulted after writing its group but before answering leaves that group stored
-      // beside the requeued one (an orphan: unconsumed, a resume trains it), which the counters lack.
+      // relaunched job stores its group over the seqs a faulted worker may have written before it
+      // could answer, so a stored episode the counters lack (an orphan) is a fault in the accounting.
       const balance =
         counters.generatedEpisodes -
         counters.trainedEpisodes -

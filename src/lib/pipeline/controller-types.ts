@@ -134,6 +134,8 @@ export interface QueuedJob {
   enqueuedAt: number;
   task: Task;
   failures: number;
+  /** The seqs its first launch took: a relaunch stores its group over what a dead worker may have stored. */
+  seqBase?: number;
 }
 
 /** Where a resumed run stands: its latest version, next keys, and unconsumed groups. */

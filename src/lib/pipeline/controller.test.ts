@@ -89,6 +89,7 @@ describe('Pipeline', () => {
   it('requeues the jobs of a worker that died at the highest class, and they start first', async () => {
     const { p, ws, events } = setup({ eta: 4, preemptAfterMs: 60_000 }, 2);
     const lost = [...(ws[0]?.jobs.values() ?? [])].map((j) => j.job.task.id);
+    const lostSeqs = [...(ws[0]?.jobs.values() ?? [])].map((j) => [j.job.jobId, j.job.seqBase]);
     expect(lost).toHaveLength(2);
     p.removeWorker('w0', 'test');
     expect(p.counters.requeues).toBe(2);
@@ -98,6 +99,11 @@ describe('Pipeline', () => {
     const started = [...fresh.jobs.values()].map((j) => j.job);
     expect(started.map((j) => j.task.id).sort()).toEqual([...lost].sort());
     expect(started.every((j) => j.cls === 'high')).toBe(true);
+    // A relaunch stores its group under its first launch's seqs, over what the dead worker may
+    // have stored before it could answer: one job, one stored group.
+    expect(started.map((j) => [j.jobId, j.seqBase]).sort()).toEqual([...lostSeqs].sort());
+    const newJobs = [...(ws[1]?.jobs.values() ?? [])].map((j) => j.job.seqBase);
+    for (const [, base] of lostSeqs) expect(newJobs).not.toContain(base);
   });
 
   it('preempts the lowest-value running job when a higher-class job waits past the bound', async () => {

@@ -1,5 +1,4 @@
 import { errorMessage } from '../errors';
-import type { Task } from '../env/suite';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../random';
 import type { ReplayBuffer } from '../rl/replay';
@@ -17,7 +16,7 @@ import {
   type WorkerEntry,
 } from './controller-types';
 import { ReplayFeed } from './replay-feed';
-import { preemptionVictim, WaitingQueue, type JobClass } from './scheduler';
+import { preemptionVictim, WaitingQueue } from './scheduler';
 import { admissionCapacity, slotsHeldByEta } from './staleness';
 import { TrainerLink, type TrainerLinkHost } from './trainer-link';
 import type { Trajectory } from '../rl/trajectory';
@@ -200,6 +199,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
         enqueuedAt: t,
         task: r.job.task,
         failures: r.failures,
+        seqBase: r.job.seqBase,
       });
       this.emit({
         lane: 'controller',
@@ -279,22 +279,16 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       if (!worker) return;
       const queued = this.waiting.shift();
       if (queued) {
-        this.launch(worker, queued.task, queued.cls, queued.value, queued.id, queued.failures);
+        this.launch(worker, queued);
       } else {
         const { task, cls, value } = this.source.nextTask();
-        this.launch(worker, task, cls, value, this.nextJobId++, 0);
+        this.launch(worker, { id: this.nextJobId++, cls, value, enqueuedAt: now(), task, failures: 0 });
       }
     }
   }
 
-  private launch(
-    worker: WorkerEntry<T>,
-    task: Task,
-    cls: JobClass,
-    value: number,
-    jobId: number,
-    failures: number,
-  ): void {
+  private launch(worker: WorkerEntry<T>, queued: Queued): void {
+    const { task, cls, value, id: jobId, failures } = queued;
     const samples = this.config.groupSize;
     const job: RolloutJob = {
       jobId,
@@ -302,7 +296,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       task,
       samples,
       minVersion: this.version,
-      seqBase: this.nextSeq,
+      seqBase: queued.seqBase ?? this.nextSeq,
       seed: this.config.seed * 100_003 + jobId,
       env: this.config.env,
       relabelMaxAbs: this.config.relabelMaxAbs,
@@ -310,7 +304,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       cls,
       value,
     };
-    this.nextSeq += samples;
+    if (queued.seqBase === undefined) this.nextSeq += samples;
     this.running.set(jobId, { job, workerId: worker.id, startedAt: now(), failures });
     worker.jobs.add(jobId);
     this.counters.startedGroups += 1;
@@ -365,6 +359,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       enqueuedAt: now(),
       task: job.task,
       failures: r.failures + 1,
+      seqBase: job.seqBase,
     });
     this.pump();
   }
