@@ -35,6 +35,19 @@ describe('task families', () => {
     expect(train.tasks.length + heldOut.tasks.length).toBe(tasks.length);
   });
 
+  it('hold out no task that computes what a training task computes (another family’s, on the same inputs)', () => {
+    for (const seed of [1, 2, 3]) {
+      const tasks = generateTasks(seed);
+      const outputs = (t: (typeof tasks)[number]) =>
+        [...t.examples, ...t.hidden].map((e) => e.output).join(',');
+      const trained = new Set(tasks.filter((t) => !t.heldOut).map(outputs));
+      expect(tasks.filter((t) => t.heldOut && trained.has(outputs(t))).map((t) => t.id)).toEqual([]);
+    }
+    // `(x+1)*2` is `2*x+2`: neither is held out.
+    const both = generateTasks(1).filter((t) => t.id === '(x+a)*b:1,2' || t.id === 'a*x+b:2,2');
+    expect(both.map((t) => t.heldOut)).toEqual([false, false]);
+  });
+
   it('produce suites that pass the suite-file validator', () => {
     const { train, heldOut } = builtInSuites(1);
     expect(parseSuite(JSON.stringify(train)).ok).toBe(true);

@@ -101,9 +101,16 @@ export interface GeneratedTask extends Task {
 
 /**
  * Generates every family's tasks and splits each family deterministically into training and
- * held-out tasks: the same seed gives the same suite and the same split, on every machine.
+ * held-out tasks: the same seed gives the same suite and the same split, on every machine. No
+ * held-out task computes, on its inputs, what another task computes.
  */
 export function generateTasks(seed: number, families: readonly Family[] = FAMILIES): GeneratedTask[] {
+  // A function two tasks compute (`(x+1)*2` and `2*x+2`) is never held out: it would be trained on.
+  const signature = (f: Family, p: readonly number[]) =>
+    [...VISIBLE_INPUTS, ...HIDDEN_INPUTS].map((x) => f.apply(p, x)).join(',');
+  const seen = new Map<string, number>();
+  for (const f of families)
+    for (const p of f.params) seen.set(signature(f, p), (seen.get(signature(f, p)) ?? 0) + 1);
   const out: GeneratedTask[] = [];
   for (const f of families) {
     const tasks = f.params.map((p) => ({
@@ -115,7 +122,12 @@ export function generateTasks(seed: number, families: readonly Family[] = FAMILI
       program: f.source(p),
       heldOut: false,
     }));
-    const order = [...tasks].sort((a, b) => fnv1a(`${seed}:${a.id}`).localeCompare(fnv1a(`${seed}:${b.id}`)));
+    const shared = new Set(
+      f.params.filter((p) => (seen.get(signature(f, p)) ?? 0) > 1).map((p) => `${f.name}:${p.join(',')}`),
+    );
+    const order = [...tasks]
+      .filter((t) => !shared.has(t.id))
+      .sort((a, b) => fnv1a(`${seed}:${a.id}`).localeCompare(fnv1a(`${seed}:${b.id}`)));
     const heldOut = Math.max(1, Math.ceil(tasks.length * HELD_OUT_FRACTION));
     for (const t of order.slice(0, heldOut)) t.heldOut = true;
     out.push(...tasks);
