@@ -6,6 +6,7 @@ import type { ReplayConfig } from '../rl/replay';
 import type { Trajectory } from '../rl/trajectory';
 import type { JobClass } from './scheduler';
 import type { Lane, TimelineEvent } from './events';
+import type { HoldView } from './hold';
 import type { EpisodeOutcome, PlayedGroup, RolloutJob, RolloutPort, StepReport } from './types';
 
 /** Settings of the asynchronous pipeline (DESIGN §2, §5, §6). */
@@ -88,6 +89,8 @@ export interface PipelineHooks {
   emit?(event: TimelineEvent): void;
   onStep?(report: StepReport): void;
   onError?(message: string): void;
+  /** Where Pause / Step stand now, when that changed (`hold.ts`). */
+  onHold?(view: HoldView): void;
 }
 
 /** Counters of a pipeline that has done nothing yet. */

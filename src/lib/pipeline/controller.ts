@@ -15,6 +15,7 @@ import {
   type RunningJob as Running,
   type WorkerEntry,
 } from './controller-types';
+import { HoldControl } from './hold';
 import { ReplayFeed } from './replay-feed';
 import { preemptionVictim, WaitingQueue } from './scheduler';
 import { admissionCapacity, slotsHeldByEta } from './staleness';
@@ -31,8 +32,9 @@ export type { JobSource, PipelineConfig, PipelineCounters, PipelineHooks };
  * bound into free rollout slots, ordered by class and learning value, preempts when a
  * higher-class job waits too long, collects finished groups into the replay buffer, feeds the
  * trainer a batch whenever it is idle and one is ready (dropping stale samples), and requeues
- * the work of a worker that died. With η = 0 this is exactly the synchronous loop. `B` is the
- * trainer's batch and `T` an episode's data (token batches and trajectories by default).
+ * the work of a worker that died; Pause and Step hold new work (`hold`). With η = 0 this is
+ * exactly the synchronous loop. `B` is the trainer's batch and `T` an episode's data (token
+ * batches and trajectories by default).
  */
 export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   /** Latest published version: jobs admitted now run at least this version. */
@@ -48,6 +50,8 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private nextSeq: number;
   private readonly link: TrainerLink<B, T>;
   private stopped = false;
+  /** Pause, Resume and Step (`hold.ts`): whether new rollout jobs and batches may start. */
+  readonly hold = new HoldControl(this, (view) => this.hooks.onHold?.(view));
   private timer: ReturnType<typeof setInterval> | undefined;
   readonly startedAt = now();
 
@@ -58,12 +62,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     readonly runId: string,
     private readonly hooks: PipelineHooks = {},
     /** Where a resumed run stands: its latest version, next keys, and unconsumed groups. */
-    restored: RestoredRun<T> = {
-      version: 0,
-      nextSeq: 0,
-      nextJobId: 0,
-      groups: [],
-    },
+    restored: RestoredRun<T> = { version: 0, nextSeq: 0, nextJobId: 0, groups: [] },
   ) {
     if (!(config.eta >= 0)) throw new Error(`η must be ≥ 0 (or Infinity), got ${config.eta}`);
     for (const k of ['batchGroups', 'groupSize', 'slotsPerWorker'] as const) {
@@ -191,16 +190,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       const r = this.running.get(jobId);
       this.running.delete(jobId);
       if (!r || this.stopped) continue;
-      this.counters.requeues += 1;
-      this.waiting.push({
-        id: jobId,
-        cls: 'high',
-        value: r.job.value,
-        enqueuedAt: t,
-        task: r.job.task,
-        failures: r.failures,
-        seqBase: r.job.seqBase,
-      });
+      this.requeue(r.job, r.failures, t);
       this.emit({
         lane: 'controller',
         kind: 'requeue',
@@ -254,9 +244,12 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private pump(): void {
     if (this.stopped) return;
     this.releaseHeld();
-    this.link.maybeTrain();
-    this.admit();
-    this.maybePreempt();
+    if (this.hold.admits()) {
+      this.link.maybeTrain();
+      this.admit();
+      this.maybePreempt();
+    }
+    this.hold.report();
   }
 
   private freeWorker(): WorkerEntry<T> | undefined {
@@ -351,17 +344,22 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       );
       return;
     }
+    this.requeue(job, r.failures + 1, now());
+    this.pump();
+  }
+
+  /** Puts `job` back in the queue at the highest class (its next try starts before new work). */
+  private requeue(job: RolloutJob, failures: number, t: number): void {
     this.counters.requeues += 1;
     this.waiting.push({
       id: job.jobId,
       cls: 'high',
       value: job.value,
-      enqueuedAt: now(),
+      enqueuedAt: t,
       task: job.task,
-      failures: r.failures + 1,
+      failures,
       seqBase: job.seqBase,
     });
-    this.pump();
   }
 
   private maybePreempt(): void {

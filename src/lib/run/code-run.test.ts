@@ -149,6 +149,48 @@ describe('CodeRun', () => {
     expect(f.events).toContainEqual({ kind: 'notice', message: notice });
   });
 
+  it('Pause holds the running run, Step trains exactly one version and holds, Resume goes on', async () => {
+    const f = await fixture();
+    expect(f.run.pause()).toBe(false); // no run to hold
+    const ended = f.run.start(settings);
+    await until(() => f.steps() >= 2);
+    expect(f.run.pause()).toBe(true);
+    await until(() => f.run.hold?.mode === 'paused'); // the work in progress finished
+    const at = f.run.live?.pipeline.version ?? NaN;
+    expect(f.run.hold).toEqual({ mode: 'paused', version: at, target: null });
+    const trains = () => f.calls.filter((c) => c.startsWith('train')).length;
+    const [steps, trained, played] = [f.steps(), trains(), f.run.clock().episodes];
+    await new Promise((r) => setTimeout(r, 50));
+    expect([f.steps(), trains(), f.run.clock().episodes, f.run.live?.pipeline.version]).toEqual([
+      steps,
+      trained,
+      played,
+      at,
+    ]);
+    expect(f.run.phase).toBe('running'); // held, with its session, workers and trainer
+
+    const holds = () => f.events.flatMap((e) => (e.kind === 'hold' ? [e.hold.mode] : []));
+    const before = holds().length;
+    expect(f.run.step()).toBe(true);
+    await until(() => f.run.hold?.mode === 'paused' && f.run.hold.version > at);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(f.run.live?.pipeline.version).toBe(at + 1);
+    expect([f.steps(), trains()]).toEqual([steps + 1, trained + 1]);
+    // The view heard it step, then hold (its jobs in flight finishing in between, if any).
+    expect([holds()[before], holds().at(-1)]).toEqual(['stepping', 'paused']);
+
+    expect(f.run.unpause()).toBe(true);
+    await until(() => f.steps() >= steps + 4);
+    expect(f.run.hold?.mode).toBe('running');
+    // A Stop ends a paused run as it ends a running one.
+    f.run.pause();
+    await f.run.stop();
+    await ended;
+    expect(f.phases()).toEqual(['starting', 'running', 'stopping', 'idle']);
+    expect(f.calls.at(-1)).toBe(`stop ${f.held[0]} paused`);
+    expect([f.run.hold, f.run.step()]).toEqual([null, false]);
+  });
+
   it('fails with a sticky error that later errors do not replace', async () => {
     const f = await fixture();
     const ended = f.run.start(settings);

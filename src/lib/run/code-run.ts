@@ -1,6 +1,7 @@
 import { errorMessage } from '../errors';
 import { policyReset, settingsFromJson, validateSettings, type RunSettings } from '../pipeline/run-settings';
 import { replayFromRecords, resumeKeys } from '../pipeline/resume';
+import type { HoldControl, HoldView } from '../pipeline/hold';
 import type { StepReport } from '../pipeline/types';
 import type { LabDB } from '../storage/db';
 import { HistoryWriter, loadHistory, POOL_EVERY, type RunHistory } from '../storage/history-store';
@@ -37,6 +38,8 @@ export type CodeRunEvent =
   /** The run's session is built (its pipeline, job source and log); null as it stops. */
   | { kind: 'session'; session: PipelineSession | null }
   | { kind: 'step'; report: StepReport }
+  /** Pause / Step of the running run: where they stand now (held, still finishing, stepping, running). */
+  | { kind: 'hold'; hold: HoldView }
   /** The run reached its limits: it ends as a Stop does. */
   | { kind: 'finishing' }
   | { kind: 'notice'; message: string }
@@ -149,6 +152,36 @@ export class CodeRun {
   /** Stops the run: scheduling ends, the trainer's step in progress is published, the run is paused (resumable). */
   stop(): Promise<void> {
     return this.end('paused');
+  }
+
+  /**
+   * Pause: the running run holds at its next boundary (no new rollout job, no new batch; the work
+   * in progress finishes, the trainer's step publishes), keeping its session, workers and trainer.
+   * False when no run is running.
+   */
+  pause(): boolean {
+    return this.holding((h) => h.pause());
+  }
+
+  /** Lets a paused (or stepping) run go on as before; false when no run is running. */
+  unpause(): boolean {
+    return this.holding((h) => h.resume());
+  }
+
+  /** Step: the run trains exactly one more version, then holds (a running run pauses first). */
+  step(): boolean {
+    return this.holding((h) => h.step());
+  }
+
+  /** Where the running run's Pause / Step stand (null unless running). */
+  get hold(): HoldView | null {
+    return this.current === 'running' ? (this.session?.pipeline.hold.view() ?? null) : null;
+  }
+
+  private holding(act: (hold: HoldControl) => unknown): boolean {
+    const s = this.session;
+    if (this.current !== 'running' || !s || s.pipeline.isStopped) return false;
+    return act(s.pipeline.hold) !== false;
   }
 
   /** Ends the run with `message` as its error (`sticky`: it stays the run's error). */
@@ -277,6 +310,7 @@ export class CodeRun {
         onStep: (r) => this.stepped(r),
         onError: (m) => void this.fail(m),
         onNotice: (m) => this.emit({ kind: 'notice', message: m }),
+        onHold: (hold) => this.emit({ kind: 'hold', hold }),
       },
       restored,
       this.deps.createRollout,

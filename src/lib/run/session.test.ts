@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TimelineEvent } from '../pipeline/events';
+import type { HoldView } from '../pipeline/hold';
 import { defaultSettings } from '../pipeline/run-settings';
 import type { StepReport } from '../pipeline/types';
 import { memoryRollouts, memoryTrainer } from './fakes';
@@ -21,17 +22,23 @@ async function running(hangs = () => false) {
   const steps: StepReport[] = [];
   const errors: string[] = [];
   const notices: string[] = [];
+  const holds: HoldView[] = [];
   const settings = { ...defaultSettings(2), workers: 2, eta: 1 };
   const session = new PipelineSession(
     'run-s',
     settings,
     t.trainer,
-    { onStep: (r) => steps.push(r), onError: (m) => errors.push(m), onNotice: (m) => notices.push(m) },
+    {
+      onStep: (r) => steps.push(r),
+      onError: (m) => errors.push(m),
+      onNotice: (m) => notices.push(m),
+      onHold: (v) => holds.push(v),
+    },
     null,
     rollouts.create,
   );
   await session.start();
-  return { ...t, rollouts, session, steps, errors, notices };
+  return { ...t, rollouts, session, steps, errors, notices, holds };
 }
 
 describe('PipelineSession', () => {
@@ -52,6 +59,23 @@ describe('PipelineSession', () => {
     await new Promise((res) => setTimeout(res, 20));
     expect(r.steps.length).toBe(stopped); // nothing trains after the Stop
     expect(r.session.runCounters().trainSteps).toBeGreaterThanOrEqual(stopped);
+  });
+
+  it('tells of Pause and Step as they take hold; while paused nothing trains and the timeline does not grow', async () => {
+    const r = await running();
+    await until(() => r.steps.length >= 2);
+    r.session.pipeline.hold.pause();
+    await until(() => r.holds.at(-1)?.mode === 'paused');
+    const [steps, pushed] = [r.steps.length, r.session.log.pushed];
+    await new Promise((res) => setTimeout(res, 50));
+    expect([r.steps.length, r.session.log.pushed]).toEqual([steps, pushed]);
+    r.session.pipeline.hold.step();
+    await until(() => r.holds.at(-1)?.mode === 'paused' && r.steps.length > steps);
+    expect(r.steps.map((s) => s.version).slice(steps)).toEqual([r.holds.at(-1)?.version]);
+    r.session.pipeline.hold.resume();
+    await until(() => r.steps.length > steps + 2);
+    await r.session.stop('paused');
+    expect(r.errors).toEqual([]);
   });
 
   it('restarts a crashed trainer from the store and goes on training, holding the trainer', async () => {

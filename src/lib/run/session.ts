@@ -6,6 +6,7 @@ import { storedStepMetrics } from '../policy/metrics';
 import { scheduledRate, type CodeJobSource } from '../pipeline/code-workload';
 import { runCounters, type Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
+import type { HoldView } from '../pipeline/hold';
 import { policyReset, type RunSettings } from '../pipeline/run-settings';
 import type { PipelineTrainerPort, StepReport } from '../pipeline/types';
 import type { FaultRecord, WorkerPool } from '../pipeline/worker-pool';
@@ -44,6 +45,8 @@ export interface SessionHooks {
   onError(message: string): void;
   /** Something the user should know that does not stop the run (an eviction, a restart). */
   onNotice(message: string): void;
+  /** Where Pause / Step stand now, when that changed. */
+  onHold?(view: HoldView): void;
 }
 
 /**
@@ -96,6 +99,7 @@ export class PipelineSession {
           emit: (e) => this.push([e]),
           onStep: (r) => hooks.onStep(r),
           onError: (m) => hooks.onError(m),
+          onHold: (v) => hooks.onHold?.(v),
         },
       },
     );

@@ -24,12 +24,11 @@ import { howLabel, trainsLabel } from '../run/labels';
 import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run/options';
 import type { PipelineSession } from '../run/session';
 import { appended } from '../view/thin';
+import { HoldState } from './hold-state.svelte';
 import { RunSettingsState } from './run-settings-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
 export type { Comparison, Dashboard, EvalPoint, Leg, RunListEntry, RunOptions };
-export { runLock } from '../run/catalog';
-export { STOP_STARTUP_MS } from '../run/code-run';
 export { howLabel, loraLabel, resumable, trainsLabel } from '../run/labels';
 export { RACE_SAMPLES, SWEEP_ETAS, SWEEP_SAMPLES };
 
@@ -61,6 +60,8 @@ export class RunState extends RunSettingsState {
   episodeTotals = $state<{ played: number; trained: number } | null>(null);
   /** The live session (null between runs). */
   session: PipelineSession | null = null;
+  /** Pause, Resume and Step of the running run, and its status line ("Paused at version N"). */
+  readonly hold: HoldState;
 
   /** Tasks in the shown run's own suite (null: the built-in suite), for what its evaluations score. */
   get suiteTasks(): number | null {
@@ -81,17 +82,15 @@ export class RunState extends RunSettingsState {
   /** `storage`: the page's one connection (`PageStorage`), shared with the other panels. */
   constructor(trainer: TrainerState, storage: PageStorage) {
     super();
-    ({
-      catalog: this.catalog,
-      run: this.run,
-      evaluations: this.evaluations,
-    } = browserCodeRuns(trainer, storage, {
+    const made = browserCodeRuns(trainer, storage, {
       notify: (m) => this.notify(m),
       scored: (runId, point) => this.scored(runId, point),
       afterStop: (s) => this.tick(s), // the final figures, after the last step
       afterEnd: () => this.refreshRuns(), // the list has the run's newest version before a Stop resolves
-    }));
+    });
+    [this.catalog, this.run, this.evaluations] = [made.catalog, made.run, made.evaluations];
     this.run.subscribe((e) => this.heard(e));
+    this.hold = new HoldState(this.run);
     // Another tab started, stopped or deleted a run: this tab's list says so without a reload.
     this.catalog.onElsewhereChange(() => void this.refreshRuns().catch(() => undefined));
   }
@@ -181,7 +180,7 @@ export class RunState extends RunSettingsState {
     } else if (e.kind === 'step') this.stepped(e.report);
     else if (e.kind === 'finishing') this.finishing = true;
     else if (e.kind === 'notice') this.notify(e.message);
-    else this.error = e.message;
+    else if (e.kind === 'error') this.error = e.message;
   }
 
   /** Shows these charts and timeline events (none: empty panels). */
