@@ -1,4 +1,5 @@
 import type { CustomEnvState } from './lib/ui/custom-env-state.svelte';
+import type { FeedState } from './lib/ui/feed-state.svelte';
 import type { RunState } from './lib/ui/run-state.svelte';
 import type { SandboxState } from './lib/ui/sandbox-state.svelte';
 import type { TasksState } from './lib/ui/tasks-state.svelte';
@@ -13,6 +14,8 @@ declare global {
       tasks: TasksState;
       customEnv: CustomEnvState;
       run: RunState;
+      /** The program feed of the run (`run.feed`). */
+      feed: FeedState;
     };
   }
 }

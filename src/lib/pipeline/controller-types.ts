@@ -84,13 +84,15 @@ export function runCounters(
   return out;
 }
 
-/** Callbacks of the pipeline: timeline events, progress, and a failure that stops the run. */
-export interface PipelineHooks {
+/** Callbacks of the pipeline: timeline events, progress, finished groups, and a failure that stops the run. */
+export interface PipelineHooks<T extends EpisodeOutcome = Trajectory> {
   emit?(event: TimelineEvent): void;
   onStep?(report: StepReport): void;
   onError?(message: string): void;
   /** Where Pause / Step stand now, when that changed (`hold.ts`). */
   onHold?(view: HoldView): void;
+  /** A group played to the end, as the controller takes it: its job, and the lane of the worker that played it. */
+  onPlayed?(job: RolloutJob, group: PlayedGroup<T>, lane: Lane): void;
 }
 
 /** Counters of a pipeline that has done nothing yet. */

@@ -1,6 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Pipeline } from './controller';
-import { FakeSource, FakeTrainer, FakeWorker, METRICS, configOf, flush, setup } from './controller.fakes';
+import {
+  FakeSource,
+  FakeTrainer,
+  FakeWorker,
+  METRICS,
+  configOf,
+  flush,
+  setup,
+  trajectory,
+} from './controller.fakes';
 import type { RolloutPort } from './types';
 
 describe('Pipeline', () => {
@@ -206,5 +215,36 @@ describe('Pipeline', () => {
     w.finish(0);
     await flush();
     expect(trainer.calls[0]?.seqs).toEqual([2, 3, 0, 1]);
+  });
+  it('hands each finished group to onPlayed with its job and lane, but not one of a job it took back', async () => {
+    const played: [number, string, number][] = [];
+    const p = new Pipeline(configOf({ eta: 1 }), new FakeSource(), new FakeTrainer(), 'run', {
+      onPlayed: (job, group, lane) => played.push([job.jobId, lane, group.trajectories.length]),
+    });
+    const [w0, w1] = [new FakeWorker(), new FakeWorker()];
+    p.addWorker('w0', w0, 'rollout-0');
+    p.addWorker('w1', w1, 'rollout-1');
+    p.start(0);
+    const [first] = [...w1.jobs.keys()];
+    w1.finish(first ?? -1);
+    await flush();
+    expect(played).toEqual([[first, 'rollout-1', 2]]);
+    // A worker that died: its job is requeued, and a late answer of it is not the group played.
+    const [lost] = [...w0.jobs.values()];
+    p.removeWorker('w0', 'crash');
+    lost?.resolve({
+      jobId: lost.job.jobId,
+      status: 'done',
+      trajectories: [trajectory(0, true)],
+      relabelled: [],
+      seqs: [lost.job.seqBase],
+      oldestVersion: 0,
+      newestVersion: 0,
+      interrupted: 0,
+      startedAt: 0,
+      endedAt: 0,
+    });
+    await flush();
+    expect(played).toHaveLength(1);
   });
 });

@@ -24,8 +24,7 @@ import type { Trajectory } from '../rl/trajectory';
 import type { StepMetrics } from '../policy/metrics';
 import type { EpisodeOutcome, PipelineTrainerPort, PlayedGroup, RolloutJob, RolloutPort } from './types';
 
-export { runCounters };
-export type { JobSource, PipelineConfig, PipelineCounters, PipelineHooks };
+export { runCounters, type JobSource, type PipelineConfig, type PipelineCounters, type PipelineHooks };
 
 /**
  * The controller of the asynchronous pipeline (main thread). It admits jobs under the staleness
@@ -60,7 +59,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     private readonly source: JobSource<B, T>,
     trainer: PipelineTrainerPort<B>,
     readonly runId: string,
-    private readonly hooks: PipelineHooks = {},
+    private readonly hooks: PipelineHooks<T> = {},
     /** Where a resumed run stands: its latest version, next keys, and unconsumed groups. */
     restored: RestoredRun<T> = { version: 0, nextSeq: 0, nextJobId: 0, groups: [] },
   ) {
@@ -320,6 +319,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (group.status === 'done') {
       this.counters.generatedEpisodes += group.trajectories.length;
       this.counters.interrupts += group.interrupted;
+      this.hooks.onPlayed?.(job, group, worker.lane);
       if (this.config.eta === 0) {
         this.feed.hold(group); // recorded and buffered in job-id order with its version's others
       } else {

@@ -21,7 +21,7 @@ export interface TrainerLinkHost<B, T extends EpisodeOutcome> {
   readonly feed: ReplayFeed<T>;
   readonly source: JobSource<B, T>;
   readonly rng: Rng;
-  readonly hooks: PipelineHooks;
+  readonly hooks: PipelineHooks<T>;
   /** The latest published version. */
   version(): number;
   /** A step published `version`. */

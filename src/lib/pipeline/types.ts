@@ -1,4 +1,5 @@
 import type { EnvConfig } from '../env/config';
+import type { TurnRecord } from '../env/episode';
 import type { Task } from '../env/suite';
 import type { StepMetrics } from '../policy/metrics';
 import type { TokenBatch } from '../rl/batch';
@@ -54,6 +55,11 @@ export interface PlayedGroup<T extends EpisodeOutcome = Trajectory> {
   relabelled: Relabelled[];
   /** Store keys of the trajectories (written before the group was returned). */
   seqs: number[];
+  /**
+   * What the sandbox answered to each turn of each episode, indexed like `trajectories` (code
+   * runs; not stored): the page's program feed shows it.
+   */
+  turns?: TurnRecord[][];
   /** Oldest and newest version stamped on any of the group's policy tokens. */
   oldestVersion: number;
   newestVersion: number;

@@ -106,6 +106,9 @@ describe('RolloutEngine', () => {
     for (const tr of g.trajectories) {
       tr.owned.forEach((o, i) => expect(tr.versions[i]).toBe(o ? 0 : -1));
     }
+    // What the sandbox answered to each turn comes back beside each trajectory (the program feed).
+    expect(g.turns?.map((turns) => turns.length)).toEqual(g.trajectories.map((tr) => tr.turns));
+    expect(g.turns?.flat().every((t) => t.outputs !== undefined || t.error !== undefined)).toBe(true);
     expect(events.some((ev) => ev.kind === 'episode')).toBe(true);
     expect(events.some((ev) => ev.kind === 'generate' && ev.version === 0)).toBe(true);
     e.dispose();

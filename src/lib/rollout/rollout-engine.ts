@@ -336,6 +336,7 @@ export class RolloutEngine {
       startedAt: a.startedAt,
       endedAt: t,
       current: this.version,
+      turns: a.episodes.map((ep) => ep.turns),
     });
     this.emit({
       kind: 'episode',

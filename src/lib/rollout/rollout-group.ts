@@ -2,6 +2,7 @@
  * The group a rollout job returns: aborted (nothing stored), or done with its trajectories and
  * the programs relabelled in hindsight.
  */
+import type { TurnRecord } from '../env/episode';
 import { relabelEpisode, type Relabelled } from '../rl/hindsight';
 import { Rng } from '../random';
 import type { Trajectory } from '../rl/trajectory';
@@ -28,13 +29,13 @@ export function abortedGroup(jobId: number, oldest: number, startedAt: number, n
 
 /**
  * The group of a job played to the end: its trajectories under the job's seqs, the oldest and
- * newest version that wrote a token (`current` when none did).
+ * newest version that wrote a token (`current` when none did), and each episode's turns if given.
  */
 export function doneGroup(
   job: RolloutJob,
   trajectories: Trajectory[],
   relabelled: Relabelled[],
-  run: { interrupted: number; startedAt: number; endedAt: number; current: number },
+  run: { interrupted: number; startedAt: number; endedAt: number; current: number; turns?: TurnRecord[][] },
 ): PlayedGroup {
   const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
   return {
@@ -48,6 +49,7 @@ export function doneGroup(
     interrupted: run.interrupted,
     startedAt: run.startedAt,
     endedAt: run.endedAt,
+    ...(run.turns ? { turns: run.turns } : {}),
   };
 }
 

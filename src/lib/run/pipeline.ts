@@ -86,7 +86,7 @@ export interface CustomWorkload {
 export interface AssemblyPorts<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   /** The trainer (a port that reads the run's progress may read it lazily: it is called only once the pipeline trains). */
   trainer: PipelineTrainerPort<B>;
-  hooks: PipelineHooks;
+  hooks: PipelineHooks<T>;
   /**
    * In-process rollout workers, one lane each (`rollout-i`), added at once; the page adds its
    * workers later, as its pool starts them (`run/rollout-pool.ts`).

@@ -131,4 +131,20 @@ describe('PipelineSession', () => {
     expect(errors.at(-1)).toMatch(/the trainer crashed: crash 3, the 4th time without publishing a version/);
     await s.stop('failed');
   });
+  it('hands the groups its controller takes to the program feed; a listener that throws is let go with a notice', async () => {
+    const r = await running();
+    const heard: string[] = [];
+    r.session.onPlayed((job, group, lane) => heard.push(`${job.jobId}:${group.status}:${lane}`));
+    r.session.onPlayed(() => {
+      throw new Error('view bug');
+    });
+    const before = r.steps.length;
+    await until(() => heard.length >= 4 && r.steps.length > before + 1);
+    expect(heard.every((h) => /^\d+:done:rollout-[01]$/.test(h))).toBe(true);
+    expect(
+      r.notices.filter((n) => n.includes('program feed stopped following the run: view bug')),
+    ).toHaveLength(1);
+    expect(r.errors).toEqual([]); // the run trained on
+    await r.session.stop('paused');
+  });
 });

@@ -8,7 +8,7 @@ import { runCounters, type Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
 import type { HoldView } from '../pipeline/hold';
 import { policyReset, type RunSettings } from '../pipeline/run-settings';
-import type { PipelineTrainerPort, StepReport } from '../pipeline/types';
+import type { PipelineTrainerPort, PlayedGroup, RolloutJob, StepReport } from '../pipeline/types';
 import type { FaultRecord, WorkerPool } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
 import type { RunProgress } from '../storage/db';
@@ -37,6 +37,9 @@ export interface RunTrainer {
   /** Subscribes to the trainer's timeline events; returns the unsubscribe function. */
   onEvents(listener: (events: TimelineEvent[]) => void): () => void;
 }
+
+/** Hears each group the controller takes: its job, the group, and the lane that played it. */
+export type PlayedListener = (job: RolloutJob, group: PlayedGroup, lane: Lane) => void;
 
 /** What the page hears from a running session. */
 export interface SessionHooks {
@@ -70,6 +73,7 @@ export class PipelineSession {
   rolloutBackend: string | null = null;
   private pool: WorkerPool<PooledRollout, RolloutStats> | null = null;
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly playedListeners = new Set<PlayedListener>();
   private trainerTimer: ReturnType<typeof setInterval> | undefined;
   /** A heartbeat call is in flight (it rejects with `WorkerTimeout` once the trainer hangs). */
   private trainerPing = false;
@@ -100,6 +104,7 @@ export class PipelineSession {
           onStep: (r) => hooks.onStep(r),
           onError: (m) => hooks.onError(m),
           onHold: (v) => hooks.onHold?.(v),
+          onPlayed: (job, group, lane) => this.played(job, group, lane),
         },
       },
     );
@@ -153,6 +158,24 @@ export class PipelineSession {
       seconds: this.seconds,
       ...this.pipeline.keys,
     };
+  }
+
+  /** Calls `listener` with every group the controller takes (the program feed); returns the unsubscribe function. */
+  onPlayed(listener: PlayedListener): () => void {
+    this.playedListeners.add(listener);
+    return () => this.playedListeners.delete(listener);
+  }
+
+  /** A listener that throws is the view's fault: the run goes on, and the page says so. */
+  private played(job: RolloutJob, group: PlayedGroup, lane: Lane): void {
+    for (const listener of this.playedListeners) {
+      try {
+        listener(job, group, lane);
+      } catch (err) {
+        this.playedListeners.delete(listener);
+        this.hooks.onNotice(`The program feed stopped following the run: ${errorMessage(err)}`);
+      }
+    }
   }
 
   private push(events: readonly TimelineEvent[]): void {

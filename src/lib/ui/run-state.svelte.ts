@@ -25,6 +25,7 @@ import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run
 import type { PipelineSession } from '../run/session';
 import { appended } from '../view/thin';
 import { HoldState } from './hold-state.svelte';
+import { FeedState } from './feed-state.svelte';
 import { RunSettingsState } from './run-settings-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
@@ -58,10 +59,9 @@ export class RunState extends RunSettingsState {
   viewing = $state<string | null>(null);
   /** Episodes the run shown played and trained over all its sessions (a resumed one's included), or null. */
   episodeTotals = $state<{ played: number; trained: number } | null>(null);
-  /** The live session (null between runs). */
-  session: PipelineSession | null = null;
-  /** Pause, Resume and Step of the running run, and its status line ("Paused at version N"). */
-  readonly hold: HoldState;
+  session: PipelineSession | null = null; // the live session (null between runs)
+  readonly hold: HoldState; // Pause, Resume and Step of the running run, and its status line
+  readonly feed = new FeedState(); // the program feed: the run's newest episodes and best programs
 
   /** Tasks in the shown run's own suite (null: the built-in suite), for what its evaluations score. */
   get suiteTasks(): number | null {
@@ -172,7 +172,7 @@ export class RunState extends RunSettingsState {
     } else if (e.kind === 'resumed') [this.steps, this.evals] = [e.history.steps, e.history.evals];
     else if (e.kind === 'session') {
       clearInterval(this.ticker);
-      this.session = e.session;
+      this.session = this.feed.follow(e.session);
       if (!e.session) return;
       [this.runId, this.runSettings] = [e.session.runId, e.session.settings];
       this.curriculum = e.session.source.curriculum.view();

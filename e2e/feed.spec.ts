@@ -1,0 +1,61 @@
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test } from '@playwright/test';
+import { onLab, untilLabWith } from './support/lab';
+import { openReady } from './support/page';
+
+// The trainer on wasm: this test is about what the page shows of the episodes, not WebGPU speed.
+test('the program feed shows the programs a run writes, token by token with their versions, and what the sandbox answered; pins stay; a level filter', async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
+  const feed = page.getByTestId('program-feed');
+  await expect(feed.getByTestId('feed-empty')).toContainText('Start a run');
+  await onLab(page, (lab) => {
+    void lab.run.start(); // a default run: it trains until the Stop below
+  });
+
+  // Within a minute, finished episodes with their programs and the sandbox's answers.
+  const first = feed.getByTestId('feed-episode').first();
+  await expect(first).toBeVisible({ timeout: 60_000 });
+  await expect(first.getByTestId('feed-program').first()).toHaveText(/\S/);
+  await expect(first.getByTestId('feed-answer').first()).toHaveText(/got .+ · expected .+|error: [a-z]+/);
+  await expect(first.getByTestId('feed-reward')).toHaveText(/^reward [+−]\d+\.\d\d$/);
+  await expect(first.getByTestId('feed-solved')).toHaveText(/^(solved|not solved)$/);
+  await expect(first.getByTestId('feed-versions')).toContainText(/rollout-\d · v\d+/);
+  const versions = await first
+    .locator('[data-version]')
+    .evaluateAll((spans) => spans.map((s) => s.dataset.version));
+  expect(versions.length).toBeGreaterThan(0);
+  for (const v of versions) expect(v).toMatch(/^\d+$/);
+  await expect(feed.getByTestId('feed-legend')).toContainText(/v\d+/);
+  await expect(page.getByTestId('best-row').first()).toBeVisible();
+
+  // Pin the newest episode by keyboard; it stays after more than the feed's 50 newer ones arrive.
+  const key = (await first.getAttribute('data-key')) ?? '';
+  const pinned = feed.locator(`[data-testid=feed-episode][data-key="${key}"]`);
+  await pinned.getByTestId('feed-pin').focus();
+  await page.keyboard.press('Enter');
+  await expect(pinned.getByTestId('feed-pin')).toHaveAttribute('aria-pressed', 'true');
+  const seen = await onLab(page, (lab) => lab.feed.seen);
+  await untilLabWith(page, ([lab, before]) => lab.feed.seen >= before + 55, seen, { timeout: 150_000 });
+  await expect(pinned).toBeVisible();
+  await expect(feed.getByTestId('feed-episode').first()).not.toHaveAttribute('data-key', key);
+  expect(await onLab(page, (lab) => lab.feed.episodes.length)).toBe(51); // the 50 newest and the pin
+  await expect(feed.getByTestId('feed-announcement')).toHaveText(/^\d+ new episodes? in the program feed$/);
+
+  // A level filter: the run starts at easy, so medium shows none of its episodes (or only medium ones).
+  await feed.getByTestId('feed-level').selectOption('medium');
+  await expect(feed.locator('[data-testid=feed-episode]:not([data-level=medium])')).toHaveCount(0);
+  await feed.getByTestId('feed-level').selectOption('easy');
+  await expect(pinned).toBeVisible();
+  await expect(feed.locator('[data-testid=feed-episode]:not([data-level=easy])')).toHaveCount(0);
+
+  const axe = await new AxeBuilder({ page })
+    .include('[data-testid=program-feed]')
+    .include('[data-testid=best-programs]')
+    .analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  await onLab(page, (lab) => lab.run.stop());
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});

@@ -1,0 +1,319 @@
+/**
+ * The program feed (pure): the newest finished episodes of a code run, each turn's program with
+ * the policy version that wrote every token, what the sandbox answered, and per task the best
+ * program found so far. Bounded whatever the run's length: `limit` recent episodes, `maxPinned`
+ * pinned ones, `maxTasks` rows of the best-program table.
+ */
+import type { TurnRecord } from '../env/episode';
+import { LEVELS, type Example, type Level } from '../env/suite';
+import { RUN, SEP, SUBMIT, tokenId, tokenText } from '../env/vocab';
+import type { PlayedGroup, RolloutJob } from '../pipeline/types';
+import { count } from '../plural';
+import { isRelabelledTask } from '../rl/hindsight';
+import type { Trajectory } from '../rl/trajectory';
+
+/** One token the policy wrote and the version of the policy that sampled it. */
+export interface FeedToken {
+  text: string;
+  version: number;
+}
+
+/** One turn of an episode: the program, how it ended, and what the sandbox answered. */
+export interface FeedTurn {
+  action: 'run' | 'submit';
+  /** The program's tokens, in order, each with the version that wrote it. */
+  tokens: FeedToken[];
+  /** The control token (`<run>` or `<submit>`) that ended the turn. */
+  control: FeedToken;
+  program: string;
+  /** The program's outputs on the turn's tests, when every call returned a finite number. */
+  outputs?: number[];
+  /** The sandbox's error kind when it did not (syntax, runtime, timeout, memory, output, internal). */
+  error?: string;
+  /** The outputs the tests expect, in order: the shown examples for a run, the hidden tests for a submit. */
+  expected: number[];
+  /** Hidden tests passed (a submit). */
+  passed?: number;
+  /** Reward paid at the turn's control token. */
+  reward: number;
+}
+
+/** One finished episode as the feed shows it. */
+export interface FeedEpisode {
+  /** Unique within a run: the store key (seq) of its trajectory. */
+  key: string;
+  jobId: number;
+  taskId: string;
+  level: Level;
+  /** The examples shown to the policy in its observation. */
+  examples: Example[];
+  turns: FeedTurn[];
+  /** The episode's return. */
+  reward: number;
+  solved: boolean;
+  /** The rollout worker's lane that played it. */
+  lane: string;
+  /** Versions that wrote its tokens, ascending: more than one when it adopted a new version mid-way. */
+  versions: number[];
+}
+
+/** Per task, the best program found so far. */
+export interface BestProgram {
+  taskId: string;
+  level: Level;
+  /** The program of the best episode's last turn (what it submitted). */
+  program: string;
+  /** The best episode's return; ties go to the shorter program, then to the earlier one. */
+  reward: number;
+  solved: boolean;
+  /** The newest version that wrote the best episode. */
+  version: number;
+  /** The version that first solved the task (the lowest finishing version of a solving episode), or null. */
+  firstSolved: number | null;
+  /** Episodes of the task seen. */
+  episodes: number;
+}
+
+/** Level shown by the feed's filter. */
+export type LevelFilter = Level | 'all';
+
+/** How much the feed keeps. */
+export interface FeedLimits {
+  /** Newest episodes kept (pinned ones aside). */
+  limit: number;
+  /** Pinned episodes kept at most: a pin past this is refused. */
+  maxPinned: number;
+  /** Tasks the best-program table holds at most (later new tasks are not added). */
+  maxTasks: number;
+}
+
+export const DEFAULT_FEED_LIMITS: FeedLimits = { limit: 50, maxPinned: 20, maxTasks: 500 };
+
+const F_OPEN = tokenId('f(');
+
+/**
+ * The episodes of a finished group as the feed shows them: `job` gives the task (its examples and
+ * hidden tests), `group.turns` what the sandbox answered (a group without them shows programs only).
+ */
+export function feedEpisodes(job: RolloutJob, group: PlayedGroup<Trajectory>, lane: string): FeedEpisode[] {
+  return group.trajectories.map((tr, i) => {
+    const promptEnd = tr.tokens.indexOf(SEP);
+    const shown = tr.tokens.slice(0, promptEnd).filter((t) => t === F_OPEN).length;
+    const examples = job.task.examples.slice(0, shown);
+    const records = group.turns?.[i] ?? [];
+    const turns = splitTurns(tr).map((t, k) => withAnswer(t, records[k], examples, job.task.hidden));
+    const versions = [...new Set(tr.versions.filter((v, j) => v >= 0 && tr.owned[j] === 1))];
+    return {
+      key: String(group.seqs[i] ?? `${group.jobId}:${i}`),
+      jobId: group.jobId,
+      taskId: tr.taskId,
+      level: tr.level,
+      examples,
+      turns,
+      reward: tr.return,
+      solved: tr.solved,
+      lane,
+      versions: versions.sort((a, b) => a - b),
+    };
+  });
+}
+
+type BareTurn = Pick<FeedTurn, 'action' | 'tokens' | 'control' | 'program' | 'reward'>;
+
+/** The policy's tokens of a trajectory, turn by turn: each turn ends at its control token. */
+function splitTurns(tr: Trajectory): BareTurn[] {
+  const turns: BareTurn[] = [];
+  let tokens: FeedToken[] = [];
+  tr.tokens.forEach((id, i) => {
+    if (tr.owned[i] !== 1) return;
+    const token = { text: tokenText(id), version: tr.versions[i] ?? -1 };
+    if (id !== RUN && id !== SUBMIT) {
+      tokens.push(token);
+      return;
+    }
+    const program = tokens.map((t) => t.text).join('');
+    const action = id === RUN ? 'run' : 'submit';
+    turns.push({ action, tokens, control: token, program, reward: tr.rewards[i] ?? 0 });
+    tokens = [];
+  });
+  return turns;
+}
+
+/** A turn with what the sandbox answered (its record) and the outputs its tests expect. */
+function withAnswer(
+  turn: BareTurn,
+  record: TurnRecord | undefined,
+  shown: readonly Example[],
+  hidden: readonly Example[],
+): FeedTurn {
+  const tests = turn.action === 'submit' ? hidden : shown;
+  const out: FeedTurn = { ...turn, expected: tests.map((t) => t.output) };
+  if (!record || record.program !== turn.program) return out; // not this turn's answer: none shown
+  if (record.outputs) out.outputs = record.outputs;
+  if (record.error) out.error = record.error;
+  if (record.passed !== undefined) out.passed = record.passed;
+  out.reward = record.reward;
+  return out;
+}
+
+/** Is `a` a better program for its task than `b`: a higher return, then a shorter program. */
+function better(a: FeedEpisode, b: BestProgram): boolean {
+  if (a.reward !== b.reward) return a.reward > b.reward;
+  return finalProgram(a).length < b.program.length;
+}
+
+const finalProgram = (e: FeedEpisode): string => e.turns.at(-1)?.program ?? '';
+const newest = (e: FeedEpisode): number => e.versions.at(-1) ?? -1;
+
+/**
+ * The feed's state: recent episodes newest first, pinned ones kept where they were as newer ones
+ * arrive, and the best-program table. `add` and the pins change it; the readers return copies.
+ */
+export class ProgramFeed {
+  /** Newest first; pinned ones stay past `limit`. */
+  private entries: FeedEpisode[] = [];
+  private readonly pinned = new Set<string>();
+  private readonly best = new Map<string, BestProgram>();
+  private arrived = 0;
+
+  constructor(readonly limits: FeedLimits = DEFAULT_FEED_LIMITS) {}
+
+  /** Episodes seen since the feed was made or cleared. */
+  get seen(): number {
+    return this.arrived;
+  }
+
+  /** Adds finished episodes (one group's, in order): the feed keeps the newest, the table learns from all. */
+  add(episodes: readonly FeedEpisode[]): void {
+    for (const e of episodes) {
+      this.arrived += 1;
+      this.entries.unshift(e);
+      this.learn(e);
+    }
+    this.trim();
+  }
+
+  /** The episodes shown at `level`, newest first (pinned ones where they arrived). */
+  list(level: LevelFilter = 'all'): FeedEpisode[] {
+    return this.entries.filter((e) => level === 'all' || e.level === level);
+  }
+
+  isPinned(key: string): boolean {
+    return this.pinned.has(key);
+  }
+
+  /** Pins a shown episode: it stays as newer ones arrive. False when it is not shown or the pins are full. */
+  pin(key: string): boolean {
+    if (this.pinned.has(key)) return true;
+    if (this.pinned.size >= this.limits.maxPinned || !this.entries.some((e) => e.key === key)) return false;
+    this.pinned.add(key);
+    return true;
+  }
+
+  /** Unpins an episode: it goes once `limit` newer ones have arrived. */
+  unpin(key: string): void {
+    if (this.pinned.delete(key)) this.trim();
+  }
+
+  /** Keys of the pinned episodes. */
+  pins(): string[] {
+    return [...this.pinned];
+  }
+
+  /** The best-program table: solved tasks first, then by level and task id. */
+  bestPrograms(): BestProgram[] {
+    const order = (b: BestProgram) => LEVELS.indexOf(b.level);
+    return [...this.best.values()]
+      .map((b) => ({ ...b }))
+      .sort(
+        (a, b) =>
+          Number(b.solved) - Number(a.solved) || order(a) - order(b) || a.taskId.localeCompare(b.taskId),
+      );
+  }
+
+  /** Forgets everything (a new run). */
+  clear(): void {
+    this.entries = [];
+    this.pinned.clear();
+    this.best.clear();
+    this.arrived = 0;
+  }
+
+  /** Keeps the pinned episodes and the `limit` newest others. */
+  private trim(): void {
+    let unpinned = 0;
+    this.entries = this.entries.filter((e) => this.pinned.has(e.key) || ++unpinned <= this.limits.limit);
+  }
+
+  /** The best-program table learns from an episode of a task of the suite (relabelled tasks aside). */
+  private learn(e: FeedEpisode): void {
+    if (isRelabelledTask(e.taskId) || e.turns.length === 0) return;
+    const b = this.best.get(e.taskId);
+    if (!b && this.best.size >= this.limits.maxTasks) return;
+    const solvedAt = e.solved ? newest(e) : null;
+    const firstSolved =
+      solvedAt === null ? (b?.firstSolved ?? null) : Math.min(solvedAt, b?.firstSolved ?? Infinity);
+    const episodes = (b?.episodes ?? 0) + 1;
+    if (!b || better(e, b)) {
+      const program = finalProgram(e);
+      this.best.set(e.taskId, {
+        taskId: e.taskId,
+        level: e.level,
+        program,
+        reward: e.reward,
+        solved: e.solved,
+        version: newest(e),
+        firstSolved,
+        episodes,
+      });
+    } else this.best.set(e.taskId, { ...b, firstSolved, episodes });
+  }
+}
+
+/**
+ * What a screen reader hears of the feed: a count of new episodes, at most once per `everyMs`
+ * (the episodes themselves are not announced: a run plays several a second).
+ */
+export class FeedAnnouncer {
+  private pending = 0;
+  private last = -Infinity;
+
+  constructor(readonly everyMs = 10_000) {}
+
+  /** `n` episodes arrived at `at` ms: the message to announce now, or null (too soon; they are counted). */
+  arrived(n: number, at: number): string | null {
+    this.pending += n;
+    if (this.pending === 0 || at - this.last < this.everyMs) return null;
+    const message = `${count(this.pending, 'new episode')} in the program feed`;
+    [this.pending, this.last] = [0, at];
+    return message;
+  }
+}
+
+/**
+ * The colour of a token written by `version` on a sequential scale over [lo, hi]: older versions
+ * paler (greyer, darker on the page's dark panels), the newest a saturated blue. White text reads on all.
+ */
+export function versionColor(version: number, lo: number, hi: number): string {
+  const t = hi > lo ? Math.min(1, Math.max(0, (version - lo) / (hi - lo))) : 1;
+  const saturation = Math.round(12 + 78 * t);
+  const lightness = Math.round(27 + 7 * t);
+  return `hsl(205 ${saturation}% ${lightness}%)`;
+}
+
+/** Legend of the version scale: every version in [lo, hi] when few, else about `n` evenly spaced ones. */
+export function versionLegend(lo: number, hi: number, n = 6): { version: number; color: string }[] {
+  if (hi < lo) return [];
+  const span = hi - lo;
+  const step = Math.max(1, Math.ceil(span / (n - 1)));
+  const versions: number[] = [];
+  for (let v = lo; v < hi; v += step) versions.push(v);
+  versions.push(hi);
+  return versions.map((version) => ({ version, color: versionColor(version, lo, hi) }));
+}
+
+/** Lowest and highest version that wrote a token of `episodes` (null: none). */
+export function versionRange(episodes: readonly FeedEpisode[]): { lo: number; hi: number } | null {
+  const all = episodes.flatMap((e) => e.versions);
+  return all.length ? { lo: Math.min(...all), hi: Math.max(...all) } : null;
+}
