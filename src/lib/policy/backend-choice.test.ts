@@ -7,8 +7,10 @@ import {
   choiceLabel,
   choiceTitle,
   passedOverReason,
+  skippedTiming,
   timeSteps,
   timingOf,
+  warmupAtLeast,
   type BackendTiming,
 } from './backend-choice';
 
@@ -18,6 +20,8 @@ const timing = (t: Partial<BackendTiming> & Pick<BackendTiming, 'backend'>): Bac
   steps: 0,
   capMs: 1500,
   cutAfterMs: null,
+  kernelCompileMs: null,
+  warmupAtLeastMs: null,
   error: null,
   ...t,
 });
@@ -41,7 +45,7 @@ describe('chooseBackend', () => {
 });
 
 describe('choiceLabel and reasons', () => {
-  it('lists figures fastest first, then the cut, then the failed', () => {
+  it('lists figures fastest first, then the backends with none', () => {
     expect(
       choiceLabel([
         timing({ backend: 'wasm', msPerStep: 54.4, steps: 3 }),
@@ -54,39 +58,55 @@ describe('choiceLabel and reasons', () => {
         timing({ backend: 'webgpu', cutAfterMs: 2480.2 }),
         timing({ backend: 'wasm', msPerStep: 7.25, steps: 3 }),
       ]),
-    ).toBe('wasm 7.3 ms · webgpu > 2480 ms · cpu failed / step');
+    ).toBe('wasm 7.3 ms / step · cpu failed · webgpu warm-up > 2480 ms');
   });
 
   it("says why a backend was passed over, with the chosen one's figure", () => {
     const wasm = timing({ backend: 'wasm', msPerStep: 54, steps: 3, warmupMs: 400 });
     const cut = timing({ backend: 'webgpu', cutAfterMs: 2500, capMs: 2500 });
+    const late = timing({ backend: 'webgpu', cutAfterMs: 2721, capMs: 1631 });
     const choice = backendChoice([wasm, cut], 2950);
     expect(choice).toMatchObject({
       backend: 'wasm',
-      label: 'wasm 54 ms · webgpu > 2500 ms / step',
+      label: 'wasm 54 ms / step · webgpu warm-up > 2500 ms',
       ms: 2950,
     });
     if (!choice) throw new Error('no choice');
     expect(passedOverReason(cut, choice)).toBe(
       'measured slower: its first training step (which compiles its kernels) had not finished after ' +
-        '2500 ms (its cap) against 54 ms on wasm, so it was stopped',
+        '2500 ms (its cap: 2500 ms) against 54 ms on wasm, so it was stopped',
     );
     expect(passedOverReason(timing({ backend: 'webgpu', msPerStep: 2225, steps: 1 }), choice)).toBe(
       'measured slower: 2225 ms per training step against 54 ms on wasm',
     );
     const title = choiceTitle(choice);
     expect(title).toContain('wasm: 54 ms per step (median of 3, warm-up 400 ms)');
-    expect(title).toContain('webgpu: warm-up step not finished within its 2500 ms cap, stopped');
+    expect(title).toContain('webgpu: warm-up step not finished after 2500 ms (cap 2500 ms), stopped');
+    // A step that held the thread past the cap is cut when it yields: the reason says both.
+    expect(passedOverReason(late, choice)).toContain('after 2721 ms (its cap: 1631 ms)');
     expect(choiceTitle(null)).toMatch(/^Not measured/);
+    // A backend that compiles too slowly to warm up within its cap is not run at all.
+    const slow = skippedTiming('webgpu', 2500, 120, warmupAtLeast(120, 37));
+    const withSlow = backendChoice([wasm, slow], 900);
+    if (!withSlow) throw new Error('no choice');
+    expect(withSlow.label).toBe('wasm 54 ms / step · webgpu warm-up > 4440 ms');
+    expect(passedOverReason(slow, withSlow)).toBe(
+      'measured slower: compiling one of its kernels took 120 ms, so its first training step would take ' +
+        'over 4440 ms (past its cap: 2500 ms) against 54 ms on wasm; it was not run',
+    );
+    expect(choiceTitle(withSlow)).toContain(
+      'webgpu: 120 ms to compile a kernel, so over 4440 ms before a first step (cap 2500 ms): not run',
+    );
     expect(backendChoice([cut], 2500)).toBeNull();
   });
 });
 
 describe('capFor', () => {
-  it('shares what is left of the budget among the backends left', () => {
+  it('shares what is left of the budget among the backends left, at least an even share each', () => {
     expect(capFor(MEASURE_PLAN, 0, 2)).toBe(1500);
     expect(capFor(MEASURE_PLAN, 500, 1)).toBe(2500);
-    expect(capFor(MEASURE_PLAN, 4000, 1)).toBe(0);
+    expect(capFor(MEASURE_PLAN, 2000, 1)).toBe(1500);
+    expect(capFor(MEASURE_PLAN, 4000, 1)).toBe(1500);
   });
 });
 

@@ -5,7 +5,7 @@ import { BACKEND_ORDER, type BackendName } from './backend';
 export interface MeasurePlan {
   /** Backends measured, in this order: wasm first (quick and clean), webgpu on what is left. */
   order: readonly BackendName[];
-  /** Time for the whole measurement, ms: each backend's cap is what is left, shared by those left. */
+  /** Time for the whole measurement, ms: each backend's cap is what is left, shared by those left (`capFor`). */
   budgetMs: number;
   /** Training steps timed after the warm-up step (which compiles kernels and shaders). */
   timedSteps: number;
@@ -36,6 +36,13 @@ export interface BackendTiming {
    * used), or null when it finished.
    */
   cutAfterMs: number | null;
+  /** ms to compile one kernel on this backend (WebGPU: a few probe kernels' first run minus their second), or null. */
+  kernelCompileMs: number | null;
+  /**
+   * When the warm-up was not run because it could not finish within the cap: the least it would
+   * take (distinct kernels of a step × `kernelCompileMs`), ms. Null when it ran.
+   */
+  warmupAtLeastMs: number | null;
   /** Why a step failed, or null. */
   error: string | null;
 }
@@ -52,9 +59,23 @@ export interface BackendChoice {
   ms: number;
 }
 
-/** The cap of the next backend: what is left of the budget, shared by the backends left. */
+/**
+ * The cap of the next backend's warm-up: what is left of the budget, shared by the backends left,
+ * and never less than an even share of the whole (a slow first backend does not starve the next).
+ */
 export function capFor(plan: MeasurePlan, spentMs: number, backendsLeft: number): number {
-  return Math.max(0, plan.budgetMs - spentMs) / Math.max(1, backendsLeft);
+  const share = plan.budgetMs / Math.max(1, plan.order.length);
+  return Math.max(share, (plan.budgetMs - spentMs) / Math.max(1, backendsLeft));
+}
+
+/**
+ * The least a backend's warm-up takes: every distinct kernel of a training step (as profiled on
+ * a backend measured before) compiled once at `kernelCompileMs`. A backend that compiles slowly
+ * (a software WebGPU adapter) is passed over on this without compiling the whole step, whose
+ * shader compilation would otherwise go on, in the browser's GPU process, long after it was cut.
+ */
+export function warmupAtLeast(kernelCompileMs: number, distinctKernels: number): number {
+  return kernelCompileMs * distinctKernels;
 }
 
 /** What `timeSteps` saw. */
@@ -132,8 +153,15 @@ function median(xs: readonly number[]): number | null {
 }
 
 /** One backend's timing from what `timeSteps` saw. */
-export function timingOf(backend: BackendName, times: StepTimes, capMs: number): BackendTiming {
+export function timingOf(
+  backend: BackendName,
+  times: StepTimes,
+  capMs: number,
+  kernelCompileMs: number | null = null,
+): BackendTiming {
   return {
+    kernelCompileMs,
+    warmupAtLeastMs: null,
     backend,
     msPerStep: times.error === null ? median(times.stepMs) : null,
     warmupMs: times.warmupMs,
@@ -141,6 +169,26 @@ export function timingOf(backend: BackendName, times: StepTimes, capMs: number):
     capMs,
     cutAfterMs: times.cutAfterMs,
     error: times.error,
+  };
+}
+
+/** A backend whose warm-up was not run: it could not finish within `capMs` (see `warmupAtLeast`). */
+export function skippedTiming(
+  backend: BackendName,
+  capMs: number,
+  kernelCompileMs: number,
+  warmupAtLeastMs: number,
+): BackendTiming {
+  return {
+    backend,
+    msPerStep: null,
+    warmupMs: null,
+    steps: 0,
+    capMs,
+    cutAfterMs: null,
+    kernelCompileMs,
+    warmupAtLeastMs,
+    error: null,
   };
 }
 
@@ -165,18 +213,24 @@ export function formatMs(ms: number): string {
   return ms < 10 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`;
 }
 
-/** One backend's figure: "54 ms", "> 2500 ms" (cut in its warm-up), "failed". */
-function figure(t: BackendTiming): string {
-  if (t.msPerStep !== null) return formatMs(t.msPerStep);
-  if (t.cutAfterMs !== null) return `> ${formatMs(t.cutAfterMs)}`;
-  return 'failed';
+/** A backend with no figure, for the badge: "webgpu warm-up > 3.7 s", "webgpu failed". */
+function noFigure(t: BackendTiming): string {
+  const atLeast = t.warmupAtLeastMs ?? t.cutAfterMs;
+  return atLeast === null ? `${t.backend} failed` : `${t.backend} warm-up > ${formatMs(atLeast)}`;
 }
 
-/** The badge's figures, fastest first, then those cut by their cap, then those that failed. */
+/**
+ * The badge's figures: ms per step, fastest first ("webgpu 14 ms · wasm 54 ms / step"), then the
+ * backends with none ("· webgpu warm-up > 3700 ms").
+ */
 export function choiceLabel(timings: readonly BackendTiming[]): string {
-  const key = (t: BackendTiming) => t.msPerStep ?? (t.cutAfterMs === null ? Infinity : 1e12 + t.cutAfterMs);
-  const sorted = [...timings].sort((a, b) => key(a) - key(b));
-  return `${sorted.map((t) => `${t.backend} ${figure(t)}`).join(' · ')} / step`;
+  const measured = timings
+    .filter((t) => t.msPerStep !== null)
+    .sort((a, b) => (a.msPerStep ?? 0) - (b.msPerStep ?? 0));
+  const parts = measured.length
+    ? [`${measured.map((t) => `${t.backend} ${formatMs(t.msPerStep ?? 0)}`).join(' · ')} / step`]
+    : [];
+  return [...parts, ...timings.filter((t) => t.msPerStep === null).map(noFigure)].join(' · ');
 }
 
 /** Assembles the choice, or null when no backend has a figure. */
@@ -191,10 +245,16 @@ export function passedOverReason(t: BackendTiming, choice: BackendChoice): strin
   const against =
     chosen?.msPerStep != null ? ` against ${formatMs(chosen.msPerStep)} on ${choice.backend}` : '';
   if (t.error !== null) return `its training step failed while measuring: ${t.error}`;
+  if (t.warmupAtLeastMs !== null)
+    return (
+      `measured slower: compiling one of its kernels took ${formatMs(t.kernelCompileMs ?? 0)}, so its first ` +
+      `training step would take over ${formatMs(t.warmupAtLeastMs)} (past its cap: ${formatMs(t.capMs)})${against}; ` +
+      `it was not run`
+    );
   if (t.cutAfterMs !== null)
     return (
       `measured slower: its first training step (which compiles its kernels) had not finished after ` +
-      `${formatMs(t.cutAfterMs)} (its cap)${against}, so it was stopped`
+      `${formatMs(t.cutAfterMs)} (its cap: ${formatMs(t.capMs)})${against}, so it was stopped`
     );
   return `measured slower: ${t.msPerStep === null ? 'no figure' : formatMs(t.msPerStep)} per training step${against}`;
 }
@@ -202,10 +262,15 @@ export function passedOverReason(t: BackendTiming, choice: BackendChoice): strin
 /** One line per backend for the badge's tooltip. */
 function detail(t: BackendTiming): string {
   if (t.error !== null) return `${t.backend}: failed (${t.error})`;
+  if (t.warmupAtLeastMs !== null)
+    return (
+      `${t.backend}: ${formatMs(t.kernelCompileMs ?? 0)} to compile a kernel, so over ` +
+      `${formatMs(t.warmupAtLeastMs)} before a first step (cap ${formatMs(t.capMs)}): not run`
+    );
   if (t.cutAfterMs !== null)
-    return `${t.backend}: warm-up step not finished within its ${formatMs(t.capMs)} cap, stopped`;
+    return `${t.backend}: warm-up step not finished after ${formatMs(t.cutAfterMs)} (cap ${formatMs(t.capMs)}), stopped`;
   const warm = t.warmupMs === null ? '' : `, warm-up ${formatMs(t.warmupMs)}`;
-  return `${t.backend}: ${figure(t)} per step (median of ${t.steps}${warm})`;
+  return `${t.backend}: ${formatMs(t.msPerStep ?? 0)} per step (median of ${t.steps}${warm})`;
 }
 
 /** The badge's tooltip: how the backend was chosen, with every backend's figures. */
