@@ -7,6 +7,9 @@ test('without WebGPU the page reports the fallback backend and why, and still tr
   expect(['wasm', 'webgl', 'cpu']).toContain(backend);
   await expect(page.getByTestId('fallback')).toBeVisible();
   await expect(page.getByTestId('fallback-reason').first()).toContainText(/WebGPU|adapter/i);
+  // wasm was measured alone (WebGPU never started): its figure is on the badge.
+  if (backend === 'wasm')
+    await expect(page.getByTestId('backend-timing')).toHaveText(/^wasm [\d.]+ ms \/ step$/);
   await trainSteps(page, 1);
   expect(Number.isFinite(await metric(page, 'loss'))).toBe(true);
   expect(await metric(page, 'weights-moved')).toBeGreaterThan(0);

@@ -1,7 +1,9 @@
 import { expect, test } from '@playwright/test';
 import { isSoftwareAdapter } from '../src/lib/policy/backend.ts';
+import { MEASURE_PLAN } from '../src/lib/policy/backend-choice.ts';
 import { DB_NAME } from '../src/lib/storage/db.ts';
 import { TRAINER_CHECK_RUN_ID } from '../src/lib/storage/weights-store.ts';
+import { onLab } from './support/lab';
 import { keepWorkers, metric, openReady, terminateWorker, trainSteps } from './support/page';
 
 test('the trainer worker runs on webgpu and a step moves the weights with a finite loss', async ({
@@ -29,7 +31,7 @@ test('training on webgpu lowers the loss below its own first step', async ({ pag
   await expect(page.getByTestId('trainer-chart')).not.toContainText('no data yet');
 });
 
-test('by default the trainer takes WebGPU on a GPU, and wasm (saying why) on a software adapter', async ({
+test('by default the trainer measures its backends and trains on the fastest; a software WebGPU adapter measures slower than wasm', async ({
   page,
 }) => {
   await page.goto('./');
@@ -40,14 +42,49 @@ test('by default the trainer takes WebGPU on a GPU, and wasm (saying why) on a s
     const { vendor, architecture, device, description, isFallbackAdapter } = a.info;
     return { vendor, architecture, device, description, isFallbackAdapter };
   });
-  await openReady(page);
-  const software = !adapter || isSoftwareAdapter(adapter);
-  if (software) {
-    await expect(page.getByTestId('backend')).toHaveText('wasm');
-    await expect(page.getByTestId('fallback-reason').first()).toContainText(/WebGPU/);
-  } else {
-    await expect(page.getByTestId('backend')).toHaveText('webgpu');
+  await openReady(page, '?debug');
+  const { info, measuredEvents } = await onLab(page, (l) => ({
+    info: l.trainer.info,
+    measuredEvents: l.trainer.events.filter((e) => e.kind === 'init' && e.meta?.measured !== undefined),
+  }));
+  const choice = info?.choice;
+  if (!info || !choice)
+    throw new Error(`the default page chose no backend by measurement: ${JSON.stringify(info)}`);
+  expect(choice.timings.map((t) => t.backend)).toEqual(adapter ? ['wasm', 'webgpu'] : ['wasm']);
+  // The backend used is the one with the fewest ms per step; the badge shows every figure.
+  const figures = choice.timings.filter((t) => t.msPerStep !== null);
+  const fastest = figures.reduce((a, b) => ((b.msPerStep ?? Infinity) < (a.msPerStep ?? Infinity) ? b : a));
+  expect(info.backend).toBe(fastest.backend);
+  await expect(page.getByTestId('backend')).toHaveText(info.backend);
+  await expect(page.getByTestId('backend-timing')).toHaveText(choice.label);
+  expect(choice.label).toMatch(
+    new RegExp(`^${info.backend} [\\d.]+ ms( · \\w+ [\\d.]+ ms)* / step( · .+)?$`),
+  );
+  await expect(page.locator('.badge', { has: page.getByTestId('backend') })).toHaveAttribute(
+    'title',
+    /^Chosen by measurement/,
+  );
+  // Each backend measured is a timeline event with its figure.
+  expect(measuredEvents.map((e) => e.meta?.measured)).toEqual(choice.timings.map((t) => t.backend));
+  // About 3 s in all: the cap, plus one step past it at most and the abort's wait.
+  expect(choice.ms).toBeLessThan(MEASURE_PLAN.budgetMs + MEASURE_PLAN.abortGraceMs + 3000);
+  if (!adapter || isSoftwareAdapter(adapter)) {
+    // No GPU: wasm measured faster, and WebGPU was passed over for that (its name is only a note).
+    expect(info.backend).toBe('wasm');
+    const webgpu = choice.timings.find((t) => t.backend === 'webgpu');
+    const wasmMs = choice.timings.find((t) => t.backend === 'wasm')?.msPerStep ?? NaN;
+    if (webgpu) {
+      expect(webgpu.msPerStep === null ? (webgpu.cutAfterMs ?? 0) > wasmMs : webgpu.msPerStep > wasmMs).toBe(
+        true,
+      );
+      await expect(page.getByTestId('fallback-reason').first()).toContainText(
+        /^measured slower: .* runs on the CPU, not a GPU$/,
+      );
+    }
   }
+  // The trainer trains on the backend chosen.
+  await trainSteps(page, 1);
+  expect(Number.isFinite(await metric(page, 'loss'))).toBe(true);
 });
 
 test('weights saved to IndexedDB survive a reload and load back exactly', async ({ page }) => {

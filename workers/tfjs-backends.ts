@@ -2,12 +2,9 @@ import * as tf from '@tensorflow/tfjs';
 import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm?url';
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm?url';
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm?url';
-import {
-  describeAdapter,
-  isSoftwareAdapter,
-  type BackendInit,
-  type BackendName,
-} from '../src/lib/policy/backend';
+import { describeAdapter, isSoftwareAdapter, type BackendName } from '../src/lib/policy/backend';
+
+const NO_ADAPTER: StartedBackend = { adapter: null, software: false };
 
 async function activate(name: BackendName): Promise<void> {
   const ok = await tf.setBackend(name);
@@ -20,19 +17,21 @@ async function activate(name: BackendName): Promise<void> {
   if (value !== 8) throw new Error(`${name} backend computed a wrong value (${value}) on a probe`);
 }
 
-/**
- * Initialises one tfjs backend inside a worker (see `selectBackend`). A software WebGPU adapter
- * (no GPU: SwiftShader) is refused unless `allowSoftwareWebGPU`, so that the default order falls
- * through to wasm, which trains several times faster on the same CPU; a page that asks for
- * `?backend=webgpu` gets it anyway.
- */
-export const backendInit =
-  ({ allowSoftwareWebGPU }: { allowSoftwareWebGPU: boolean }): BackendInit =>
-  (name) =>
-    initBackend(name, allowSoftwareWebGPU);
+/** A backend started in this worker: its WebGPU adapter, and whether that adapter runs on the CPU. */
+export interface StartedBackend {
+  /** WebGPU adapter description, or null for the other backends. */
+  adapter: string | null;
+  /** A WebGPU adapter with no GPU behind it (SwiftShader, llvmpipe): a note, not a reason to refuse it. */
+  software: boolean;
+}
 
-/** Initialises one tfjs backend inside a worker; with `allowSoftwareWebGPU` false, refuses a CPU-backed WebGPU adapter. */
-export async function initBackend(name: BackendName, allowSoftwareWebGPU = true): Promise<string | null> {
+/** Initialises one tfjs backend inside a worker (the `BackendInit` of `selectBackend`). */
+export async function initBackend(name: BackendName): Promise<string | null> {
+  return (await startBackend(name)).adapter;
+}
+
+/** Initialises one tfjs backend inside a worker, and makes it the active one. */
+export async function startBackend(name: BackendName): Promise<StartedBackend> {
   switch (name) {
     case 'webgpu': {
       if (!navigator.gpu) throw new Error('this browser exposes no WebGPU (navigator.gpu is undefined)');
@@ -43,14 +42,9 @@ export async function initBackend(name: BackendName, allowSoftwareWebGPU = true)
             '(no GPU, or WebGPU disabled; headless Chromium needs --enable-unsafe-webgpu)',
         );
       }
-      const description = describeAdapter(adapter.info);
-      if (!allowSoftwareWebGPU && isSoftwareAdapter(adapter.info))
-        throw new Error(
-          `the WebGPU adapter (${description}) runs on the CPU, not a GPU: wasm trains faster here (?backend=webgpu uses it anyway)`,
-        );
       await import('@tensorflow/tfjs-backend-webgpu');
       await activate('webgpu');
-      return description;
+      return { adapter: describeAdapter(adapter.info), software: isSoftwareAdapter(adapter.info) };
     }
     case 'wasm': {
       const wasm = await import('@tensorflow/tfjs-backend-wasm');
@@ -63,15 +57,48 @@ export async function initBackend(name: BackendName, allowSoftwareWebGPU = true)
         'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
       });
       await activate('wasm');
-      return null;
+      return NO_ADAPTER;
     }
     case 'webgl':
       if (typeof OffscreenCanvas === 'undefined')
         throw new Error('no OffscreenCanvas in this worker, so no WebGL');
       await activate('webgl');
-      return null;
+      return NO_ADAPTER;
     case 'cpu':
       await activate('cpu');
-      return null;
+      return NO_ADAPTER;
   }
+}
+
+/** Destroys the WebGPU backend's device: work in flight on it stops, and a read of it rejects. */
+async function destroyWebGPUDevice(): Promise<void> {
+  const { WebGPUBackend } = await import('@tensorflow/tfjs-backend-webgpu');
+  const backend = tf.findBackend('webgpu');
+  if (backend instanceof WebGPUBackend) backend.device.destroy();
+}
+
+/**
+ * Stops a backend's work in flight, so that another backend can take over: WebGPU's device is
+ * destroyed (the step waiting on it rejects). wasm and cpu compute synchronously: nothing to stop.
+ */
+export async function abortBackend(name: BackendName): Promise<void> {
+  if (name === 'webgpu') await destroyWebGPUDevice();
+}
+
+/** Makes a backend started earlier the active one again. */
+export async function useBackend(name: BackendName): Promise<void> {
+  if (tf.getBackend() === name) return;
+  if (!(await tf.setBackend(name))) throw new Error(`tf.setBackend('${name}') failed after measuring`);
+  await tf.ready();
+}
+
+/**
+ * Frees a backend that is not used (not the active one): its memory (the wasm heap, WebGPU's
+ * buffers and device) is released and tfjs forgets it, so this worker cannot start it again.
+ */
+export async function releaseBackend(name: BackendName): Promise<void> {
+  if (tf.getBackend() === name) throw new Error(`cannot release the active backend (${name})`);
+  if (!tf.findBackendFactory(name)) return;
+  if (name === 'webgpu') await destroyWebGPUDevice();
+  tf.removeBackend(name);
 }

@@ -1,10 +1,6 @@
 /// <reference lib="webworker" />
-import {
-  BACKEND_ORDER,
-  selectBackend,
-  type BackendName,
-  type BackendReport,
-} from '../../src/lib/policy/backend';
+import { selectBackend, type BackendName, type BackendReport } from '../../src/lib/policy/backend';
+import type { BackendChoice } from '../../src/lib/policy/backend-choice';
 import type { ModelArgs, TrainerConfig } from '../../src/lib/policy/config';
 import type { LoraConfig } from '../../src/lib/policy/lora';
 import type { StepMetrics } from '../../src/lib/policy/metrics';
@@ -16,12 +12,16 @@ import { now, type TimelineEvent } from '../../src/lib/pipeline/events';
 import { imitationBatch } from '../../src/lib/rl/synthetic';
 import { getVersion, loraBaseOf } from '../../src/lib/storage/weights-store';
 import { injectFault } from '../fault';
-import { backendInit } from '../tfjs-backends';
+import { initBackend } from '../tfjs-backends';
+import { chooseByMeasurement } from './backend-measure';
 import type { TrainerContext } from './context';
 
 /** How the page starts the trainer. */
 export interface TrainerInit {
-  /** Backends to try, best first; defaults to webgpu → wasm → webgl → cpu, skipping a software WebGPU adapter. */
+  /**
+   * Backends to try, best first, unmeasured (the URL's `?backend=`); when omitted the trainer
+   * measures wasm and webgpu and trains on the faster.
+   */
   backends?: BackendName[];
   model: ModelArgs;
   config: TrainerConfig;
@@ -30,6 +30,8 @@ export interface TrainerInit {
 }
 
 export interface TrainerInfo extends BackendReport {
+  /** The measurement the backend was chosen by; null when `backends` forced it or nothing measured could train. */
+  choice: BackendChoice | null;
   /** Scalar parameters of the policy. */
   parameters: number;
   /** Bytes of one packed weight version. */
@@ -39,13 +41,12 @@ export interface TrainerInfo extends BackendReport {
 /** The policy itself: building it, imitation steps, its weights, and the worker's heartbeat. */
 export function policyHandlers(ctx: TrainerContext) {
   return {
-    /** Selects the backend, builds the policy, and reports where it runs. */
+    /** Selects the backend (by measurement unless forced), builds the policy, and reports where it runs. */
     async init(opts: TrainerInit): Promise<TrainerInfo> {
       const t0 = now();
-      const report = await selectBackend(
-        opts.backends ?? BACKEND_ORDER,
-        backendInit({ allowSoftwareWebGPU: opts.backends !== undefined }),
-      );
+      const report = opts.backends
+        ? { ...(await selectBackend(opts.backends, initBackend)), choice: null }
+        : await chooseByMeasurement(opts, (e) => ctx.emit(e));
       ctx.trainer?.dispose();
       const trainer = new PolicyTrainer(opts.model, opts.config, undefined, opts.lora);
       ctx.trainer = trainer;
@@ -57,7 +58,11 @@ export function policyHandlers(ctx: TrainerContext) {
         t0,
         t1: now(),
         version: ctx.version,
-        meta: { backend: report.backend },
+        meta: {
+          backend: report.backend,
+          chosenBy: report.choice ? 'measurement' : opts.backends ? 'url' : 'fallback',
+          ...(report.choice ? { stepMs: report.choice.label } : {}),
+        },
       });
       return { ...report, parameters: trainer.parameterCount, bytesPerVersion: trainer.parameterCount * 4 };
     },

@@ -55,7 +55,8 @@ const round1 = (v: number) => Math.round(v * 10) / 10;
 
 const scenario: Scenario = {
   name: 'backend',
-  description: 'which tfjs backend the trainer uses, and ms per training step on every backend that loads',
+  description:
+    "which tfjs backend the trainer uses, the page's own measured choice, and ms per training step on every backend that loads",
   async run({ baseUrl, distDir, launch, log }) {
     const browser = await launch();
     const stepMs: Record<string, number> = {};
@@ -71,6 +72,14 @@ const scenario: Scenario = {
       log(
         `default page runs on ${info.backend} (${info.adapter ?? 'no adapter'}), first step after ${firstStepMs} ms`,
       );
+      // What the page measured at start (warm-up + timed steps per backend) and chose by.
+      const measured = Object.fromEntries(
+        (info.choice?.timings ?? []).map((t) => [
+          t.backend,
+          t.msPerStep === null ? null : round1(t.msPerStep),
+        ]),
+      );
+      log(`page's measured choice: ${info.choice?.label ?? 'none'} (${round1(info.choice?.ms ?? 0)} ms)`);
       stepMs[info.backend] = round1(median(await trainAndTime(page, TIMED_STEPS)));
       await page.page.close();
 
@@ -90,6 +99,9 @@ const scenario: Scenario = {
       const sizes = bundleSizes(distDir);
       return {
         'backend.used': info.backend,
+        'backend.choice': info.choice?.backend ?? null,
+        'backend.choiceStepMs': measured,
+        'backend.choiceMs': info.choice ? round1(info.choice.ms) : null,
         'backend.adapter': info.adapter ?? 'none',
         'backend.stepMs': stepMs,
         'backend.firstStepMs': firstStepMs === null ? null : round1(firstStepMs),

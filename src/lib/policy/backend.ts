@@ -54,7 +54,7 @@ export async function selectBackend(
 
 /**
  * True for a WebGPU adapter that computes on the CPU (SwiftShader, llvmpipe, or one the browser
- * flags as a fallback): with no GPU behind it, the trainer is faster on wasm.
+ * flags as a fallback). The trainer's choice goes by measurement; this is a note beside it.
  */
 export function isSoftwareAdapter(info: {
   isFallbackAdapter?: boolean;

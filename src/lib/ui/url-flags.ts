@@ -1,8 +1,9 @@
 import { isBackendName, type BackendName } from '../policy/backend';
 
 /**
- * Backends requested by the URL: `?backend=wasm` (only that one) or `?backends=wasm,cpu`.
- * Returns undefined for the default order, and throws on a name that is no backend.
+ * Backends forced by the URL: `?backend=wasm` (only that one) or `?backends=wasm,cpu` (in that
+ * order), unmeasured. Returns undefined when the URL names none (the trainer then measures its
+ * backends and takes the fastest), and throws on a name that is no backend.
  */
 export function backendsFromUrl(search: string): BackendName[] | undefined {
   const params = new URLSearchParams(search);
