@@ -140,10 +140,72 @@ function lastHalf(
   return { last: round(points.at(-1)?.[1] ?? NaN), slope: round(slope(points), 3) };
 }
 
+/**
+ * What a user meets after the long run: a reload while it trains, the run list back with the run,
+ * Resume, and the trajectories that waited unconsumed before the reload still stored and trained.
+ */
+async function reloadAndResume(page: Page, log: (line: string) => void): Promise<Record<string, unknown>> {
+  const lab = await labHandle(page);
+  const runId = await lab.evaluate((l) => l.run.runId);
+  if (!runId) throw new Error('no run to reload');
+  const waiting = await lab.evaluate((l, id) => l.run.storedSeqs(id, 'unconsumed'), runId);
+  const reloadedAt = Date.now();
+  await page.reload();
+  await untilTrainerSettled(page, 180_000);
+  const again = await labHandle(page);
+  const listed = () => again.evaluate((l, id) => l.run.runs.find((r) => r.id === id) ?? null, runId);
+  let entry = await listed();
+  for (const deadline = Date.now() + 60_000; !entry && Date.now() < deadline; entry = await listed()) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!entry) throw new Error(`the run list lacks ${runId} 60 s after the reload`);
+  const listMs = Date.now() - reloadedAt;
+  const stored = new Set(await again.evaluate((l, id) => l.run.storedSeqs(id, 'all'), runId));
+  const missing = waiting.filter((s) => !stored.has(s)).length;
+  const resumedAt = Date.now();
+  // Resume settles when the run ends: not awaited.
+  await again.evaluate((l, id) => void l.run.resume(id), runId);
+  const version = () => again.evaluate((l) => [l.run.dashboard?.version ?? -1, l.run.error] as const);
+  let [v, error] = await version();
+  for (const deadline = Date.now() + 120_000; v <= entry.latestVersion && !error && Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 250));
+    [v, error] = await version();
+  }
+  if (error) throw new Error(`the resumed run failed: ${error}`);
+  const resumeMs = Date.now() - resumedAt;
+  // The waiting ones are trained (or dropped as too stale, which marks them consumed too).
+  const left = async () => {
+    const now = new Set(await again.evaluate((l, id) => l.run.storedSeqs(id, 'unconsumed'), runId));
+    return waiting.filter((s) => now.has(s)).length;
+  };
+  let untrained = await left();
+  for (
+    const deadline = Date.now() + 120_000;
+    untrained > 0 && Date.now() < deadline;
+    untrained = await left()
+  ) {
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const click = await clickDelay(page);
+  await again.evaluate((l) => l.run.stop());
+  const result = {
+    'soak.reload.listMs': listMs,
+    'soak.reload.waitingBefore': waiting.length,
+    'soak.reload.missing': missing,
+    'soak.reload.untrainedAfterResume': untrained,
+    'soak.reload.resumeMs': resumeMs,
+    'soak.reload.versionBefore': entry.latestVersion,
+    'soak.reload.versionAfter': v,
+    'soak.reload.clickMs': round(click.handler, 1),
+  };
+  log(`reload: ${JSON.stringify(result)}`);
+  return result;
+}
+
 const scenario: Scenario = {
   name: 'soak',
   description:
-    'a default run left training for --minutes N (30): every 30 s (--every) the storage estimate, records per store, JS heap, DOM nodes, renderer memory and the delay of a click while training; the last of each and its slope per minute over the last half',
+    'a default run left training for --minutes N (30): every 30 s (--every) the storage estimate, records per store, JS heap, DOM nodes, renderer memory and the delay of a click while training; the last of each and its slope per minute over the last half; then a reload while it trains and Resume (`--reload no` skips): the run list back, nothing stored lost, the waiting trajectories trained',
   async run({ baseUrl, launch, options, log }) {
     const minutes = Number(options.minutes?.[0] ?? 30);
     const every = Number(options.every?.[0] ?? 30) * 1000;
@@ -175,7 +237,10 @@ const scenario: Scenario = {
             `${s.domNodes} nodes, renderer ${s.rendererMB?.toFixed(0) ?? '–'} MB, click ${s.clickMs.toFixed(0)} ms, ${JSON.stringify(s.records)}`,
         );
       }
-      await lab.evaluate((l) => l.run.stop());
+      // The samples are the run's own; the reload's figures come apart, after them.
+      const skipReload = options.reload?.[0] === 'no';
+      if (skipReload) await lab.evaluate((l) => l.run.stop());
+      const reload = skipReload ? {} : await reloadAndResume(page, log);
       const storage = lastHalf(samples, (s) => s.storageMB);
       const heap = lastHalf(samples, (s) => s.jsHeapMB);
       const nodes = lastHalf(samples, (s) => s.domNodes);
@@ -207,6 +272,7 @@ const scenario: Scenario = {
         domNodes: s.domNodes,
         version: s.version,
       }));
+      Object.assign(result, reload);
       log(JSON.stringify(result));
       return result;
     } finally {
