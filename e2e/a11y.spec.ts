@@ -1,5 +1,6 @@
 import { AxeBuilder } from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { onLab, untilLab } from './support/lab';
 import { openReady } from './support/page';
 import { openView, VIEWS } from './support/views';
 
@@ -42,6 +43,20 @@ for (const size of SIZES) {
     }
   });
 }
+
+test('while a run trains, the first screen and the figures pass axe too', async ({ page }) => {
+  await openReady(page, '?debug&backend=wasm&wcTimeout=1');
+  await onLab(page, (lab) => void lab.run.start({ maxIterations: 3, evalEvery: 2 }));
+  await untilLab(page, (lab) => lab.run.evals.length > 0 && (lab.run.dashboard?.version ?? 0) >= 2, {
+    timeout: 120_000,
+  });
+  await expect(page.getByTestId('train-status')).toHaveText('Training');
+  expect(await seriousViolations(page), 'the train view').toEqual([]);
+  await openView(page, 'figures');
+  await expect(page.getByTestId('pipeline-stats')).toBeVisible();
+  expect(await seriousViolations(page), 'the figures view').toEqual([]);
+  await onLab(page, (lab) => lab.run.stop());
+});
 
 test('an explanation shown on hover or focus passes axe too', async ({ page }) => {
   await openReady(page, '?backend=wasm&wcTimeout=1');
