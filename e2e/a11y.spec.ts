@@ -68,6 +68,11 @@ test('an explanation shown on hover or focus passes axe too', async ({ page }) =
   expect(await seriousViolations(page)).toEqual([]);
   await page.keyboard.press('Escape');
   await expect(tip).toBeHidden();
+  // On a phone an explanation near the edge does not widen the page.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByTestId('flow-term-sandbox').focus();
+  await expect(page.getByRole('tooltip', { name: /QuickJS in each worker/ })).toBeInViewport({ ratio: 1 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(390);
 });
 
 test('by keyboard alone: Tab reaches every view link and Train, and a link opens its view with focus in it', async ({
