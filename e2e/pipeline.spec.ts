@@ -7,6 +7,7 @@ import { generateTasks } from '../src/lib/env/families.ts';
 import { count } from '../src/lib/plural.ts';
 import { onLab, untilLab, untilLabWith, type RunOptions } from './support/lab';
 import { openReady } from './support/page';
+import { openView } from './support/views';
 
 // The trainer on wasm: these tests are about the pipeline's behaviour, not WebGPU speed.
 const QUERY = '?debug&backend=wasm&wcTimeout=3000';
@@ -80,7 +81,8 @@ test('an asynchronous run keeps several versions in flight and interrupts episod
   expect(Math.max(...steps.map((st) => Math.abs(st.metrics.wMean - 1)))).toBeGreaterThan(1e-4);
   // … and the lag chart's KL(π_behav ‖ π_prox) is above 0 there.
   expect(Math.max(...steps.map((st) => st.metrics.lagKl))).toBeGreaterThan(1e-6);
-  // Beside the timeline, per version: entropy, that lag, clipped and masked tokens.
+  // On the Figures view, per version: entropy, that lag, clipped and masked tokens.
+  await openView(page, 'figures');
   for (const id of ['pipe-chart-entropy', 'pipe-chart-lag', 'pipe-chart-clip']) {
     const chart = page.getByTestId(id);
     await expect(chart).not.toContainText('no data yet');
@@ -242,6 +244,7 @@ test('a reload mid-run, then Resume: every stored trajectory is still there and 
   expect(before.length).toBeGreaterThan(0);
   await page.reload();
   await openReady(page, QUERY);
+  await openView(page, 'runs');
   const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
   await expect(row).toContainText('interrupted');
   // Show brings back its history and where its curriculum stood; nothing runs, so it stays interrupted.
@@ -414,6 +417,7 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   page,
 }) => {
   await openReady(page, QUERY);
+  await openView(page, 'advanced');
   await expect(page.getByTestId('run-lora-hint')).toHaveCount(0);
   await page.getByTestId('run-lora').selectOption({ label: 'LoRA, rank 4' });
   // LoRA on fresh weights: the panel says that it has nothing to adapt and what to do instead.
@@ -456,6 +460,7 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   await expect(row.getByTestId('run-trains')).toHaveText('LoRA, rank 4');
   // The resumed run's timeline starts with its stored history: this session's events come after.
   const resumedAt = await page.evaluate(() => performance.timeOrigin + performance.now());
+  await openView(page, 'runs');
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
   // Resume goes on with the run's own settings, and says so (the panel's edits are for new runs).
   await expect(page.getByTestId('run-notice').filter({ hasText: `Resumed ${runId}` })).toContainText(
@@ -491,6 +496,7 @@ test('a new run starts from a stored run’s newest version, here with LoRA on i
   page,
 }) => {
   const first = await storedRun(page, 3);
+  await openView(page, 'advanced');
   await page.getByTestId('run-start-from').selectOption(first ?? '');
   const from = await onLab(page, (l) => l.run.settings.startFrom);
   expect(from?.runId).toBe(first);
@@ -633,12 +639,14 @@ test('a run on a large suite of the user’s own scores a sample of it, and its 
     examples: [1, 2, 4].map(plus((i % 19) - 9)),
     hidden: [0, 3, 5].map(plus((i % 19) - 9)),
   }));
+  await openView(page, 'tasks');
   await page.getByTestId('suite-import').setInputFiles({
     name: 'big.json',
     mimeType: 'application/json',
     buffer: Buffer.from(JSON.stringify({ name: 'big', tasks })),
   });
   await expect(page.getByTestId('tasks-notice')).toContainText('Imported "big"');
+  await openView(page, 'advanced');
   await page.getByTestId('run-tasks').selectOption('big');
   await expect(page.getByTestId('run-tasks-hint')).toContainText('(plus-0, plus-1, plus-2');
   await expect(page.getByTestId('run-tasks-hint')).toContainText(
@@ -664,12 +672,15 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
   await openReady(page, QUERY);
   await expect(page.getByTestId('run-tasks')).toHaveValue('');
   // Write two tasks in the editor and add them to "my tasks" (the editor starts with 3x − 2).
+  await openView(page, 'tasks');
   await page.getByTestId('task-add').click();
   await expect(page.getByTestId('tasks-notice')).toContainText('Added triple-minus-two');
+  await openView(page, 'advanced');
   await page.getByTestId('run-tasks').selectOption({ label: 'my tasks (1 task)' });
   await expect(page.getByTestId('run-tasks-hint')).toContainText(
     'the 1 task of "my tasks" (triple-minus-two)',
   );
+  await openView(page, 'tasks');
   const editor = page.getByTestId('task-editor').locator('.cm-content');
   await editor.click();
   await page.keyboard.press('ControlOrMeta+a');
@@ -716,6 +727,7 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
   await expect(row.getByTestId('run-trains')).toHaveText('every parameter, on "my tasks" (2 tasks)');
   // The resumed run's timeline starts with its stored history: this session's episodes come after.
   const resumedAt = await page.evaluate(() => performance.timeOrigin + performance.now());
+  await openView(page, 'runs');
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
   await untilLabWith(
     page,
@@ -774,6 +786,7 @@ test('the tasks panel evaluates a stored run’s trained policy beside the basel
     name: 'built-in easy',
     tasks: easy.map(({ id, level, examples, hidden }) => ({ id, level, examples, hidden })),
   };
+  await openView(page, 'tasks');
   await page.getByTestId('suite-import').setInputFiles({
     name: 'easy.json',
     mimeType: 'application/json',
@@ -828,6 +841,7 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
   await page.reload();
   await openReady(page, QUERY);
   await expect(page.getByTestId('run-chart-return')).toContainText('no data yet');
+  await openView(page, 'runs');
   await page.locator(`[data-testid="run-view"][data-run="${runId}"]`).click();
   await expect(page.getByTestId('run-viewing')).toContainText(
     `${runId}: ${count(shown.steps.length, 'version')}, ${count(shown.evals.length, 'evaluation')}, ${count(shown.events, 'timeline event')}`,
@@ -848,10 +862,12 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
   );
   await expect(page.getByTestId('run-chart-return')).not.toContainText('no data yet');
   await expect(page.getByTestId('pipe-chart-entropy')).not.toContainText('no data yet');
+  await openView(page, 'train');
   await page.getByTestId('timeline-fit').click();
   expect(Number(await page.getByTestId('timeline').getAttribute('data-versions'))).toBeGreaterThan(5);
 
   // Resume: the history first, then the new versions after it.
+  await openView(page, 'runs');
   await page.locator(`[data-testid="run-resume"][data-run="${runId}"]`).click();
   await expect(page.getByTestId('run-viewing')).toHaveCount(0);
   const stoppedAt = Number(shown.steps.at(-1)?.[0]);
@@ -876,6 +892,7 @@ test('Delete removes a stored run and everything of it, after a confirmation; di
 }) => {
   const runId = await storedRun(page, 3);
   expect((await onLab(page, (l) => l.run.storedSeqs())).length).toBeGreaterThan(0);
+  await openView(page, 'runs');
   const row = page.getByTestId('run-list').locator('tr', { hasText: runId ?? '' });
   const del = page.locator(`[data-testid="run-delete"][data-run="${runId}"]`);
   page.once('dialog', (d) => void d.dismiss());

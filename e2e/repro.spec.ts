@@ -1,6 +1,7 @@
 import { expect, test, type Browser } from '@playwright/test';
 import { onLab, untilLabWith } from './support/lab';
 import { openReady } from './support/page';
+import { openView } from './support/views';
 
 // The trainer and the rollouts on wasm: the same backend for both runs.
 const QUERY = '?debug&backend=wasm&wcTimeout=3000';
@@ -74,6 +75,7 @@ test('the share link says that an asynchronous run differs, and not for a synchr
   page,
 }) => {
   await openReady(page, QUERY);
+  await openView(page, 'runs');
   await onLab(page, (l) => void (l.run.settings.eta = 2));
   await page.getByTestId('run-share').click();
   await expect(page.getByTestId('run-share-link')).toBeVisible();

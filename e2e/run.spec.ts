@@ -1,6 +1,7 @@
 import { expect, test } from '@playwright/test';
 import { onLab } from './support/lab';
 import { expectNoSidewaysScroll, openReady } from './support/page';
+import { openView } from './support/views';
 
 // The trainer on wasm: this test is about the loop and the curriculum in the page, not WebGPU speed.
 test('a synchronous training run publishes versions and shows its curriculum, which can be turned off', async ({
@@ -18,6 +19,7 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   await expect(page.getByTestId('run-metrics')).toContainText('loss (decoupled)');
   await expect(page.getByTestId('run-eval-train')).toHaveText(/^\d+%$/);
   // The reward and success charts plot the steps: hovering one shows a version's value in its legend.
+  await openView(page, 'figures');
   for (const id of ['run-chart-return', 'run-chart-success', 'run-chart-eval']) {
     const chart = page.getByTestId(id);
     await expect(chart).not.toContainText('no data yet');
@@ -30,6 +32,7 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   await expect(page.getByTestId('run-chart-eval')).toContainText('held-out tasks');
   await expect(page.getByTestId('run-start')).toBeEnabled();
 
+  await openView(page, 'advanced');
   await page.getByTestId('curriculum-toggle').uncheck();
   await onLab(page, (lab) => lab.run.start({ maxIterations: 1 }));
   await expect(page.getByTestId('curriculum-level')).toHaveText('off');
@@ -39,6 +42,7 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
 
 test('by keyboard, Start and Stop hand the focus to each other instead of dropping it', async ({ page }) => {
   await openReady(page, '?backend=wasm&wcTimeout=3000');
+  await openView(page, 'runs');
   await page.getByTestId('run-start').focus();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('run-stop')).toBeFocused();
@@ -54,6 +58,7 @@ test('by keyboard, Start and Stop hand the focus to each other instead of droppi
 
 test('the learning-rate schedule chosen in the run panel reaches the trainer', async ({ page }) => {
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
+  await openView(page, 'advanced');
   await expect(page.getByTestId('run-lr-schedule')).toHaveValue('600'); // the default
   await page.getByTestId('run-lr-schedule').selectOption({ label: 'halves every 300 versions' });
   await onLab(page, (lab) => lab.run.start({ maxIterations: 3 }));
@@ -71,6 +76,7 @@ test('updates per batch chosen in the run panel reach the trainer: from the seco
   page,
 }) => {
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
+  await openView(page, 'advanced');
   await expect(page.getByTestId('run-updates')).toHaveValue('1'); // the default
   // One update per batch: decoupled PPO's step starts at π_prox, so approx KL is exactly 0.
   await onLab(page, (lab) => lab.run.start({ maxIterations: 2 }));
@@ -91,25 +97,31 @@ test('a share link carries the run settings to another page; a broken one says w
 }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   await openReady(page, '?backend=wasm&wcTimeout=3000');
+  await openView(page, 'advanced');
   await page.getByTestId('run-eta').selectOption({ label: '1' });
   await page.getByTestId('run-workers').fill('2');
   await page.getByTestId('run-lr-schedule').selectOption({ label: 'constant' });
+  await openView(page, 'runs');
   await page.getByTestId('run-share').click();
   const link = await page.getByTestId('run-share-link').inputValue();
   // The page says the link was copied, and it was.
   await expect(page.getByTestId('run-share-copied')).toHaveText('copied to the clipboard');
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(link);
   // A change of the settings takes the link away (it no longer matches them); making it again works.
+  await openView(page, 'advanced');
   await page.getByTestId('run-workers').fill('3');
   await expect(page.getByTestId('run-share-link')).toHaveCount(0);
   await page.getByTestId('run-workers').fill('2');
+  await openView(page, 'runs');
   await page.getByTestId('run-share').click();
   expect(await page.getByTestId('run-share-link').inputValue()).toBe(link);
   expect(new URL(link).searchParams.get('backend')).toBe('wasm');
   expect(new URL(link).searchParams.get('run')).toMatch(/^z\.[A-Za-z0-9_-]+$/); // deflated, base64url
+  expect(new URL(link).hash).toBe(''); // made on the Runs view, it opens the first screen
 
   const other = await context.newPage();
   await other.goto(link);
+  await expect(other.getByTestId('view-train')).toBeVisible();
   await expect(other.getByTestId('run-notice')).toContainText('Settings from the share link');
   await expect(other.getByTestId('run-eta').locator('option:checked')).toHaveText('1');
   await expect(other.getByTestId('run-workers')).toHaveValue('2');
@@ -129,7 +141,9 @@ test('a share link carries the run settings to another page; a broken one says w
   expect(errors).toEqual([]);
 
   // Settings a run would refuse make no link: the panel says why.
+  await openView(page, 'advanced');
   await page.getByTestId('run-workers').fill('0');
+  await openView(page, 'runs');
   await page.getByTestId('run-share').click();
   await expect(page.getByTestId('run-error')).toContainText('no share link:');
   await expect(page.getByTestId('run-share-link')).toHaveCount(0);
@@ -139,6 +153,7 @@ test('a teaching preset sets η, the loss, adoption and the curriculum, and says
   page,
 }) => {
   await openReady(page, '?backend=wasm&wcTimeout=3000');
+  await openView(page, 'advanced');
   const preset = page.getByTestId('run-preset');
   await expect(preset.locator('option:checked')).toHaveText(/asynchronous, as AReaL/); // the defaults
   await preset.selectOption({ label: 'synchronous baseline (η = 0)' });
@@ -162,6 +177,8 @@ test('on a phone-sized screen the panels stack in one column and the page does n
   await page.setViewportSize({ width: 390, height: 844 });
   await openReady(page, '?backend=wasm&wcTimeout=3000');
   // The panels were at least 420 px wide: at 390 the page scrolled sideways and cut every panel.
+  await expectNoSidewaysScroll(page);
+  await openView(page, 'runs');
   await expectNoSidewaysScroll(page);
   const start = await page.getByTestId('run-start').boundingBox();
   expect(start && start.x + start.width).toBeLessThanOrEqual(390);

@@ -10,10 +10,14 @@ async function sandboxApi(page: Page): Promise<JSHandle<Lab['sandbox']['bridge']
   return lab.evaluateHandle((l) => l.sandbox.bridge.api);
 }
 
-/** Opens the page with the debug hook and a short WebContainer boot timeout (closed network here). */
+/**
+ * Opens the page on its Sandbox view, with the debug hook and a short WebContainer boot timeout
+ * (closed network here).
+ */
 async function open(page: Page): Promise<void> {
-  await page.goto('./?debug&wcTimeout=3000');
+  await page.goto('./?debug&wcTimeout=3000#sandbox');
   await untilLabExposed(page);
+  await expect(page.getByTestId('view-sandbox')).toBeVisible();
 }
 
 test('the sandbox contract holds for QuickJS in a real browser worker', async ({ page }) => {

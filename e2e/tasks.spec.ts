@@ -4,6 +4,7 @@ import { overlapMs } from '../src/lib/view/metrics.ts';
 import { MARKS, maxVersionsInFlight, type MarkKind } from '../src/lib/view/timeline-view.ts';
 import { onLab } from './support/lab';
 import { expectNoSidewaysScroll, keepWorkers, terminateWorker } from './support/page';
+import type { ViewId } from './support/views';
 
 /** A small valid suite: four easy tasks, all reachable by the brute-force search (≤ 3 tokens). */
 const tasks = [
@@ -22,15 +23,19 @@ const SUITE = {
   })),
 };
 
-/** Opens the page with a fast CPU-side trainer backend: these tests are about tasks, not WebGPU. */
-async function open(page: Page, flags = ''): Promise<void> {
-  await page.goto(`./?backend=wasm&wcTimeout=3000${flags}`);
+/**
+ * Opens the page on one of its views (the Tasks view unless told) with a fast CPU-side trainer
+ * backend: these tests are about tasks, not WebGPU.
+ */
+async function open(page: Page, flags = '', view: ViewId = 'tasks'): Promise<void> {
+  await page.goto(`./?backend=wasm&wcTimeout=3000${flags}#${view}`);
+  await expect(page.getByTestId(`view-${view}`)).toBeVisible();
   await expect(page.getByTestId('suite-select').locator('option')).not.toHaveCount(0);
 }
 
-/** The custom-environment panel trains through the trainer worker: wait until it is ready. */
+/** The custom-environment panel (its own view) trains through the trainer worker: wait until it is ready. */
 async function openWithTrainer(page: Page, flags = ''): Promise<void> {
-  await open(page, flags);
+  await open(page, flags, 'custom');
   await expect(page.getByTestId('trainer-status')).toHaveText('ready', { timeout: 120_000 });
 }
 
@@ -657,7 +662,7 @@ test('another tab sees a custom training in progress as such, and cannot delete 
   await page.getByTestId('env-train').click();
   await expect(page.getByTestId('env-progress')).toContainText(/iteration [1-9]/, { timeout: 60_000 });
   const other = await context.newPage();
-  await open(other);
+  await open(other, '', 'custom');
   const row = other.getByTestId('env-training');
   await expect(row.getByTestId('env-training-status')).toHaveText('elsewhere');
   await expect(row.getByTestId('env-training-delete')).toBeDisabled();

@@ -5,6 +5,7 @@ import { DB_NAME } from '../src/lib/storage/db.ts';
 import { TRAINER_CHECK_RUN_ID } from '../src/lib/storage/weights-store.ts';
 import { onLab } from './support/lab';
 import { keepWorkers, metric, openReady, terminateWorker, trainSteps } from './support/page';
+import { openView } from './support/views';
 
 test('the trainer worker runs on webgpu and a step moves the weights with a finite loss', async ({
   page,
@@ -89,6 +90,7 @@ test('by default the trainer measures its backends and trains on the fastest; a 
 
 test('weights saved to IndexedDB survive a reload and load back exactly', async ({ page }) => {
   await openReady(page);
+  await openView(page, 'trainer');
   // Load before any save says so beside the buttons; the page shows no error.
   await page.getByTestId('load').click();
   await expect(page.getByTestId('store-note')).toHaveText(/^Nothing saved yet/);
@@ -114,6 +116,7 @@ test('weights saved to IndexedDB survive a reload and load back exactly', async 
 
   await page.reload();
   await openReady(page);
+  await openView(page, 'trainer');
   // A fresh trainer starts from the seed's initial weights, not the trained ones.
   await expect(page.getByTestId('fingerprint')).not.toHaveText(saved ?? '');
   await page.getByTestId('load').click();
@@ -154,6 +157,7 @@ test('a trainer worker gone without a word: Stop waits for its step, Stop now en
 }) => {
   await keepWorkers(page);
   await openReady(page, '?backend=wasm');
+  await openView(page, 'trainer');
   await page.getByTestId('train-steps').fill('5000');
   await page.getByTestId('train-n').click();
   await expect(page.getByTestId('steps')).not.toHaveText('0', { timeout: 60_000 });

@@ -1,4 +1,5 @@
 import { expect, type Page } from '@playwright/test';
+import { openView } from './views';
 
 declare global {
   interface Window {
@@ -20,8 +21,12 @@ export async function metric(page: Page, testid: string): Promise<number> {
   return Number.parseFloat((await page.getByTestId(testid).textContent()) ?? 'NaN');
 }
 
-/** Trains `steps` steps from the page's controls and waits until they are done and the trainer is ready. */
+/**
+ * Trains `steps` steps from the Trainer check view's controls (it opens that view) and waits
+ * until they are done and the trainer is ready.
+ */
 export async function trainSteps(page: Page, steps: number): Promise<void> {
+  await openView(page, 'trainer');
   const before = await metric(page, 'steps');
   if (steps === 1) {
     await page.getByTestId('train-1').click();

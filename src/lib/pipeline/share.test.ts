@@ -15,8 +15,9 @@ describe('share links', () => {
       startFrom: { runId: 'run-here', version: 12 },
     };
     s.code = { ...s.code, estimator: 'grpo', lrHalfLife: 300 };
-    const url = new URL(await shareUrl('https://lab.example/?backend=wasm', s));
+    const url = new URL(await shareUrl('https://lab.example/?backend=wasm#runs', s));
     expect(url.searchParams.get('backend')).toBe('wasm'); // other parameters kept
+    expect(url.hash).toBe(''); // not the view it was made on: the link opens the first screen
     const param = url.searchParams.get(SHARE_PARAM) ?? '';
     expect(param).toMatch(/^z\.[A-Za-z0-9_-]+$/); // deflated, base64url: no escaping needed
     expect(await settingsFromShare(param)).toEqual({ ...s, startFrom: null });

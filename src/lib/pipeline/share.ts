@@ -77,12 +77,13 @@ export async function shareParam(settings: RunSettings): Promise<string> {
 export const SHARE_URL_MAX = 8_000;
 
 /**
- * `base` (a page URL) with `settings` as its share parameter; its other parameters are kept.
- * Throws, saying why, when the link would be longer than `SHARE_URL_MAX` (a suite of one's own
+ * `base` (a page URL) with `settings` as its share parameter; its other parameters are kept, its
+ * hash (the view it was made on) is not: the link opens the first screen, ready to train. Throws, saying why, when the link would be longer than `SHARE_URL_MAX` (a suite of one's own
  * with many tasks travels in it).
  */
 export async function shareUrl(base: string, settings: RunSettings): Promise<string> {
   const url = new URL(base);
+  url.hash = '';
   url.searchParams.set(SHARE_PARAM, await shareParam(settings));
   const link = url.toString();
   if (link.length > SHARE_URL_MAX) {
