@@ -11,9 +11,7 @@ test('the program feed shows the programs a run writes, token by token with thei
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
   const feed = page.getByTestId('program-feed');
   await expect(feed.getByTestId('feed-empty')).toContainText('Start a run');
-  await onLab(page, (lab) => {
-    void lab.run.start(); // a default run: it trains until the Stop below
-  });
+  await page.getByTestId('train').click(); // the default preset: it trains until the Stop below
 
   // Within a minute, finished episodes with their programs and the sandbox's answers.
   const first = feed.getByTestId('feed-episode').first();
@@ -42,6 +40,10 @@ test('the program feed shows the programs a run writes, token by token with thei
   await expect(pinned).toBeVisible();
   await expect(feed.getByTestId('feed-episode').first()).not.toHaveAttribute('data-key', key);
   expect(await onLab(page, (lab) => lab.feed.episodes.length)).toBe(51); // the 50 newest and the pin
+  // The 12 newest and the pin are drawn; "Show all" draws the 51.
+  await expect(feed.getByTestId('feed-episode')).toHaveCount(13);
+  await feed.getByTestId('feed-more').click();
+  await expect(feed.getByTestId('feed-episode')).toHaveCount(51);
   await expect(feed.getByTestId('feed-announcement')).toHaveText(/^\d+ new episodes? in the program feed$/);
 
   // A level filter: the run starts at easy, so medium shows none of its episodes (or only medium ones).
