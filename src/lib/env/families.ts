@@ -125,9 +125,14 @@ export function generateTasks(seed: number, families: readonly Family[] = FAMILI
     const shared = new Set(
       f.params.filter((p) => (seen.get(signature(f, p)) ?? 0) > 1).map((p) => `${f.name}:${p.join(',')}`),
     );
-    const order = [...tasks]
-      .filter((t) => !shared.has(t.id))
-      .sort((a, b) => fnv1a(`${seed}:${a.id}`).localeCompare(fnv1a(`${seed}:${b.id}`)));
+    // A seeded shuffle of each family: a uniform sample. (Sorting by a hash of similar ids held out
+    // clusters, such as every large constant.)
+    const order = [...tasks].filter((t) => !shared.has(t.id));
+    const rng = new Rng(parseInt(fnv1a(`${seed}:${f.name}`), 16));
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [order[i], order[j]] = [order[j] as GeneratedTask, order[i] as GeneratedTask];
+    }
     const heldOut = Math.max(1, Math.ceil(tasks.length * HELD_OUT_FRACTION));
     for (const t of order.slice(0, heldOut)) t.heldOut = true;
     out.push(...tasks);
