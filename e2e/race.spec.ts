@@ -101,4 +101,8 @@ test('the first screen’s race button starts the race and opens Runs, where its
   await onLab(page, (l) => l.run.stop());
   await untilLab(page, (l) => !l.run.comparing, { timeout: 120_000 });
   await expect(page.getByTestId('run-compare-stopped')).toBeVisible();
+  await expect(page.locator('[data-testid="race-strip"][data-leg="sync"]')).toContainText(
+    'stopped before its episodes',
+  );
+  await expect(page.locator('[data-testid="race-strip"][data-leg="async"]')).toContainText('did not run');
 });

@@ -8,6 +8,7 @@ import {
   stripLabel,
   STRIP_EVENTS_KEPT,
   type LegStrip,
+  type StripView,
 } from './race-strips';
 
 const ev = (lane: Lane, kind: EventKind, t0: number, t1: number, version = 0): TimelineEvent => ({
@@ -80,6 +81,10 @@ describe('raceStrips', () => {
     const between = raceStrips([sync], syncLeg(10_000), [0, 4], 20_000);
     expect(between.strips[1]).toMatchObject({ state: 'live', origin: null, trainerSpans: 0 });
     expect(between.span).toBe(6000);
+    // A race stopped in its second leg keeps the first strip; the second is not drawn.
+    const stopped = raceStrips([sync], null, [0, 4], 0, true);
+    expect(stopped.strips.map((s) => s.state)).toEqual(['done', 'stopped']);
+    expect(stripLabel(stopped.strips[1] as StripView, 2)).toContain('stopped before this leg');
     const none = raceStrips([], null, [0, 4], 0);
     expect(none.strips.map((s) => s.state)).toEqual(['waiting', 'waiting']);
     expect(none.span).toBe(1000);

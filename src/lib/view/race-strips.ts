@@ -33,7 +33,8 @@ export interface RaceLegFigures {
 /** A strip drawn: its leg, whether it is done, running or waiting, and what it shows. */
 export interface StripView {
   leg: 'sync' | 'async';
-  state: 'done' | 'live' | 'waiting';
+  /** Drawn (done, live), not started yet (waiting), or not to be drawn: the race stopped before its end. */
+  state: 'done' | 'live' | 'waiting' | 'stopped';
   /** Its leg's name, e.g. "synchronous (η = 0)". */
   name: string;
   /** Epoch ms its axis counts from (null: no event yet). */
@@ -75,14 +76,16 @@ const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
 /**
  * The two strips of a race: `done` holds the finished legs' strips in order (null where a leg
  * kept no event); `live` the running leg's events (null when none runs); `etas` the race's two
- * η; `now` the clock, for the running leg's length. Live events from before the last finished
- * leg ended are that leg's, not yet replaced: the running leg has then not started.
+ * η; `now` the clock, for the running leg's length; `stopped`: the race ended before its last
+ * leg. Live events from before the last finished leg ended are that leg's, not yet replaced:
+ * the running leg has then not started.
  */
 export function raceStrips(
   done: readonly (LegStrip | null)[],
   live: readonly TimelineEvent[] | null,
   etas: readonly number[],
   now: number,
+  stopped = false,
 ): RaceStripsView {
   const last = done.at(-1);
   const drawn = [0, 1].map((i): Omit<StripView, 'trainerSpans'> => {
@@ -94,6 +97,7 @@ export function raceStrips(
       return { leg, state: 'done', name, origin, duration: end - origin, events };
     }
     const waiting = { leg, state: 'waiting', name, origin: null, duration: 0, events: [] } as const;
+    if (stopped) return { ...waiting, state: 'stopped' };
     if (i !== done.length || !live) return waiting;
     const events = live.filter((e) => isStripLane(e.lane));
     const origin = events.reduce((t, e) => Math.min(t, e.t0), Infinity);
@@ -129,6 +133,8 @@ export function raceWords(legs: readonly RaceLegFigures[]): string | null {
 /** A strip's text alternative: its leg, its lanes, its length and whether it is still running. */
 export function stripLabel(s: StripView, lanes: number): string {
   if (s.state === 'waiting') return `Timeline strip of the ${s.name} leg: waits for the leg before it`;
+  if (s.state === 'stopped')
+    return `Timeline strip of the ${s.name} leg: the race stopped before this leg's end`;
   if (s.origin === null) return `Timeline strip of the ${s.name} leg: starting`;
   const seconds = (s.duration / 1000).toFixed(1);
   const length = s.state === 'live' ? `${seconds} s so far` : `${seconds} s`;
