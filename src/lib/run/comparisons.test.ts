@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { storedStepMetrics } from '../policy/metrics';
+import type { TimelineEvent } from '../pipeline/events';
 import type { StepReport } from '../pipeline/types';
 import { compare, legOf, raceEtas, type Comparison, type LegOutcome } from './comparisons';
 
@@ -56,6 +57,27 @@ describe('comparisons', () => {
       [2, 'run-2', 0.25],
     ]);
     expect(shown.map((c) => c.legs.length)).toEqual([0, 1, 2]);
+    expect(legs.map((l) => l.strip)).toEqual([undefined, undefined]);
+  });
+
+  it("keeps each race leg's trainer and rollout events for its timeline strip", async () => {
+    const events = (at: number): TimelineEvent[] => [
+      { lane: 'store', kind: 'publish', t0: at, t1: at, version: 0 },
+      { lane: 'rollout-0', kind: 'generate', t0: at, t1: at + 50, version: 0 },
+      { lane: 'trainer', kind: 'train-step', t0: at + 50, t1: at + 80, version: 0 },
+    ];
+    const legs = await compare('race', raceEtas(2), 20, false, {
+      run: async (eta) => ({
+        ...outcome(eta, [step(0, 10, [0]), step(500, 10, [0])]),
+        events: events(eta * 1000),
+      }),
+      evaluate: async () => ({ train: 0, heldOut: null }),
+      progress: () => undefined,
+    });
+    expect(legs.map((l) => [l.eta, l.strip?.origin, l.strip?.end, l.strip?.events.length])).toEqual([
+      [0, 0, 80, 2],
+      [2, 2000, 2080, 2],
+    ]);
   });
 
   it('ends at a leg that stopped before its samples or failed', async () => {

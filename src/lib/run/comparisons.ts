@@ -1,7 +1,9 @@
 import type { CurriculumView } from '../env/curriculum';
 import type { Level } from '../env/suite';
 import type { PipelineCounters } from '../pipeline/controller';
+import type { TimelineEvent } from '../pipeline/events';
 import { stepThroughput } from '../view/metrics';
+import { legStrip, type LegStrip } from '../view/race-strips';
 import type { RunSettings } from '../pipeline/run-settings';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 
@@ -24,6 +26,8 @@ export interface Leg {
   staleDrops: number;
   /** Greedy success of the leg's last version (the sweep evaluates; the race does not). */
   success: { train: number; heldOut: number | null } | null;
+  /** The race's: the leg's trainer and rollout events, for its timeline strip (the sweep keeps none). */
+  strip?: LegStrip | null;
 }
 
 /** A comparison in the run panel: its kind, the legs done, how many it has. */
@@ -53,6 +57,8 @@ export interface LegOutcome {
   counters: PipelineCounters | undefined;
   /** The run ended on an error. */
   error: string | null;
+  /** The run's timeline events (its session's), when the runner kept them. */
+  events?: readonly TimelineEvent[];
 }
 
 /** How a comparison runs its legs (the page's run view; a fake in tests). */
@@ -106,7 +112,8 @@ export async function compare(
       break;
     }
     const success = evaluate ? await runner.evaluate() : null;
-    legs.push(legOf(eta, samples, o, success));
+    const leg = legOf(eta, samples, o, success);
+    legs.push(kind === 'race' ? { ...leg, strip: legStrip(o.events ?? []) } : leg);
     runner.progress({ kind, legs: [...legs], planned: etas.length });
   }
   return legs;
@@ -121,6 +128,8 @@ export interface ComparedView {
   readonly steps: readonly StepReport[];
   readonly dashboard: { counters: PipelineCounters } | null;
   readonly error: string | null;
+  /** The run's timeline events, as its timeline last showed them. */
+  readonly events: readonly TimelineEvent[];
   readonly curriculum: CurriculumView | null;
   comparison: Comparison | null;
 }
@@ -131,7 +140,8 @@ export function viewLegRunner(v: ComparedView): LegRunner {
     run: async (eta, samples) => {
       await v.start({ settings: { eta }, maxTrainedEpisodes: samples, evalEvery: 0 });
       const counters = v.dashboard?.counters;
-      return { runId: v.runId, loss: v.settings.loss, steps: v.steps, counters, error: v.error };
+      const { runId, steps, error, events } = v;
+      return { runId, loss: v.settings.loss, steps, counters, error, events };
     },
     evaluate: async () => {
       const e = await v.evaluateLatest(v.curriculum?.enabled ? v.curriculum.level : 'all');

@@ -31,7 +31,7 @@ import type { TrainerState } from './trainer-state.svelte';
 
 export type { Comparison, Dashboard, EvalPoint, Leg, RunListEntry, RunOptions };
 export { howLabel, loraLabel, resumable, trainsLabel } from '../run/labels';
-export { RACE_SAMPLES, SWEEP_ETAS, SWEEP_SAMPLES };
+export { raceEtas, RACE_SAMPLES, SWEEP_ETAS, SWEEP_SAMPLES };
 
 /**
  * The run panel's view of code runs: what it shows of the run in progress (a `CodeRun`), of a
