@@ -193,10 +193,10 @@ export class Episode {
       reward += this.pay('closeness', w.closeness * close);
       this.finish('submit');
     } else {
-      const result = outputs ? { outputs } : { error: error ?? 'internal' };
+      const ran = outputs ? { outputs } : { error: error ?? 'internal' };
       let feedback: number[];
       if (toolUse) {
-        const report = testReport(tests, result, this.config.reportFailures ?? MAX_REPORTED_FAILURES);
+        const report = testReport(tests, ran, this.config.reportFailures ?? MAX_REPORTED_FAILURES);
         turn.testsPassed = report.passed;
         // Fewer failing tests when the context has no room for them all (the counts always show).
         let fit = report.failures.length;
@@ -205,7 +205,7 @@ export class Episode {
           fit -= 1;
           feedback = testReportTokens(truncateReport(report, fit));
         }
-      } else feedback = feedbackTokens(result);
+      } else feedback = feedbackTokens(ran);
       if (this.tokens.length + feedback.length + 2 > this.config.contextLength) {
         reward += this.finish('context');
       } else {
