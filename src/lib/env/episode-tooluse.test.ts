@@ -38,10 +38,12 @@ function lastFeedback(ep: Episode): number[] {
 }
 
 const w = TOOLUSE_REWARD;
+/** The tool-use env with a deadline a loaded machine does not trip (the default is 50 ms). */
+const env = { ...TOOLUSE_ENV_CONFIG, limits: { deadlineMs: 2000 } };
 
 describe('tool-use episode', () => {
   it('shows the one example, and a run answers with a test report on the tests', async () => {
-    const ep = new Episode(task, TOOLUSE_ENV_CONFIG);
+    const ep = new Episode(task, env);
     expect(renderTokens(ep.tokens)).toBe('<bos> f( 1 )= 3 <sep>');
     const r = await turn(ep, 'x+2', RUN);
     expect(renderTokens(lastFeedback(ep))).toBe('pass 0 of 3 ; f( 0 )= 0 got 2 ; f( 2 )= 6 got 4 <sep>');
@@ -53,7 +55,7 @@ describe('tool-use episode', () => {
   });
 
   it('pays a run-then-right-submit episode more than a wrong submit, less the turn it took', async () => {
-    const run = new Episode(task, TOOLUSE_ENV_CONFIG);
+    const run = new Episode(task, env);
     await turn(run, 'x+2', RUN);
     await turn(run, '3*x', SUBMIT);
     expect(run.solved).toBe(true);
@@ -61,7 +63,7 @@ describe('tool-use episode', () => {
     expect(run.parts.total).toBeCloseTo(w.pass + w.closeness - 2 * w.turnCost, 10);
     expect(run.runs).toBe(1);
 
-    const guess = new Episode(task, TOOLUSE_ENV_CONFIG);
+    const guess = new Episode(task, env);
     await turn(guess, 'x+2', SUBMIT);
     expect(guess.solved).toBe(false);
     expect(guess.parts.pass).toBe(0);
@@ -69,13 +71,13 @@ describe('tool-use episode', () => {
     expect(run.parts.total - guess.parts.total).toBeGreaterThan(0.9);
 
     // A right guess without a run saves exactly the run's turn cost.
-    const lucky = new Episode(task, TOOLUSE_ENV_CONFIG);
+    const lucky = new Episode(task, env);
     await turn(lucky, '3*x', SUBMIT);
     expect(lucky.parts.total - run.parts.total).toBeCloseTo(w.turnCost, 10);
   });
 
   it('reports passing runs and errors, and pays nothing for a run as such', async () => {
-    const ep = new Episode(task, TOOLUSE_ENV_CONFIG);
+    const ep = new Episode(task, env);
     await turn(ep, 'x*3', RUN);
     expect(renderTokens(lastFeedback(ep))).toBe('pass 3 of 3 <sep>');
     await turn(ep, 'x%0', RUN);
@@ -86,7 +88,7 @@ describe('tool-use episode', () => {
   });
 
   it('shows fewer failing tests when the context has no room for them, the counts always', async () => {
-    const config = { ...TOOLUSE_ENV_CONFIG, contextLength: 30, maxTokensPerTurn: 8 };
+    const config = { ...env, contextLength: 30, maxTokensPerTurn: 8 };
     validateEnvConfig(config);
     const ep = new Episode(task, config);
     await turn(ep, 'x+2', RUN); // 6 + 4 tokens, then a report of 5 + 9 + 9 would leave no room
@@ -98,7 +100,7 @@ describe('tool-use episode', () => {
   });
 
   it('shows as many failing tests as the config asks', async () => {
-    const ep = new Episode(task, { ...TOOLUSE_ENV_CONFIG, reportFailures: 0 });
+    const ep = new Episode(task, { ...env, reportFailures: 0 });
     await turn(ep, 'x+2', RUN);
     expect(renderTokens(lastFeedback(ep))).toBe('pass 0 of 3 <sep>');
     expect(() => validateEnvConfig({ ...TOOLUSE_ENV_CONFIG, reportFailures: 9 })).toThrow(
@@ -107,7 +109,7 @@ describe('tool-use episode', () => {
   });
 
   it('ends without a submit after its turns, paying the penalty', async () => {
-    const ep = new Episode(task, TOOLUSE_ENV_CONFIG);
+    const ep = new Episode(task, env);
     for (let i = 0; i < TOOLUSE_ENV_CONFIG.maxTurns; i++) await turn(ep, '3*x', RUN);
     expect(ep.done).toBe(true);
     expect(ep.stop).toBe('turns');
@@ -116,7 +118,7 @@ describe('tool-use episode', () => {
   });
 
   it('ends on the context when not even the counts of a report fit', async () => {
-    const ep = new Episode(task, TOOLUSE_ENV_CONFIG);
+    const ep = new Episode(task, env);
     // Each run of `x+9` fails every test: 4 + 20 tokens a turn, and 64 hold two of them.
     await turn(ep, 'x+9', RUN);
     await turn(ep, 'x+9', RUN);
