@@ -11,6 +11,7 @@
  *   npx tsx e2e/bench/learn-node.ts [--seconds 300] [--seed 1] [--evalEvery 25]
  *     [--backend auto|wasm|cpu] [--eta 0] [--workers 1] [--maxVersions N] [--taskSeed 1]
  *     [--level easy|medium|hard]   the level trained and evaluated (the learn bench's: easy)
+ *     [--kind examples|tooluse]    the built-in tasks' kind (DESIGN §3.1; tooluse: its env, no hindsight)
  *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
  *   RUN_CONFIG='{"lrHalfLife":0}' merged (shallowly) into the run's code config (DEFAULT_CODE_RUN)
  *   TRAINER_CONFIG='{"valueCoef":0}' merged into the trainer's config (DEFAULT_TRAINER_CONFIG)
@@ -19,21 +20,20 @@
  * `--seconds` is training time: greedy evaluations pause the run and are not counted (the page
  * evaluates in a worker of its own, beside the run). Evaluations: every `evalEvery` versions and
  * at the end, greedy (argmax) play once per task on the easy training, held-out and generalisation
- * tasks of the built-in suite (`generateTasks(taskSeed)`; the page always uses seed 1), as the page's
- * evaluator does (CachedPolicyAgent, rows 32, sampler seed 1, default env config).
+ * tasks of the built-in suite (`builtInTasks(kind, taskSeed)`; the page always uses seed 1), as the
+ * page's evaluator does (CachedPolicyAgent, rows 32, sampler seed 1, the kind's env config).
  */
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
-import { generateTasks } from '../../src/lib/env/families.ts';
-import { generalisationTasks } from '../../src/lib/env/generalisation.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
-import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
+import { LEVELS, TASK_KINDS, type Level, type Task, type TaskKind } from '../../src/lib/env/suite.ts';
+import { builtInTasks, envConfigOf, generalisationOf } from '../../src/lib/env/task-kinds.ts';
 import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
-import { defaultSettings } from '../../src/lib/pipeline/run-settings.ts';
+import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
 import { runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
 import type { PipelineTrainerPort, RolloutPort, StepReport } from '../../src/lib/pipeline/types.ts';
@@ -72,6 +72,9 @@ const TASK_SEED = Number(flag('taskSeed', '1'));
 const LEVEL = flag('level', 'easy');
 if (!(LEVELS as readonly string[]).includes(LEVEL))
   throw new Error(`--level takes ${LEVELS.join(', ')}, not ${LEVEL}`);
+const KIND = TASK_KINDS.find((k) => k === flag('kind', 'examples'));
+if (!KIND) throw new Error(`--kind takes ${TASK_KINDS.join(', ')}, not ${flag('kind', '')}`);
+const kind: TaskKind = KIND;
 
 const modelArgs = {
   ...DEFAULT_MODEL_ARGS,
@@ -86,7 +89,7 @@ try {
 }
 
 // The learn bench's settings: the page's defaults, level easy, seed 1 (η and workers: see below).
-const settings = defaultSettings(2);
+const settings = withTaskKind(defaultSettings(2), kind);
 const code: CodeRunConfig = {
   ...settings.code,
   seed: SEED,
@@ -120,13 +123,14 @@ try {
 }
 
 // ---- tasks -------------------------------------------------------------------------------
-const builtIn = generateTasks(TASK_SEED);
+const builtIn = builtInTasks(kind, TASK_SEED);
 const trainTasks = runTrainingTasks({ tasks: null, level: LEVEL as Level }, builtIn);
 const ofLevel = builtIn.filter((t) => t.level === LEVEL);
 const evalTrain = ofLevel.filter((t) => !t.heldOut);
 const evalHeld = ofLevel.filter((t) => t.heldOut);
-const evalGeneral = generalisationTasks(builtIn).filter((t) => t.level === LEVEL);
-const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
+const evalGeneral = generalisationOf(builtIn).filter((t) => t.level === LEVEL);
+const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task =>
+  kind ? { id, level, kind, examples, tests, hidden } : { id, level, examples, hidden };
 /** The hindsight pool's key of the relabelled task a correct program for `t` makes. */
 const relabelKey = (t: Task) =>
   relabelledKey(
@@ -189,6 +193,8 @@ interface EvalResult {
   successTrain: number;
   successHeldOut: number;
   successGeneralisation: number;
+  /** Mean `<run>` turns of the greedy training-task episodes. */
+  meanRuns: number;
   programs: string;
 }
 const evals: EvalResult[] = [];
@@ -201,7 +207,7 @@ async function greedy(tasks: readonly Task[]): Promise<Episode[]> {
   try {
     const out: Episode[] = [];
     for (let i = 0; i < tasks.length; i += 32)
-      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox)));
+      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox, envConfigOf(kind))));
     return out;
   } finally {
     agent.dispose();
@@ -243,6 +249,7 @@ async function evaluate(version: number): Promise<EvalResult> {
     successTrain: rate(tr),
     successHeldOut: rate(ho),
     successGeneralisation: rate(ge),
+    meanRuns: tr.reduce((n, e) => n + e.runs, 0) / Math.max(1, tr.length),
     programs,
   };
   evals.push(r);
@@ -250,7 +257,7 @@ async function evaluate(version: number): Promise<EvalResult> {
   const eps = r.episodes / Math.max(1e-3, seconds);
   console.log(
     `${seconds.toFixed(0).padStart(4)} s  v${String(version).padEnd(4)} ${String(r.episodes).padStart(6)} ep (${eps.toFixed(1)}/s)  ` +
-      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
+      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  runs ${r.meanRuns.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
   );
   return r;
 }
@@ -298,7 +305,7 @@ console.log(
   `# backend ${tf.getBackend()}, ${trainer.parameterCount} parameters, model ${JSON.stringify(modelArgs)}\n` +
     `# η ${ETA}, workers ${WORKERS} × ${settings.slotsPerWorker} slots × group ${code.groupSize}, batch ${code.tasksPerBatch} groups + ${code.hindsight.samplesPerBatch} relabelled, ` +
     `lr ${code.learningRate} (half-life ${code.lrHalfLife}), ${code.estimator}, ${settings.loss}, updates ${code.updatesPerBatch}, seed ${SEED}, ` +
-    `tasks: ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
+    `tasks (${kind}): ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
 );
 
 let finish: () => void = () => undefined;
@@ -362,6 +369,8 @@ console.log(
     finalTrain: last.successTrain,
     finalHeldOut: last.successHeldOut,
     finalGeneralisation: last.successGeneralisation,
+    kind,
+    finalMeanRuns: last.meanRuns,
     bestHeldOut: best ? { value: best.successHeldOut, ...at(best) } : null,
     train90: at(t90),
     goal: at(goal),

@@ -35,6 +35,11 @@ export interface EnvConfig {
   /** Sandbox limits of each run. */
   limits: Partial<SandboxLimits>;
   reward: RewardConfig;
+  /**
+   * Failing tests a `<run>` of a tool-use task reports (absent: `MAX_REPORTED_FAILURES`, 2); fewer
+   * when the context has no room for them.
+   */
+  reportFailures?: number;
 }
 
 export const DEFAULT_ENV_CONFIG: EnvConfig = {
@@ -45,6 +50,18 @@ export const DEFAULT_ENV_CONFIG: EnvConfig = {
   limits: { deadlineMs: 50 },
   reward: DEFAULT_REWARD,
 };
+
+/**
+ * Reward of tool-use tasks (DESIGN §3.1): a run earns nothing of itself (no `ranOk`: running
+ * pays only through what the report tells), and a turn costs 0.02 against a right answer's 1.
+ */
+export const TOOLUSE_REWARD: RewardConfig = { ...DEFAULT_REWARD, ranOk: 0 };
+
+/** The environment of tool-use tasks: four turns, so up to three runs before the submit. */
+export const TOOLUSE_ENV_CONFIG: EnvConfig = { ...DEFAULT_ENV_CONFIG, maxTurns: 4, reward: TOOLUSE_REWARD };
+
+/** Most failing tests a tool-use report may show (each takes about 9 of the context's tokens). */
+export const MAX_REPORT_FAILURES = 4;
 
 /** The largest weight a reward part may have: 100 times the default pass weight. */
 export const MAX_REWARD_WEIGHT = 100;
@@ -102,6 +119,19 @@ export function validateEnvConfig(c: EnvConfig): void {
     if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_LIMIT_SIZE))
       throw new Error(`sandbox limit ${k} must be an integer from 1 to ${MAX_LIMIT_SIZE}, got ${shown(v)}`);
   }
+  const failures: unknown = config.reportFailures;
+  if (
+    failures !== undefined &&
+    !(
+      typeof failures === 'number' &&
+      Number.isInteger(failures) &&
+      failures >= 0 &&
+      failures <= MAX_REPORT_FAILURES
+    )
+  )
+    throw new Error(
+      `env reportFailures must be an integer from 0 to ${MAX_REPORT_FAILURES}, got ${shown(failures)}`,
+    );
   const reward: unknown = config.reward;
   if (!isPlainObject(reward))
     throw new Error(`env reward must be an object of weights, got ${shown(reward)}`);

@@ -26,7 +26,7 @@ export class HeldOutIndex {
   constructor(tasks: readonly Task[]) {
     const byInputs = new Map<string, { inputs: number[]; byOutputs: Map<string, string> }>();
     for (const t of tasks) {
-      const all = [...t.examples, ...t.hidden];
+      const all = [...t.examples, ...(t.tests ?? []), ...t.hidden];
       const inputs = all.map((e) => e.input);
       if (!inputs.every((x) => PROBE_INPUTS.includes(x))) this.unchecked.push(t.id);
       const key = inputs.join(',');

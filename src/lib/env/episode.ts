@@ -1,7 +1,8 @@
 import type { Sandbox, SandboxErrorKind } from '../sandbox/types';
 import { DEFAULT_ENV_CONFIG, type EnvConfig } from './config';
 import { advance, complete, legalProgramTokens, START, type GrammarState } from './grammar';
-import type { Example, Task } from './suite';
+import { kindOf, type Example, type Task } from './suite';
+import { MAX_REPORTED_FAILURES, testReport, testReportTokens, truncateReport } from './test-report';
 import { feedbackTokens, observationTokens } from './tokenizer';
 import { RUN, SUBMIT, tokenId, tokenText, VOCAB_SIZE, type ProgramToken } from './vocab';
 
@@ -27,6 +28,8 @@ export interface TurnRecord {
   error?: SandboxErrorKind;
   /** Hidden tests passed (submit only). */
   passed?: number;
+  /** The task's tests passed (a run of a tool-use task only). */
+  testsPassed?: number;
   /** Reward paid at this turn's control token. */
   reward: number;
 }
@@ -83,6 +86,11 @@ export class Episode {
     this.promptLength = this.tokens.length;
     this.owned = this.tokens.map(() => 0);
     this.rewards = this.tokens.map(() => 0);
+  }
+
+  /** Turns that ended with `<run>`. */
+  get runs(): number {
+    return this.turns.filter((t) => t.action === 'run').length;
   }
 
   /** True when every hidden test passed on submit. */
@@ -154,7 +162,9 @@ export class Episode {
   private async endTurn(action: 'run' | 'submit', sandbox: Sandbox): Promise<number> {
     const w = this.config.reward;
     const program = this.programText;
-    const tests = action === 'submit' ? this.task.hidden : this.shown;
+    const toolUse = kindOf(this.task) === 'tooluse';
+    const tests =
+      action === 'submit' ? this.task.hidden : toolUse ? (this.task.tests ?? this.shown) : this.shown;
     const result = await sandbox.run({
       code: programCode(program),
       inputs: tests.map((t) => t.input),
@@ -183,7 +193,19 @@ export class Episode {
       reward += this.pay('closeness', w.closeness * close);
       this.finish('submit');
     } else {
-      const feedback = feedbackTokens(outputs ? { outputs } : { error: error ?? 'internal' });
+      const ran = outputs ? { outputs } : { error: error ?? 'internal' };
+      let feedback: number[];
+      if (toolUse) {
+        const report = testReport(tests, ran, this.config.reportFailures ?? MAX_REPORTED_FAILURES);
+        turn.testsPassed = report.passed;
+        // Fewer failing tests when the context has no room for them all (the counts always show).
+        let fit = report.failures.length;
+        feedback = testReportTokens(report);
+        while (fit > 0 && this.tokens.length + feedback.length + 2 > this.config.contextLength) {
+          fit -= 1;
+          feedback = testReportTokens(truncateReport(report, fit));
+        }
+      } else feedback = feedbackTokens(ran);
       if (this.tokens.length + feedback.length + 2 > this.config.contextLength) {
         reward += this.finish('context');
       } else {

@@ -1,6 +1,6 @@
 import { fnv1a } from '../sandbox/cache';
 import { Rng } from '../random';
-import type { Example, Level, Task, TaskSuite } from './suite';
+import type { Example, Level, Task, TaskKind, TaskSuite } from './suite';
 
 /** A parameterised family of tasks: `source(p)` is the program text, `apply(p, x)` its value. */
 export interface Family {
@@ -87,7 +87,7 @@ export const HIDDEN_INPUTS = [0, 3, 5, 7, 10, 13];
 /** Fraction of each family's tasks held out from training (at least 20%). */
 export const HELD_OUT_FRACTION = 0.25;
 
-const examplesOf = (f: Family, p: readonly number[], inputs: number[]): Example[] =>
+const examplesOf = (f: Family, p: readonly number[], inputs: readonly number[]): Example[] =>
   inputs.map((x) => ({ input: x, output: f.apply(p, x) }));
 
 /** A built-in task, with its family and target program (for tests and the brute-force baseline). */
@@ -99,36 +99,69 @@ export interface GeneratedTask extends Task {
   generalisation?: boolean;
 }
 
+/** Where a task kind puts a family's inputs: shown, run by `<run>` (tool use), and hidden. */
+export interface TaskLayout {
+  kind: TaskKind;
+  /** Prefix of the task ids (`''` for the examples kind: its ids are `family:params`). */
+  idPrefix: string;
+  shown: readonly number[];
+  /** The tests `<run>` checks (the tool-use kind only). */
+  tests?: readonly number[];
+  hidden: readonly number[];
+}
+
+/** The examples kind: inputs 1, 2, 4 shown, enough to write the program at once. */
+export const EXAMPLES_LAYOUT: TaskLayout = {
+  kind: 'examples',
+  idPrefix: '',
+  shown: VISIBLE_INPUTS,
+  hidden: HIDDEN_INPUTS,
+};
+
 /**
  * Generates every family's tasks and splits each family deterministically into training and
  * held-out tasks: the same seed gives the same suite and the same split, on every machine. No
  * held-out task computes, on its inputs, what another task computes.
  */
 export function generateTasks(seed: number, families: readonly Family[] = FAMILIES): GeneratedTask[] {
+  return generateLayoutTasks(EXAMPLES_LAYOUT, seed, families);
+}
+
+/** `generateTasks` for any layout: the tasks of `families` with their inputs where `layout` puts them. */
+export function generateLayoutTasks(
+  layout: TaskLayout,
+  seed: number,
+  families: readonly Family[] = FAMILIES,
+): GeneratedTask[] {
   // A function two tasks compute (`(x+1)*2` and `2*x+2`) is never held out: it would be trained on.
-  const signature = (f: Family, p: readonly number[]) =>
-    [...VISIBLE_INPUTS, ...HIDDEN_INPUTS].map((x) => f.apply(p, x)).join(',');
+  const inputs = [...layout.shown, ...(layout.tests ?? []), ...layout.hidden];
+  const signature = (f: Family, p: readonly number[]) => inputs.map((x) => f.apply(p, x)).join(',');
   const seen = new Map<string, number>();
   for (const f of families)
     for (const p of f.params) seen.set(signature(f, p), (seen.get(signature(f, p)) ?? 0) + 1);
   const out: GeneratedTask[] = [];
+  const idOf = (f: Family, p: readonly number[]) => `${layout.idPrefix}${f.name}:${p.join(',')}`;
   for (const f of families) {
-    const tasks = f.params.map((p) => ({
-      id: `${f.name}:${p.join(',')}`,
-      level: f.level,
-      examples: examplesOf(f, p, VISIBLE_INPUTS),
-      hidden: examplesOf(f, p, HIDDEN_INPUTS),
-      family: f.name,
-      program: f.source(p),
-      heldOut: false,
-    }));
+    const tasks = f.params.map((p): GeneratedTask => {
+      const task: GeneratedTask = {
+        id: idOf(f, p),
+        level: f.level,
+        examples: examplesOf(f, p, layout.shown),
+        hidden: examplesOf(f, p, layout.hidden),
+        family: f.name,
+        program: f.source(p),
+        heldOut: false,
+      };
+      if (layout.kind === 'examples') return task;
+      return { ...task, kind: layout.kind, tests: examplesOf(f, p, layout.tests ?? []) };
+    });
     const shared = new Set(
-      f.params.filter((p) => (seen.get(signature(f, p)) ?? 0) > 1).map((p) => `${f.name}:${p.join(',')}`),
+      f.params.filter((p) => (seen.get(signature(f, p)) ?? 0) > 1).map((p) => idOf(f, p)),
     );
     // A seeded shuffle of each family: a uniform sample. (Sorting by a hash of similar ids held out
     // clusters, such as every large constant.)
     const order = [...tasks].filter((t) => !shared.has(t.id));
-    const rng = new Rng(parseInt(fnv1a(`${seed}:${f.name}`), 16));
+    const rng = new Rng(parseInt(fnv1a(`${seed}:${layout.idPrefix}${f.name}`), 16));
     for (let i = order.length - 1; i > 0; i--) {
       const j = rng.int(i + 1);
       [order[i], order[j]] = [order[j] as GeneratedTask, order[i] as GeneratedTask];
@@ -146,12 +179,26 @@ export function generateTasks(seed: number, families: readonly Family[] = FAMILI
   return out;
 }
 
+/** A generated task as a suite file holds it: without its family, program and split. */
+export const suiteTask = ({
+  family: _f,
+  program: _p,
+  heldOut: _h,
+  generalisation: _g,
+  ...task
+}: GeneratedTask): Task => task;
+
 /** The built-in training and held-out suites for `seed`, as suite files would hold them. */
 export function builtInSuites(seed: number): { train: TaskSuite; heldOut: TaskSuite } {
-  const strip = ({ id, level, examples, hidden }: GeneratedTask): Task => ({ id, level, examples, hidden });
   const tasks = generateTasks(seed);
   return {
-    train: { name: `built-in (seed ${seed}) training`, tasks: tasks.filter((t) => !t.heldOut).map(strip) },
-    heldOut: { name: `built-in (seed ${seed}) held-out`, tasks: tasks.filter((t) => t.heldOut).map(strip) },
+    train: {
+      name: `built-in (seed ${seed}) training`,
+      tasks: tasks.filter((t) => !t.heldOut).map(suiteTask),
+    },
+    heldOut: {
+      name: `built-in (seed ${seed}) held-out`,
+      tasks: tasks.filter((t) => t.heldOut).map(suiteTask),
+    },
   };
 }

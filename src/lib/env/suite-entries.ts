@@ -46,7 +46,7 @@ export function savedSuite(suite: TaskSuite): SuiteEntry {
 export function suiteFile(entry: SuiteEntry): TaskSuite {
   return {
     name: entry.name,
-    tasks: entry.tasks.map(({ id, level, examples, hidden }) => ({ id, level, examples, hidden })),
+    tasks: entry.tasks.map(({ heldOut: _h, generalisation: _g, ...task }) => task),
   };
 }
 

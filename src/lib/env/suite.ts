@@ -9,15 +9,32 @@ export interface Example {
   output: number;
 }
 
+/**
+ * What a task shows and what `<run>` answers (DESIGN §3.1). `examples`: the observation shows
+ * enough examples to write the program, and `<run>` returns the program's outputs on them.
+ * `tooluse`: the observation shows too little to pin the program down, and `<run>` runs it on the
+ * task's `tests` and reports how many pass and the first failing ones.
+ */
+export type TaskKind = 'examples' | 'tooluse';
+
+export const TASK_KINDS: readonly TaskKind[] = ['examples', 'tooluse'];
+
 /** A task: write `f` that maps every input to its output. */
 export interface Task {
   id: string;
   level: Level;
-  /** Shown to the policy in the observation and used by `<run>`. */
+  /** Absent: `examples` (every task stored before tool-use tasks existed). */
+  kind?: TaskKind;
+  /** Shown to the policy in the observation (and, for the `examples` kind, used by `<run>`). */
   examples: Example[];
+  /** The tests `<run>` checks a program against (the `tooluse` kind only; required there). */
+  tests?: Example[];
   /** Used only by `<submit>`: the reward is the fraction of these passed. */
   hidden: Example[];
 }
+
+/** A task's kind: `examples` unless it says otherwise. */
+export const kindOf = (t: Pick<Task, 'kind'>): TaskKind => t.kind ?? 'examples';
 
 /** A task suite file: `{ name, tasks }`. */
 export interface TaskSuite {
@@ -95,14 +112,34 @@ function toSuite(value: unknown): TaskSuite {
           `must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(level)}`,
         );
       }
-      return {
+      const task: Task = {
         id,
         level: level as Level,
         examples: examples(field(t, 'examples', p), `${p}.examples`),
         hidden: examples(field(t, 'hidden', p), `${p}.hidden`),
       };
+      return { ...task, ...kindFields(t, p) };
     }),
   };
+}
+
+/** A task's optional `kind` and `tests`, checked: tests come with, and only with, the `tooluse` kind. */
+function kindFields(t: Record<string, unknown>, p: string): Pick<Task, 'kind' | 'tests'> {
+  if (!('kind' in t)) {
+    if ('tests' in t) throw new SuiteError(`${p}.tests`, 'tests are for tasks of kind "tooluse"');
+    return {};
+  }
+  const kind = TASK_KINDS.find((k) => k === t.kind);
+  if (!kind)
+    throw new SuiteError(
+      `${p}.kind`,
+      `must be one of ${TASK_KINDS.join(', ')}, got ${JSON.stringify(t.kind)}`,
+    );
+  if (kind === 'examples') {
+    if ('tests' in t) throw new SuiteError(`${p}.tests`, 'tests are for tasks of kind "tooluse"');
+    return { kind };
+  }
+  return { kind, tests: examples(field(t, 'tests', p), `${p}.tests`) };
 }
 
 /**

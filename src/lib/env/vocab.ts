@@ -46,9 +46,21 @@ export const ERROR_TOKENS = [
  */
 export const OBSERVATION_TOKENS = ['f(', ')=', ';', 'got', 'neg', 'big', 'frac', ...ERROR_TOKENS] as const;
 
+/**
+ * Tokens of a test report (the tool-use task kind, `env/test-report.ts`): `pass 3 of 7`. Appended
+ * last, so that every older token keeps its id and a policy stored with the older, smaller
+ * vocabulary still reads and writes the tasks it was trained on.
+ */
+export const REPORT_TOKENS = ['pass', 'of'] as const;
+
 export type ProgramToken = (typeof PROGRAM_TOKENS)[number];
 
-export const VOCAB: readonly string[] = [...SPECIAL_TOKENS, ...PROGRAM_TOKENS, ...OBSERVATION_TOKENS];
+export const VOCAB: readonly string[] = [
+  ...SPECIAL_TOKENS,
+  ...PROGRAM_TOKENS,
+  ...OBSERVATION_TOKENS,
+  ...REPORT_TOKENS,
+];
 export const VOCAB_SIZE = VOCAB.length;
 
 const index = new Map(VOCAB.map((t, i) => [t, i]));

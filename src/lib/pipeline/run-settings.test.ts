@@ -9,8 +9,10 @@ import {
   settingsFromJson,
   settingsToJson,
   validateSettings,
+  withTaskKind,
   type RunSettings,
 } from './run-settings';
+import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG } from '../env/config';
 
 describe('run settings as stored JSON', () => {
   it('round-trips, unbounded η included', () => {
@@ -319,5 +321,29 @@ describe('every field of the settings is checked', () => {
     expect(() => validateSettings(settingsFromJson({ eta: true }))).toThrow(/got true/);
     expect(settingsFromJson({ eta: null }).eta).toBe(Infinity);
     expect(settingsFromJson({ eta: 2 }).eta).toBe(2);
+  });
+});
+
+describe('the task kind', () => {
+  it('is examples by default and for a run stored before it existed; tool use brings its env', () => {
+    expect(defaultSettings().taskKind).toBe('examples');
+    const stored = settingsToJson(defaultSettings());
+    delete stored.taskKind;
+    expect(settingsFromJson(stored).taskKind).toBe('examples');
+    const tool = withTaskKind(defaultSettings(), 'tooluse');
+    expect(tool.code.env).toEqual(TOOLUSE_ENV_CONFIG);
+    expect(() => validateSettings(tool)).not.toThrow();
+    const back = settingsFromJson(
+      JSON.parse(JSON.stringify(settingsToJson(tool))) as Record<string, unknown>,
+    );
+    expect(back).toEqual(tool);
+    expect(withTaskKind(tool, 'examples').code.env).toEqual(DEFAULT_ENV_CONFIG);
+  });
+
+  it('refuses a kind it has no tasks of', () => {
+    const bad = settingsFromJson({ ...settingsToJson(defaultSettings()), taskKind: 'quiz' });
+    expect(() => validateSettings(bad)).toThrow(
+      'the task kind must be one of "examples", "tooluse", got "quiz"',
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { shown, shownNumber } from '../errors';
 import { MAX_REWARD_WEIGHT, validateEnvConfig } from '../env/config';
-import type { Level, TaskSuite } from '../env/suite';
+import { TASK_KINDS, type Level, type TaskKind, type TaskSuite } from '../env/suite';
+import { envConfigOf } from '../env/task-kinds';
 import { BIG } from '../env/tokenizer';
 import { DEFAULT_CODE_RUN, type CodeRunConfig } from './code-workload';
 import { DEFAULT_MODEL_ARGS, type TrainerConfig } from '../policy/config';
@@ -57,6 +58,12 @@ export interface RunSettings {
    * Held-out tasks stay the built-in suite's (`run-tasks.ts`).
    */
   tasks: TaskSuite | null;
+  /**
+   * The kind of the built-in tasks the run trains and is evaluated on (DESIGN §3.1): `examples`
+   * (enough examples shown to write the program) or `tooluse` (one shown; `<run>` reports on the
+   * task's tests). A run stored before the field trained on `examples`.
+   */
+  taskKind: TaskKind;
 }
 
 /** The largest LoRA rank the page offers (d_model is 64: a rank past 16 saves little). */
@@ -85,7 +92,19 @@ export function defaultSettings(cores?: number): RunSettings {
     lora: null,
     startFrom: null,
     tasks: null,
+    taskKind: 'examples',
   };
+}
+
+/**
+ * `s` set to train on `kind`'s built-in tasks, with the environment that kind is meant for. For
+ * tool use, hindsight relabelling is off: a relabelled episode submits at once, which on tasks
+ * that show one example would teach guessing instead of running.
+ */
+export function withTaskKind(s: RunSettings, kind: TaskKind): RunSettings {
+  const hindsight =
+    kind === 'tooluse' ? { ...s.code.hindsight, samplesPerBatch: 0, taskFraction: 0 } : s.code.hindsight;
+  return { ...s, taskKind: kind, code: { ...s.code, env: envConfigOf(kind), hindsight } };
 }
 
 /** The largest seed: Rng keeps 32 bits, and the rollout lanes' `seed * 31 + lane` stays exact. */
@@ -188,6 +207,7 @@ export function validateSettings(s: RunSettings): void {
   oneOf('the advantage estimator', s.code.estimator, ['rloo', 'grpo', 'gae']);
   oneOf('the replay mode', s.replay.mode, ['fifo', 'prioritized']);
   oneOf('the level', s.level, [null, 'easy', 'medium', 'hard']);
+  oneOf('the task kind', s.taskKind, TASK_KINDS);
   checkInteger('the seed', s.seed, 0, MAX_SEED);
   checkInteger('the code config seed', s.code.seed, 0, MAX_SEED);
   // Past the context, a worker adopts at turn boundaries anyway.

@@ -2,9 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { splitOf } from '../env/evaluate';
 import { generateTasks } from '../env/families';
 import { generalisationTasks } from '../env/generalisation';
+import { generateToolUseTasks, toolUseGeneralisationTasks } from '../env/tooluse';
 import type { Task, TaskSuite } from '../env/suite';
 import { CodeJobSource } from './code-workload';
-import { defaultSettings, settingsFromJson, settingsToJson, validateSettings } from './run-settings';
+import {
+  defaultSettings,
+  settingsFromJson,
+  settingsToJson,
+  validateSettings,
+  withTaskKind,
+} from './run-settings';
 import {
   EVAL_TRAINING_TASKS,
   evaluationSample,
@@ -126,5 +133,47 @@ describe("a run's tasks", () => {
     const old = settingsToJson(defaultSettings());
     delete old.tasks;
     expect(settingsFromJson(old).tasks).toBeNull();
+  });
+});
+
+describe("a tool-use run's tasks", () => {
+  const toolUse = generateToolUseTasks(1);
+
+  it('are the built-in tool-use tasks, keeping their kind and tests, with their own held-out ones', () => {
+    const s = withTaskKind(defaultSettings(), 'tooluse');
+    const train = runTrainingTasks(s, toolUse);
+    expect(train).toHaveLength(toolUse.filter((t) => !t.heldOut).length);
+    expect(train.every((t) => t.kind === 'tooluse' && t.tests?.length === 8)).toBe(true);
+    expect(Object.keys(train[0] ?? {}).sort()).toEqual([
+      'examples',
+      'hidden',
+      'id',
+      'kind',
+      'level',
+      'tests',
+    ]);
+    const held = runHeldOutTasks(toolUse);
+    expect(held).toHaveLength(
+      toolUse.filter((t) => t.heldOut).length + toolUseGeneralisationTasks(toolUse).length,
+    );
+    expect(held.every((t) => t.kind === 'tooluse')).toBe(true);
+    const evals = runEvaluationTasks(s, toolUse, 'easy');
+    expect(evals.filter((t) => splitOf(t) === 'generalisation').length).toBeGreaterThan(0);
+    expect(evals.every((t) => t.kind === 'tooluse' && t.level === 'easy')).toBe(true);
+  });
+
+  it('train from a job source that never draws a held-out one', () => {
+    const s = withTaskKind(defaultSettings(), 'tooluse');
+    validateSettings(s);
+    expect(s.code.env.maxTurns).toBe(4);
+    // Relabelled episodes submit at once: on one shown example they would teach guessing.
+    expect(s.code.hindsight).toMatchObject({ samplesPerBatch: 0, taskFraction: 0 });
+    const source = new CodeJobSource(runTrainingTasks(s, toolUse), s.code, runHeldOutTasks(toolUse));
+    const held = new Set(toolUse.filter((t) => t.heldOut).map((t) => t.id));
+    for (let i = 0; i < 20; i++) {
+      const { task } = source.nextTask();
+      expect(held.has(task.id)).toBe(false);
+      expect(task.kind).toBe('tooluse');
+    }
   });
 });

@@ -1,18 +1,26 @@
 import type { EvalTask } from '../env/evaluate';
 import type { GeneratedTask } from '../env/families';
-import { generalisationTasks } from '../env/generalisation';
 import { parseSuite, type Level, type Task } from '../env/suite';
+import { generalisationOf } from '../env/task-kinds';
 import type { RunSettings } from './run-settings';
 
 /**
  * Which tasks a run trains on and which its evaluations score (DESIGN §3: users write their own
  * tasks in the page). A run trains on the built-in suite's training tasks, or on a saved suite
  * of the user's (`RunSettings.tasks`, e.g. "my tasks"); held-out tasks are the built-in suite's
- * in both cases, so that "held-out" always means tasks the run never trained on.
+ * in both cases, so that "held-out" always means tasks the run never trained on. The built-in
+ * suite is that of the run's task kind (`RunSettings.taskKind`, `env/task-kinds.ts`).
  */
 
-/** A task without what the generator adds (family, program, split). */
-const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
+/** A task without what the generator adds (family, program, split); a tool-use task keeps its kind and tests. */
+const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task => ({
+  id,
+  level,
+  ...(kind ? { kind } : {}),
+  examples,
+  ...(tests ? { tests } : {}),
+  hidden,
+});
 
 /** Throws with a readable message when `tasks` cannot be a run's own training tasks. */
 export function validateRunTasks(tasks: RunSettings['tasks'], level: RunSettings['level']): void {
@@ -38,7 +46,7 @@ export function runTrainingTasks(
  * one of them out of training).
  */
 export function runHeldOutTasks(builtIn: readonly GeneratedTask[]): Task[] {
-  return [...builtIn.filter((t) => t.heldOut), ...generalisationTasks(builtIn)].map(plain);
+  return [...builtIn.filter((t) => t.heldOut), ...generalisationOf(builtIn)].map(plain);
 }
 
 /**
@@ -55,7 +63,7 @@ export function runEvaluationTasks(
   level: Level | 'all',
 ): EvalTask[] {
   const general = (keep: (l: Level) => boolean): EvalTask[] =>
-    generalisationTasks(builtIn)
+    generalisationOf(builtIn)
       .filter((t) => keep(t.level))
       .map((t) => ({ ...plain(t), heldOut: true, generalisation: true }));
   if (!s.tasks) {

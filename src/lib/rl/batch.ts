@@ -44,3 +44,23 @@ export function validateBatch(b: TokenBatch): void {
     throw new Error(`batch.legal has ${b.legal.length} entries, expected ${n} × vocab ${b.vocab}`);
   if (!b.mask.some((m) => m > 0)) throw new Error('batch.mask selects no position');
 }
+
+/**
+ * The legal-token mask of `b` over a policy's `V` tokens, [B, T, V]: a policy stored before the
+ * vocabulary grew (its new tokens are appended last) trains on batches of the larger one. Throws
+ * when a token the policy lacks was legal, or when the policy has more tokens than the batch.
+ */
+export function legalFor(b: TokenBatch, V: number): Uint8Array | undefined {
+  const W = b.vocab ?? V;
+  if (!b.legal || W === V) return b.legal;
+  if (W < V) throw new Error(`batch.legal covers ${W} tokens, the policy has ${V}`);
+  const n = b.batch * b.length;
+  const out = new Uint8Array(n * V);
+  for (let i = 0; i < n; i++) {
+    const row = b.legal.subarray(i * W, (i + 1) * W);
+    if (row.subarray(V).some((m) => m !== 0))
+      throw new Error(`a token past the policy's vocabulary of ${V} was legal at position ${i}`);
+    out.set(row.subarray(0, V), i * V);
+  }
+  return out;
+}

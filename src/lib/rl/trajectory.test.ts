@@ -47,7 +47,25 @@ describe('trajectories', () => {
     expect(tr.versions.slice(p)).toEqual([7, 7, 7, 7]);
     expect(tr.versions[0]).toBe(-1);
     expect(tr.solved).toBe(true);
+    expect(tr.runs).toBe(0);
+    expect(tr.turns).toBe(1);
     expect(tr.return).toBeCloseTo(ep.parts.total, 10);
+  });
+
+  it('read the legal masks of a trajectory stored with a smaller vocabulary', async () => {
+    const rec = new TrajectoryRecorder(0);
+    const [ep] = await runEpisodes([task], new Scripted(), sandbox, undefined, rec.onToken);
+    if (!ep) throw new Error('no episode');
+    const tr = rec.trajectory(ep, 'g');
+    const V = tr.legal.length / tr.tokens.length;
+    // The rows as a vocabulary two tokens smaller stored them (its tokens are the first V − 2).
+    const W = V - 2;
+    const old = new Uint8Array(tr.tokens.length * W);
+    for (let t = 0; t < tr.tokens.length; t++) old.set(tr.legal.subarray(t * V, t * V + W), t * W);
+    const now = trajectoryBatch([tr], [1], 16);
+    const then = trajectoryBatch([{ ...tr, legal: old }], [1], 16);
+    expect(then.vocab).toBe(V);
+    expect(Array.from(then.legal ?? [])).toEqual(Array.from(now.legal ?? []));
   });
 
   it('become a batch that trains each position on the next token, masked to the policy', async () => {

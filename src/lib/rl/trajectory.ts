@@ -27,6 +27,8 @@ export interface Trajectory {
   legal: Uint8Array;
   solved: boolean;
   turns: number;
+  /** Turns that ended with `<run>` (absent in trajectories recorded before runs were counted). */
+  runs?: number;
   /** The episode's return: the sum of its rewards. */
   return: number;
   parts: RewardParts;
@@ -70,6 +72,7 @@ export class TrajectoryRecorder {
       legal,
       solved: ep.solved,
       turns: ep.turns.length,
+      runs: ep.runs,
       return: ep.parts.total,
       parts: { ...ep.parts },
     };
@@ -154,6 +157,8 @@ export function trajectoryBatch(
     if (tr.tokens.length > length)
       throw new Error(`trajectory of ${tr.tokens.length} tokens is longer than the batch length ${length}`);
     const a = advantages[b] ?? 0;
+    // A trajectory stored before the vocabulary grew has rows of the older, smaller size.
+    const W = tr.tokens.length ? tr.legal.length / tr.tokens.length : V;
     // Per-token advantages/returns are indexed by the token they belong to; position t predicts t + 1.
     const advAt = (i: number) => (typeof a === 'number' ? a : (a.advantages[i] ?? 0));
     const retAt = (i: number) => (typeof a === 'number' ? tr.return : (a.returns[i] ?? tr.return));
@@ -169,7 +174,7 @@ export function trajectoryBatch(
           batch.returns[i] = retAt(t + 1);
           // Position t predicts token t + 1: its behaviour log-prob and the mask it was sampled under.
           behav[i] = tr.logProbs[t + 1] ?? 0;
-          legal.set(tr.legal.subarray((t + 1) * V, (t + 2) * V), i * V);
+          legal.set(tr.legal.subarray((t + 1) * W, (t + 1) * W + Math.min(W, V)), i * V);
         }
       }
     }

@@ -9,6 +9,7 @@ import {
 import type { StepMetrics } from '../policy/metrics';
 import { PolicyTrainer } from './trainer';
 import type { TokenBatch } from './batch';
+import { VOCAB_SIZE } from '../env/vocab';
 import { imitationBatch } from './synthetic';
 import { ppoUpdate, proximalApart, proximalLogProbs } from './update';
 
@@ -127,5 +128,24 @@ describe('one PPO update', () => {
     await expect(ppoUpdate(trainer, poisoned, { updates: 3 })).rejects.toThrow(/the loss is NaN/);
     expect(tf.memory().numTensors).toBe(before);
     trainer.dispose();
+  });
+
+  it('trains a policy stored before the vocabulary grew on batches of the larger one', async () => {
+    const old: ModelArgs = { ...args, vocabSize: VOCAB_SIZE - 2 };
+    const b = imitationBatch(4, args.contextLength, 3);
+    const n = b.batch * b.length;
+    // Every token of the older vocabulary legal; the two newer ones never.
+    const narrow = { ...b, legal: new Uint8Array(n * old.vocabSize).fill(1), vocab: old.vocabSize };
+    const wide = new Uint8Array(n * VOCAB_SIZE);
+    for (let i = 0; i < n; i++) wide.fill(1, i * VOCAB_SIZE, i * VOCAB_SIZE + old.vocabSize);
+    const loss = async (batch: TokenBatch) => {
+      const trainer = new PolicyTrainer(old, config('pg'));
+      const m = await ppoUpdate(trainer, batch, { updates: 1 });
+      trainer.dispose();
+      return m.pgLoss;
+    };
+    const a = await loss(narrow);
+    expect(Number.isFinite(a)).toBe(true);
+    expect(await loss({ ...b, legal: wide, vocab: VOCAB_SIZE })).toBeCloseTo(a, 6);
   });
 });

@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { ModelArgs, TrainerConfig } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import type { PolicyOutput } from '../policy/model';
-import { validateBatch, type TokenBatch } from './batch';
+import { legalFor, validateBatch, type TokenBatch } from './batch';
 import { actionLogProbs, clipByGlobalNorm, constantOf, maskedMean } from './losses';
 import { decoupledPpoLoss, ppoClipLoss } from './ppo';
 
@@ -56,7 +56,8 @@ export function proximalLogProbs(policy: PpoPolicy, batch: TokenBatch): tf.Tenso
   return tf.tidy(() => {
     const tokens = tf.tensor2d(batch.tokens, [B, T], 'int32'); // [B, T]
     const actions = tf.tensor2d(batch.actions, [B, T], 'int32'); // [B, T]
-    const legal = batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined; // [B, T, V]
+    const mask = legalFor(batch, V);
+    const legal = mask ? tf.tensor3d(mask, [B, T, V], 'int32').toFloat() : undefined; // [B, T, V]
     const { logits } = policy.forward(tokens); // [B, T, V]
     return actionLogProbs(logits, actions, legal).logp as tf.Tensor2D; // [B, T]
   });
@@ -198,6 +199,7 @@ export async function optimiserStep(
   const t0 = performance.now();
   const { batch: B, length: T } = batch;
   const V = policy.args.vocabSize;
+  const legal = legalFor(batch, V);
   const kind = batch.behavLogp ? policy.config.loss : 'pg';
   const inputs = tf.tidy(() => ({
     tokens: tf.tensor2d(batch.tokens, [B, T], 'int32'), // [B, T]
@@ -207,7 +209,7 @@ export async function optimiserStep(
     returns: tf.tensor2d(batch.returns, [B, T]), // [B, T]
     weights: batch.weights ? tf.tensor2d(batch.weights, [B, T]) : undefined, // [B, T]
     behav: tf.tensor2d(batch.behavLogp ?? new Float32Array(B * T), [B, T]), // [B, T]
-    legal: batch.legal ? tf.tensor3d(batch.legal, [B, T, V], 'int32').toFloat() : undefined, // [B, T, V]
+    legal: legal ? tf.tensor3d(legal, [B, T, V], 'int32').toFloat() : undefined, // [B, T, V]
   }));
   // Relabelled (hindsight) tokens carry a NaN behaviour log-prob: π_prox stands in (w = 1).
   const relabelled = kind !== 'pg' && (batch.behavLogp?.some(Number.isNaN) ?? false);

@@ -1,7 +1,7 @@
 import type { RolloutApi } from '../../../workers/rollout.worker';
 import { agentFigures } from '../env/evaluate';
-import { generateTasks } from '../env/families';
 import type { Level } from '../env/suite';
+import { builtInTasks, envConfigOf } from '../env/task-kinds';
 import { errorMessage } from '../errors';
 import { CoalescingQueue } from '../pipeline/coalescing-queue';
 import type { RunSettings } from '../pipeline/run-settings';
@@ -28,7 +28,8 @@ export interface EvaluatorHost {
 export interface EvalRequest {
   runId: string;
   /** The run's suite when asked. */
-  settings: Pick<RunSettings, 'tasks'>;
+  /** The run's own tasks, and the kind of its built-in ones (absent: `examples`). */
+  settings: Pick<RunSettings, 'tasks'> & Partial<Pick<RunSettings, 'taskKind'>>;
   level: Level | 'all';
   /** The version to score (the newest stored when undefined or pruned meanwhile). */
   version?: number;
@@ -99,10 +100,17 @@ export class Evaluations {
     if (!record) return null;
     // A LoRA version holds only adapters: the evaluator merges them into the run's base.
     const base = await loraBaseOf(db, record);
-    const tasks = runEvaluationTasks(r.settings, generateTasks(BUILT_IN_SEED), r.level);
+    const kind = r.settings.taskKind ?? 'examples';
+    const tasks = runEvaluationTasks(r.settings, builtInTasks(kind, BUILT_IN_SEED), r.level);
     const rows = await this.worker.use(async (worker) => {
       await worker.api.loadPolicy(record.checkpoint, record.version, base);
-      return worker.api.evaluate({ tasks, agents: ['policy'], samples: 0, seed: 1 });
+      return worker.api.evaluate({
+        tasks,
+        agents: ['policy'],
+        samples: 0,
+        seed: 1,
+        config: envConfigOf(kind),
+      });
     });
     const f = agentFigures(rows, 'policy');
     const train = rows.find((x) => x.agent === 'policy' && x.split === 'train' && x.level === 'all');

@@ -1,5 +1,6 @@
 import type { PipelineRunInit } from '../../../workers/trainer.worker';
-import { generateTasks, type GeneratedTask } from '../env/families';
+import type { GeneratedTask } from '../env/families';
+import { builtInTasks } from '../env/task-kinds';
 import { CodeJobSource } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
 import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
@@ -53,7 +54,7 @@ export function runInit(runId: string, s: RunSettings): PipelineRunInit {
 export function jobSourceOf(
   settings: RunSettings,
   progress: RunProgress | undefined,
-  suite: readonly GeneratedTask[] = generateTasks(BUILT_IN_SEED),
+  suite: readonly GeneratedTask[] = builtInTasks(settings.taskKind, BUILT_IN_SEED),
 ): CodeJobSource {
   const source = new CodeJobSource(runTrainingTasks(settings, suite), settings.code, runHeldOutTasks(suite));
   source.restore(progress);

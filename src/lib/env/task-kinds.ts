@@ -1,0 +1,25 @@
+import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG, type EnvConfig } from './config';
+import { generateTasks, type GeneratedTask } from './families';
+import { generalisationTasks } from './generalisation';
+import { kindOf, type TaskKind } from './suite';
+import { generateToolUseTasks, toolUseGeneralisationTasks } from './tooluse';
+
+/** The built-in tasks of a kind (DESIGN §3, §3.1), with their split. */
+export function builtInTasks(kind: TaskKind, seed: number): GeneratedTask[] {
+  return kind === 'tooluse' ? generateToolUseTasks(seed) : generateTasks(seed);
+}
+
+/** The generalisation tasks of built-in tasks of either kind (or both): each kind's own. */
+export function generalisationOf(tasks: readonly GeneratedTask[]): GeneratedTask[] {
+  const examples = tasks.filter((t) => kindOf(t) === 'examples');
+  const toolUse = tasks.filter((t) => kindOf(t) === 'tooluse');
+  return [
+    ...(examples.length ? generalisationTasks(examples) : []),
+    ...(toolUse.length ? toolUseGeneralisationTasks(toolUse) : []),
+  ];
+}
+
+/** The environment a kind's tasks are meant for: tool-use tasks take four turns and pay no `ranOk`. */
+export function envConfigOf(kind: TaskKind): EnvConfig {
+  return kind === 'tooluse' ? TOOLUSE_ENV_CONFIG : DEFAULT_ENV_CONFIG;
+}
