@@ -62,19 +62,26 @@ const round = (v: number, d = 3) => Math.round(v * 10 ** d) / 10 ** d;
 
 /**
  * Trains from fresh weights on the easy level until `samples` episodes were trained on, with the
- * given pipeline settings; evaluates the last version greedily on the easy tasks. With `cpu`,
- * samples the machine's busy cores meanwhile.
+ * given pipeline settings (and code config overrides `run`); evaluates the last version greedily
+ * on the easy tasks. With `cpu`, samples the machine's busy cores meanwhile.
  */
 export async function runPipeline(
   lab: JSHandle<Lab>,
   settings: NonNullable<RunOptions['settings']>,
   samples: number,
   cpu?: CpuSampler,
+  run: NonNullable<RunOptions['run']> = {},
 ): Promise<PipelineFigures> {
   cpu?.start();
   const r = await lab.evaluate(
     async (l, a) => {
-      await l.run.start({ level: 'easy', evalEvery: 0, maxTrainedEpisodes: a.samples, settings: a.settings });
+      await l.run.start({
+        level: 'easy',
+        evalEvery: 0,
+        maxTrainedEpisodes: a.samples,
+        settings: a.settings,
+        run: a.run,
+      });
       if (l.run.error) return { error: l.run.error };
       const evaluation = await l.run.evaluateLatest('easy');
       return {
@@ -85,7 +92,7 @@ export async function runPipeline(
         dashboard: l.run.dashboard,
       };
     },
-    { settings, samples },
+    { settings, samples, run },
   );
   cpu?.stop();
   if (r.error !== null || !r.dashboard || !r.steps || !r.events || !r.evaluation)

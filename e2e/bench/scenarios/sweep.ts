@@ -1,40 +1,64 @@
+import { summariseSweep, type SweepRun } from '../../../src/lib/run/sweep-summary.ts';
 import type { Scenario } from '../harness.ts';
 import { runPipeline } from '../pipeline-run.ts';
 import { openLab } from './pipeline.ts';
 
+/**
+ * AReaL's staleness table in the browser: each η × {PPO, decoupled PPO} × seed trains from fresh
+ * weights on the easy level over the same samples (the page's trainer settings: one optimiser
+ * step per batch unless `--updates`), then plays the newest version greedily. The staleness a
+ * run reaches is what its workers attain (`meanStaleness`); `e2e/bench/staleness-node.ts` holds
+ * it at η exactly, in node.
+ */
 const scenario: Scenario = {
   name: 'sweep',
   description:
-    'η ∈ {0, 1, 2, 4, 8, unbounded} × {PPO, decoupled PPO} at equal samples: throughput and held-out success (AReaL’s staleness table, in the browser)',
+    'η ∈ {0, 1, 2, 4, 8, unbounded} × {PPO, decoupled PPO} × seeds at equal samples: throughput, training and held-out success per seed, mean ± sd per cell, and decoupled − PPO at the largest finite η and at 0 (AReaL’s staleness table, in the browser)',
   async run({ baseUrl, launch, options, log }) {
-    const samples = Number(options.samples?.[0] ?? 160);
+    const samples = Number(options.samples?.[0] ?? 4800);
     const workers = Number(options.workers?.[0] ?? 3);
     const etas = (options.etas?.[0] ?? '0,1,2,4,8,inf')
       .split(',')
       .map((e) => (e === 'inf' ? Infinity : Number(e)));
+    const seeds = (options.seeds?.[0] ?? '1').split(',').map(Number);
+    const updates = options.updates?.[0];
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
-    const rows: Record<string, unknown>[] = [];
+    const rows: SweepRun[] = [];
     try {
       for (const eta of etas) {
         for (const loss of ['ppo', 'decoupled'] as const) {
-          const f = await runPipeline(lab, { eta, loss, workers }, samples);
-          log(`η = ${eta}, ${loss}: ${JSON.stringify(f)}`);
-          rows.push({
-            eta: f.eta,
-            loss,
-            samplesPerSec: f.samplesPerSec,
-            successHeldOut: f.successHeldOut,
-            successTrain: f.successTrain,
-            meanStaleness: f.meanStaleness,
-            staleDrops: f.staleDrops,
-            interrupts: f.interrupts,
-          });
+          for (const seed of seeds) {
+            const code = { seed, ...(updates ? { updatesPerBatch: Number(updates) } : {}) };
+            const f = await runPipeline(lab, { eta, loss, workers, seed }, samples, undefined, code);
+            log(`η = ${eta}, ${loss}, seed ${seed}: ${JSON.stringify(f)}`);
+            rows.push({
+              eta,
+              loss,
+              seed,
+              samplesPerSec: f.samplesPerSec,
+              successHeldOut: f.successHeldOut,
+              successTrain: f.successTrain,
+              meanStaleness: f.meanStaleness,
+              staleDrops: f.staleDrops,
+              interrupts: f.interrupts,
+            });
+          }
         }
       }
     } finally {
       await close();
     }
-    return { 'sweep.samples': samples, 'sweep.workers': workers, 'sweep.rows': rows };
+    const { cells, separation } = summariseSweep(rows);
+    // JSON has no Infinity: an unbounded η reads null, as `PipelineFigures.eta` does.
+    const eta = (e: number) => (Number.isFinite(e) ? e : null);
+    return {
+      'sweep.samples': samples,
+      'sweep.workers': workers,
+      'sweep.seeds': seeds,
+      'sweep.rows': rows.map((r) => ({ ...r, eta: eta(r.eta) })),
+      'sweep.cells': cells.map((c) => ({ ...c, eta: eta(c.eta) })),
+      'sweep.separation': separation,
+    };
   },
 };
 

@@ -1,0 +1,295 @@
+/**
+ * AReaL's staleness experiment (its Table 3: standard PPO against decoupled PPO as the staleness
+ * bound η grows), in node: the learn bench's training (`learn-node.ts`: the real controller, job
+ * source, rollout engine and `ppoUpdate`) with the staleness made explicit. With `--lag fixed`
+ * (the default) every batch is played with the weights of version max(0, v − η) while the trainer
+ * is at version v: the controller runs synchronously (its η = 0, rollout and training alternate)
+ * and each published version hands the rollout engine the weights η versions older, so that every
+ * sample is exactly η versions stale, as in AReaL at its bound, whatever the timing. `--lag async`
+ * runs the pipeline asynchronously with the bound η instead (staleness is then whatever the
+ * timing reaches; `meanStaleness` says how much).
+ *
+ *   npx tsx e2e/bench/staleness-node.ts --eta 4 --loss ppo --seed 1 [--maxVersions 150]
+ *     [--lag fixed|async] [--workers 1] [--level easy] [--evalEvery 25] [--seconds 600]
+ *   TRAINER_CONFIG / RUN_CONFIG / MODEL_ARGS: JSON merged as in learn-node.ts
+ *   npx tsx e2e/bench/staleness-node.ts --grid [--etas 0,1,2,4,8] [--seeds 1,2,3] [...one run's flags]
+ *     runs each η × {ppo, decoupled} × seed in a child process, one at a time, and prints the
+ *     summary (`summariseSweep`) as the last line.
+ *
+ * The last line is one JSON object. Success is greedy (argmax) play once per task of the level's
+ * training and held-out tasks, as the page's evaluator plays; `success*` is the mean of the
+ * evaluations over the run's last quarter (greedy answers flip from one version to the next).
+ */
+import * as tf from '@tensorflow/tfjs';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runEpisodes } from '../../src/lib/env/evaluate.ts';
+import { generateTasks } from '../../src/lib/env/families.ts';
+import type { Episode } from '../../src/lib/env/episode.ts';
+import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
+import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
+import { defaultSettings } from '../../src/lib/pipeline/run-settings.ts';
+import type { PipelineTrainerPort, RolloutPort } from '../../src/lib/pipeline/types.ts';
+import {
+  DEFAULT_MODEL_ARGS,
+  DEFAULT_TRAINER_CONFIG,
+  type ModelArgs,
+  type TrainerConfig,
+} from '../../src/lib/policy/config.ts';
+import type { StepMetrics } from '../../src/lib/policy/metrics.ts';
+import type { Weights } from '../../src/lib/policy/model.ts';
+import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
+import { summariseSweep, type SweepRun } from '../../src/lib/run/sweep-summary.ts';
+import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
+import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
+import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
+import { ppoUpdate } from '../../src/lib/rl/update.ts';
+import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
+import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
+
+// ---- flags -------------------------------------------------------------------------------
+const argv = process.argv.slice(2);
+function flag(name: string, fallback: string): string {
+  const i = argv.indexOf(`--${name}`);
+  if (i >= 0 && argv[i + 1] !== undefined) return argv[i + 1] as string;
+  const eq = argv.find((a) => a.startsWith(`--${name}=`));
+  return eq ? eq.slice(name.length + 3) : fallback;
+}
+const json = <T>(name: string): Partial<T> =>
+  process.env[name] ? (JSON.parse(process.env[name]) as Partial<T>) : {};
+
+if (argv.includes('--grid')) {
+  await grid();
+  process.exit(0);
+}
+
+const ETA = Number(flag('eta', '0'));
+const LOSS = flag('loss', 'decoupled');
+const SEED = Number(flag('seed', '1'));
+const MAX_VERSIONS = Number(flag('maxVersions', '150'));
+const SECONDS = Number(flag('seconds', '600'));
+const EVAL_EVERY = Number(flag('evalEvery', '25'));
+const LAG = flag('lag', 'fixed');
+const WORKERS = Number(flag('workers', '1'));
+const LEVEL = flag('level', 'easy');
+if (!(LEVELS as readonly string[]).includes(LEVEL)) throw new Error(`--level takes ${LEVELS.join(', ')}`);
+if (LOSS !== 'ppo' && LOSS !== 'decoupled') throw new Error('--loss takes ppo or decoupled');
+if (LAG !== 'fixed' && LAG !== 'async') throw new Error('--lag takes fixed or async');
+if (!(Number.isInteger(ETA) && ETA >= 0)) throw new Error('--eta takes a whole number');
+
+const modelArgs: ModelArgs = { ...DEFAULT_MODEL_ARGS, ...json<ModelArgs>('MODEL_ARGS') };
+const settings = defaultSettings(2);
+const code: CodeRunConfig = { ...settings.code, seed: SEED, ...json<CodeRunConfig>('RUN_CONFIG') };
+
+// ---- backend: wasm, single-threaded, as the page's workers run it ------------------------------
+const wasmDir = path.dirname(
+  createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'),
+);
+tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+setWasmPaths(`${path.join(wasmDir, 'dist')}/`);
+if (!(await tf.setBackend('wasm'))) throw new Error('no wasm backend');
+await tf.ready();
+
+// ---- tasks and pieces --------------------------------------------------------------------
+const builtIn = generateTasks(1);
+const ofLevel = builtIn.filter((t) => t.level === LEVEL);
+const plain = ({ id, level, examples, hidden }: Task): Task => ({ id, level, examples, hidden });
+const evalTrain = ofLevel.filter((t) => !t.heldOut).map(plain);
+const evalHeld = ofLevel.filter((t) => t.heldOut).map(plain);
+
+const rolloutSandbox = new CachedSandbox(await createNodeQuickJS());
+const evalSandbox = new CachedSandbox(await createNodeQuickJS());
+const trainer = new PolicyTrainer(modelArgs, {
+  ...DEFAULT_TRAINER_CONFIG,
+  seed: SEED,
+  loss: LOSS,
+  learningRate: code.learningRate,
+  ...json<TrainerConfig>('TRAINER_CONFIG'),
+});
+
+const clone = (): Weights => new Map([...trainer.params].map(([k, v]) => [k, tf.clone(v)]));
+const release = (w: Weights) => tf.dispose([...w.values()]);
+/** Fixed lag: the weights of the last η + 1 versions, oldest first. */
+const history: { version: number; weights: Weights }[] = [];
+
+const engines = Array.from(
+  { length: LAG === 'fixed' ? 1 : WORKERS },
+  (_, i) =>
+    new RolloutEngine(rolloutSandbox, {
+      args: modelArgs,
+      rows: settings.slotsPerWorker * code.groupSize,
+      interruptEveryTokens: settings.interruptEveryTokens,
+      temperature: code.temperature,
+      seed: SEED * 31 + i,
+      lane: `rollout-${i}` as const,
+      fetchAfterMs: 250,
+      persist: async () => undefined,
+      fetch: async () => undefined,
+      release,
+    }),
+);
+/** Version `v` is out: the engines get its weights (async) or those of version max(0, v − η) (fixed). */
+function publish(v: number): void {
+  if (LAG === 'async') {
+    for (const e of engines) e.offer(v, clone(), performance.now());
+    return;
+  }
+  history.push({ version: v, weights: clone() });
+  while (history.length > ETA + 1) release(history.shift()?.weights ?? new Map());
+  const played = history[0] as { version: number; weights: Weights };
+  behaviourLag.push(v - played.version);
+  // Labelled v: the controller (η = 0) admits the next batch's jobs at v; they sample from older weights.
+  const copy: Weights = new Map([...played.weights].map(([k, t]) => [k, tf.clone(t)]));
+  for (const e of engines) e.offer(v, copy, performance.now());
+}
+/** Fixed lag: per published version, how many versions older the weights its batch is played with are. */
+const behaviourLag: number[] = [];
+
+// ---- greedy evaluation -------------------------------------------------------------------
+async function greedy(tasks: readonly Task[]): Promise<number> {
+  const agent = new CachedPolicyAgent('policy', trainer.params, modelArgs, {
+    ...DEFAULT_SAMPLER,
+    greedy: true,
+    seed: 1,
+  });
+  try {
+    const out: Episode[] = [];
+    for (let i = 0; i < tasks.length; i += 32)
+      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox)));
+    return out.filter((e) => e.solved).length / Math.max(1, out.length);
+  } finally {
+    agent.dispose();
+  }
+}
+const evals: { version: number; train: number; heldOut: number }[] = [];
+async function evaluate(version: number): Promise<void> {
+  const e = { version, train: await greedy(evalTrain), heldOut: await greedy(evalHeld) };
+  evals.push(e);
+  console.log(`v${version}  train ${e.train.toFixed(2)}  held ${e.heldOut.toFixed(2)}`);
+}
+
+// ---- the run -----------------------------------------------------------------------------
+const firstEpoch: StepMetrics[] = [];
+const lastEpoch: StepMetrics[] = [];
+const t0 = performance.now();
+const trainerPort: PipelineTrainerPort = {
+  async trainAndPublish(batch, info) {
+    const startedAt = performance.now();
+    const metrics = await ppoUpdate(trainer, batch, {
+      updates: code.updatesPerBatch,
+      learningRate: scheduledRate(code, info.fromVersion),
+      onStep: (m, epoch) => epoch === 0 && firstEpoch.push(m),
+    });
+    lastEpoch.push(metrics);
+    const version = info.fromVersion + 1;
+    publish(version);
+    if (EVAL_EVERY > 0 && version % EVAL_EVERY === 0) await evaluate(version);
+    return { version, metrics, startedAt, publishedAt: performance.now() };
+  },
+};
+let finish: () => void = () => undefined;
+let fail: (err: Error) => void = () => undefined;
+const done = new Promise<void>((resolve, reject) => {
+  finish = resolve;
+  fail = reject;
+});
+const { pipeline, source } = assemblePipeline(
+  {
+    runId: 'node-staleness',
+    settings: {
+      ...settings,
+      eta: LAG === 'fixed' ? 0 : ETA,
+      seed: SEED,
+      code,
+      tasks: null,
+      level: LEVEL as Level,
+    },
+    suite: builtIn,
+  },
+  {
+    trainer: trainerPort,
+    hooks: {
+      onStep: (r) => {
+        if (r.version >= MAX_VERSIONS || (performance.now() - t0) / 1000 >= SECONDS) finish();
+      },
+      onError: (m) => fail(new Error(m)),
+    },
+  },
+);
+publish(0);
+engines.forEach((e, i) => {
+  const port: RolloutPort = { play: (job) => e.play(job), abort: async (id) => e.abort(id) };
+  pipeline.addWorker(`rollout-${i}`, port, `rollout-${i}` as const);
+});
+console.log(
+  `# η ${ETA} (${LAG}), ${LOSS}, seed ${SEED}, ${MAX_VERSIONS} versions, updates ${code.updatesPerBatch}, lr ${code.learningRate}, ` +
+    `clip ${trainer.config.clipEps}, batch ${code.tasksPerBatch}×${code.groupSize} + ${code.hindsight.samplesPerBatch} relabelled, ${LEVEL}`,
+);
+pipeline.start();
+try {
+  await done;
+} finally {
+  pipeline.stop();
+  await pipeline.trainerIdle();
+}
+if (evals.at(-1)?.version !== pipeline.version) await evaluate(pipeline.version);
+for (const e of engines) e.dispose();
+
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+const hist = pipeline.counters.stalenessHistogram;
+const asyncStaleness = mean(Object.entries(hist).flatMap(([s, n]) => Array<number>(n).fill(Number(s))));
+const late = evals.filter((e) => e.version >= 0.75 * pipeline.version);
+const run: SweepRun = {
+  eta: ETA,
+  loss: LOSS,
+  seed: SEED,
+  versions: pipeline.version,
+  trainedEpisodes: pipeline.counters.trainedEpisodes,
+  seconds: Math.round((performance.now() - t0) / 1000),
+  // Fixed lag: the lag of the weights each trained batch was played with (the last one's is not trained).
+  meanStaleness: r3(LAG === 'fixed' ? mean(behaviourLag.slice(0, pipeline.version)) : asyncStaleness),
+  successTrain: r3(mean(late.map((e) => e.train))),
+  successHeldOut: r3(mean(late.map((e) => e.heldOut))),
+  finalTrain: r3(evals.at(-1)?.train ?? NaN),
+  clipFracFirst: r3(mean(firstEpoch.map((m) => m.clipFrac))),
+  clipFracLast: r3(mean(lastEpoch.map((m) => m.clipFrac))),
+  lagKl: r3(mean(firstEpoch.map((m) => (LOSS === 'ppo' ? m.approxKl : m.lagKl)))),
+  maskedFrac: r3(mean(firstEpoch.map((m) => m.maskedFrac))),
+  entropy: r3(lastEpoch.at(-1)?.entropy ?? NaN),
+};
+console.log(JSON.stringify({ ...run, lag: LAG, relabelled: source.hindsight.added }));
+rolloutSandbox.dispose?.();
+evalSandbox.dispose?.();
+process.exit(0);
+
+// ---- the grid ----------------------------------------------------------------------------
+async function grid(): Promise<void> {
+  const etas = flag('etas', '0,1,2,4,8').split(',').map(Number);
+  const seeds = flag('seeds', '1,2,3').split(',').map(Number);
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--grid') continue;
+    if (['--etas', '--seeds'].includes(a)) i++;
+    else if (!a.startsWith('--etas=') && !a.startsWith('--seeds=')) rest.push(a);
+  }
+  const self = fileURLToPath(import.meta.url);
+  const runs: SweepRun[] = [];
+  for (const eta of etas)
+    for (const loss of ['ppo', 'decoupled'])
+      for (const seed of seeds) {
+        const args = [...rest, '--eta', String(eta), '--loss', loss, '--seed', String(seed)];
+        const out = spawnSync('npx', ['tsx', self, ...args], { encoding: 'utf8', env: process.env });
+        const last = out.stdout.trim().split('\n').at(-1) ?? '';
+        if (out.status !== 0 || !last.startsWith('{'))
+          throw new Error(`η ${eta} ${loss} seed ${seed} failed: ${out.stderr.slice(-2000)}`);
+        const run = JSON.parse(last) as SweepRun;
+        runs.push(run);
+        console.log(JSON.stringify(run));
+      }
+  console.log(JSON.stringify(summariseSweep(runs)));
+}
