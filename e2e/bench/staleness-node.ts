@@ -260,6 +260,8 @@ const run: SweepRun = {
   lagKl: r3(mean(firstEpoch.map((m) => (LOSS === 'ppo' ? m.approxKl : m.lagKl)))),
   maskedFrac: r3(mean(firstEpoch.map((m) => m.maskedFrac))),
   entropy: r3(lastEpoch.at(-1)?.entropy ?? NaN),
+  // Training success at each evaluation, in order.
+  curve: evals.map((e) => e.train.toFixed(2)).join(' '),
 };
 console.log(JSON.stringify({ ...run, lag: LAG, relabelled: source.hindsight.added }));
 rolloutSandbox.dispose?.();

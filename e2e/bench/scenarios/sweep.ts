@@ -15,7 +15,7 @@ const scenario: Scenario = {
   description:
     'η ∈ {0, 1, 2, 4, 8, unbounded} × {PPO, decoupled PPO} × seeds at equal samples: throughput, training and held-out success per seed, mean ± sd per cell, and decoupled − PPO at the largest finite η and at 0 (AReaL’s staleness table, in the browser)',
   async run({ baseUrl, launch, options, log }) {
-    const samples = Number(options.samples?.[0] ?? 4800);
+    const samples = Number(options.samples?.[0] ?? 160);
     const workers = Number(options.workers?.[0] ?? 3);
     const etas = (options.etas?.[0] ?? '0,1,2,4,8,inf')
       .split(',')
