@@ -32,7 +32,6 @@ import type { Episode } from '../../src/lib/env/episode.ts';
 import { LEVELS, TASK_KINDS, type Level, type Task, type TaskKind } from '../../src/lib/env/suite.ts';
 import { builtInTasks, envConfigOf, generalisationOf } from '../../src/lib/env/task-kinds.ts';
 import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
-import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
 import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
 import { runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
@@ -52,15 +51,9 @@ import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
+import { flag, nodeEngines } from './node-kit.ts';
 
 // ---- flags -------------------------------------------------------------------------------
-function flag(name: string, fallback: string): string {
-  const argv = process.argv.slice(2);
-  const i = argv.indexOf(`--${name}`);
-  if (i >= 0 && argv[i + 1] !== undefined) return argv[i + 1] as string;
-  const eq = argv.find((a) => a.startsWith(`--${name}=`));
-  return eq ? eq.slice(name.length + 3) : fallback;
-}
 const SECONDS = Number(flag('seconds', '300'));
 const SEED = Number(flag('seed', '1'));
 const EVAL_EVERY = Number(flag('evalEvery', '25'));
@@ -159,21 +152,17 @@ const snapshot = (): Weights => new Map([...trainer.params].map(([k, v]) => [k, 
 const release = (w: Weights) => tf.dispose([...w.values()]);
 
 const rows = settings.slotsPerWorker * code.groupSize;
-const engines = Array.from(
-  { length: WORKERS },
-  (_, i) =>
-    new RolloutEngine(rolloutSandbox, {
-      args: modelArgs,
-      rows,
-      interruptEveryTokens: settings.interruptEveryTokens,
-      temperature: code.temperature,
-      seed: SEED * 31 + i,
-      lane: `rollout-${i}` as const,
-      fetchAfterMs: 250,
-      persist: async () => undefined,
-      fetch: async () => undefined,
-      release,
-    }),
+const engines = nodeEngines(
+  WORKERS,
+  rolloutSandbox,
+  {
+    args: modelArgs,
+    rows: rows,
+    interruptEveryTokens: settings.interruptEveryTokens,
+    temperature: code.temperature,
+    seed: SEED,
+  },
+  release,
 );
 const publish = (v: number) => {
   for (const e of engines) e.offer(v, snapshot(), performance.now());

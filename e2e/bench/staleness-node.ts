@@ -43,21 +43,15 @@ import type { StepMetrics } from '../../src/lib/policy/metrics.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
 import { summariseSweep, type SweepRun } from '../../src/lib/run/sweep-summary.ts';
-import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
 import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
+import { flag, nodeEngines } from './node-kit.ts';
 
 // ---- flags -------------------------------------------------------------------------------
 const argv = process.argv.slice(2);
-function flag(name: string, fallback: string): string {
-  const i = argv.indexOf(`--${name}`);
-  if (i >= 0 && argv[i + 1] !== undefined) return argv[i + 1] as string;
-  const eq = argv.find((a) => a.startsWith(`--${name}=`));
-  return eq ? eq.slice(name.length + 3) : fallback;
-}
 const json = <T>(name: string): Partial<T> =>
   process.env[name] ? (JSON.parse(process.env[name]) as Partial<T>) : {};
 
@@ -115,21 +109,17 @@ const release = (w: Weights) => tf.dispose([...w.values()]);
 /** Fixed lag: the weights of the last η + 1 versions, oldest first. */
 const history: { version: number; weights: Weights }[] = [];
 
-const engines = Array.from(
-  { length: LAG === 'fixed' ? 1 : WORKERS },
-  (_, i) =>
-    new RolloutEngine(rolloutSandbox, {
-      args: modelArgs,
-      rows: settings.slotsPerWorker * code.groupSize,
-      interruptEveryTokens: settings.interruptEveryTokens,
-      temperature: code.temperature,
-      seed: SEED * 31 + i,
-      lane: `rollout-${i}` as const,
-      fetchAfterMs: 250,
-      persist: async () => undefined,
-      fetch: async () => undefined,
-      release,
-    }),
+const engines = nodeEngines(
+  LAG === 'fixed' ? 1 : WORKERS,
+  rolloutSandbox,
+  {
+    args: modelArgs,
+    rows: settings.slotsPerWorker * code.groupSize,
+    interruptEveryTokens: settings.interruptEveryTokens,
+    temperature: code.temperature,
+    seed: SEED,
+  },
+  release,
 );
 /** Version `v` is out: the engines get its weights (async) or those of version max(0, v − η) (fixed). */
 function publish(v: number): void {

@@ -1,0 +1,40 @@
+/** Pieces the node trainers (`learn-node.ts`, `staleness-node.ts`) share: flags and rollout engines. */
+import type { Weights } from '../../src/lib/policy/model.ts';
+import type { ModelArgs } from '../../src/lib/policy/config.ts';
+import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
+import type { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
+
+const argv = process.argv.slice(2);
+
+/** `--name value` or `--name=value` on the command line, else `fallback`. */
+export function flag(name: string, fallback: string): string {
+  const i = argv.indexOf(`--${name}`);
+  if (i >= 0 && argv[i + 1] !== undefined) return argv[i + 1] as string;
+  const eq = argv.find((a) => a.startsWith(`--${name}=`));
+  return eq ? eq.slice(name.length + 3) : fallback;
+}
+
+/**
+ * `count` rollout engines over one sandbox, as the page's workers run them but with no transport:
+ * nothing persisted or fetched (the script hands each engine its weights), lanes rollout-0…
+ */
+export function nodeEngines(
+  count: number,
+  sandbox: CachedSandbox,
+  o: { args: ModelArgs; rows: number; interruptEveryTokens: number; temperature: number; seed: number },
+  release: (w: Weights) => void,
+): RolloutEngine[] {
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      new RolloutEngine(sandbox, {
+        ...o,
+        seed: o.seed * 31 + i,
+        lane: `rollout-${i}` as const,
+        fetchAfterMs: 250,
+        persist: async () => undefined,
+        fetch: async () => undefined,
+        release,
+      }),
+  );
+}
