@@ -59,7 +59,13 @@ async function main(): Promise<void> {
   const executablePath = ensureChromium(log);
   log('building the app…');
   execSync('npx vite build', { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  const server = await preview({ root, logLevel: 'silent', preview: { host: '127.0.0.1', port: 4190 } });
+  // BENCH_PORT lets two benches run side by side on one machine.
+  const port = Number(process.env.BENCH_PORT ?? 4190);
+  const server = await preview({
+    root,
+    logLevel: 'silent',
+    preview: { host: '127.0.0.1', port, strictPort: true },
+  });
   const baseUrl = server.resolvedUrls?.local[0] ?? 'http://127.0.0.1:4190/';
   const shared = new Map<string, unknown>();
   const results: BenchResult = { machine: `${process.platform} ${process.arch}, node ${process.version}` };
