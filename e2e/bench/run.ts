@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   const server = await preview({
     root,
     logLevel: 'silent',
-    preview: { host: '127.0.0.1', port, strictPort: true },
+    preview: { host: '127.0.0.1', port },
   });
   const baseUrl = server.resolvedUrls?.local[0] ?? 'http://127.0.0.1:4190/';
   const shared = new Map<string, unknown>();
