@@ -7,7 +7,11 @@ import {
   percentile,
   policyLag,
   stepThroughput,
+  turnSpread,
+  type TurnSpread,
 } from '../../src/lib/view/metrics.ts';
+import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
+import type { TaskKind } from '../../src/lib/env/suite.ts';
 import { CpuSampler } from './cpu.ts';
 import type { Lab, RunOptions } from '../support/lab.ts';
 
@@ -56,14 +60,39 @@ export interface PipelineFigures {
   meanLagSamples: number | null;
   successTrain: number;
   successHeldOut: number | null;
+  /** Turns of the episodes the rollout workers played (every finished group, trained or not). */
+  turns: TurnSpread;
+  /** Median and 95th percentile of a finished group's rollout time, start to end, ms (null without groups). */
+  groupMsP50: number | null;
+  groupMsP95: number | null;
+}
+
+/**
+ * What `runPipeline` takes to train on `kind`'s built-in tasks as a page run would
+ * (`withTaskKind`): the setting, and the code config's environment and hindsight.
+ */
+export function taskKindOverrides(kind: TaskKind): {
+  settings: Pick<NonNullable<RunOptions['settings']>, 'taskKind'>;
+  run: NonNullable<RunOptions['run']>;
+} {
+  const s = withTaskKind(defaultSettings(), kind);
+  return { settings: { taskKind: s.taskKind }, run: { env: s.code.env, hindsight: s.code.hindsight } };
 }
 
 const round = (v: number, d = 3) => Math.round(v * 10 ** d) / 10 ** d;
 
+const roundSpread = (t: TurnSpread): TurnSpread => ({
+  ...t,
+  mean: round(t.mean),
+  shares: t.shares.map((x) => round(x)),
+  meanGroupMax: round(t.meanGroupMax),
+});
+
 /**
  * Trains from fresh weights on the easy level until `samples` episodes were trained on, with the
  * given pipeline settings (and code config overrides `run`); evaluates the last version greedily
- * on the easy tasks. With `cpu`, samples the machine's busy cores meanwhile.
+ * on the easy tasks (of the run's task kind: `taskKindOverrides`). Counts the turns of every
+ * episode played. With `cpu`, samples the machine's busy cores meanwhile.
  */
 export async function runPipeline(
   lab: JSHandle<Lab>,
@@ -75,13 +104,32 @@ export async function runPipeline(
   cpu?.start();
   const r = await lab.evaluate(
     async (l, a) => {
-      await l.run.start({
-        level: 'easy',
-        evalEvery: 0,
-        maxTrainedEpisodes: a.samples,
-        settings: a.settings,
-        run: a.run,
+      const before = l.run.session;
+      let ended = false;
+      const run = l.run
+        .start({
+          level: 'easy',
+          evalEvery: 0,
+          maxTrainedEpisodes: a.samples,
+          settings: a.settings,
+          run: a.run,
+        })
+        .finally(() => (ended = true));
+      // The run's session appears once it has started: follow the groups its controller takes
+      // (as the program feed does) for the turns of each episode and each group's rollout time.
+      while (!ended && (l.run.session === null || l.run.session === before))
+        await new Promise((ok) => setTimeout(ok, 5));
+      const session = l.run.session;
+      const turns: number[][] = [];
+      const groupMs: number[] = [];
+      const unsubscribe = session?.onPlayed((_job, group) => {
+        if (group.status !== 'done') return;
+        turns.push(group.trajectories.map((t) => t.turns));
+        groupMs.push(group.endedAt - group.startedAt);
       });
+      const maxTurns = session?.settings.code.env.maxTurns ?? 0;
+      await run;
+      unsubscribe?.();
       if (l.run.error) return { error: l.run.error };
       const evaluation = await l.run.evaluateLatest('easy');
       return {
@@ -90,12 +138,15 @@ export async function runPipeline(
         steps: l.run.steps,
         events: l.run.events,
         dashboard: l.run.dashboard,
+        turns,
+        groupMs,
+        maxTurns,
       };
     },
     { settings, samples, run },
   );
   cpu?.stop();
-  if (r.error !== null || !r.dashboard || !r.steps || !r.events || !r.evaluation)
+  if (r.error !== null || !r.dashboard || !r.steps || !r.events || !r.evaluation || !r.turns || !r.groupMs)
     throw new Error(`pipeline run failed: ${r.error ?? 'no figures'}`);
   const steps = r.steps;
   const c = r.dashboard.counters;
@@ -181,5 +232,8 @@ export async function runPipeline(
     meanLagSamples: lagSamples === null ? null : round(lagSamples, 1),
     successTrain: round(r.evaluation.successTrain),
     successHeldOut: r.evaluation.successHeldOut === null ? null : round(r.evaluation.successHeldOut),
+    turns: roundSpread(turnSpread(r.turns, r.maxTurns ?? 0)),
+    groupMsP50: r.groupMs.length ? round(percentile(r.groupMs, 50), 1) : null,
+    groupMsP95: r.groupMs.length ? round(percentile(r.groupMs, 95), 1) : null,
   };
 }

@@ -1,7 +1,7 @@
 import type { JSHandle } from 'playwright-core';
 import type { Scenario } from '../harness.ts';
 import { CpuSampler } from '../cpu.ts';
-import { runPipeline } from '../pipeline-run.ts';
+import { runPipeline, taskKindOverrides, type PipelineFigures } from '../pipeline-run.ts';
 import { labHandle, untilTrainerSettled, type Lab } from '../../support/lab.ts';
 
 /** Opens the app with `?debug` (and `--backend`), waits for the trainer; returns a handle on `window.__lab`. */
@@ -20,14 +20,63 @@ export async function openLab(
   return { lab, close: () => browser.close() };
 }
 
+const round3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/**
+ * The keys of the multi-turn pair (`pipeline.multiTurn.*`): throughput and speedup as the main
+ * pair reports them, then how many turns the episodes took (the synchronous run's, and the
+ * asynchronous run's mean), so that the long tail a synchronous step waits on is visible.
+ */
+function multiTurnKeys(
+  sync: PipelineFigures,
+  async_: PipelineFigures,
+  cores: number,
+): Record<string, unknown> {
+  const speedup = async_.samplesPerSec / Math.max(1e-9, sync.samplesPerSec);
+  const t = sync.turns;
+  return {
+    'pipeline.multiTurn.taskKind': 'tooluse',
+    'pipeline.multiTurn.maxTurns': t.shares.length,
+    'pipeline.multiTurn.syncSamplesPerSec': sync.samplesPerSec,
+    'pipeline.multiTurn.asyncSamplesPerSec': async_.samplesPerSec,
+    'pipeline.multiTurn.speedup': round3(speedup),
+    'pipeline.multiTurn.idealSpeedup': sync.idealSpeedup,
+    'pipeline.multiTurn.speedupOfIdeal': round3(speedup / sync.idealSpeedup),
+    'pipeline.multiTurn.cores': cores || null,
+    'pipeline.multiTurn.coreBoundSpeedup': sync.coreBoundSpeedup,
+    'pipeline.multiTurn.trainerBusySync': sync.trainerBusy,
+    'pipeline.multiTurn.trainerBusyAsync': async_.trainerBusy,
+    'pipeline.multiTurn.adoptP95Ms': async_.adoptP95Ms,
+    'pipeline.multiTurn.interrupts': async_.interrupts,
+    'pipeline.multiTurn.staleDrops': async_.staleDrops,
+    'pipeline.multiTurn.meanStalenessAsync': async_.meanStaleness,
+    'pipeline.multiTurn.episodesSync': t.episodes,
+    'pipeline.multiTurn.meanTurnsSync': t.mean,
+    'pipeline.multiTurn.meanTurnsAsync': async_.turns.mean,
+    'pipeline.multiTurn.turnsP50': t.p50,
+    'pipeline.multiTurn.turnsP95': t.p95,
+    'pipeline.multiTurn.turnsMax': t.max,
+    ...Object.fromEntries(t.shares.map((share, k) => [`pipeline.multiTurn.turnShare${k + 1}`, share])),
+    // A group's episodes decode together: it lasts as long as its longest one.
+    'pipeline.multiTurn.meanGroupMaxTurns': t.meanGroupMax,
+    'pipeline.multiTurn.groupMsP50Sync': sync.groupMsP50,
+    'pipeline.multiTurn.groupMsP95Sync': sync.groupMsP95,
+    'pipeline.multiTurn.successSync': sync.successHeldOut,
+    'pipeline.multiTurn.successAsync': async_.successHeldOut,
+    'pipeline.multiTurn.successTrainSync': sync.successTrain,
+    'pipeline.multiTurn.successTrainAsync': async_.successTrain,
+  };
+}
+
 const scenario: Scenario = {
   name: 'pipeline',
   description:
-    'trains the same number of samples synchronously (η = 0) and asynchronously (η = 4), 3 rollout workers, same seed: throughput, speedup against the ideal, trainer busy, adoption latency, interrupts, stale drops, held-out success',
+    'trains the same number of samples synchronously (η = 0) and asynchronously (η = 4), 3 rollout workers, same seed: throughput, speedup against the ideal, trainer busy, adoption latency, interrupts, stale drops, held-out success; then the same pair on tool-use tasks (1–4 turns an episode, `pipeline.multiTurn.*`, off with --multiTurn 0)',
   async run({ baseUrl, launch, options, log }) {
     const samples = Number(options.samples?.[0] ?? 1600);
     const workers = Number(options.workers?.[0] ?? 3);
     const eta = options.eta?.[0] === 'inf' ? Infinity : Number(options.eta?.[0] ?? 4);
+    const multiTurn = options.multiTurn?.[0] !== '0';
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
     try {
       log(`η = 0, ${workers} workers, ${samples} samples…`);
@@ -38,6 +87,20 @@ const scenario: Scenario = {
       const async_ = await runPipeline(lab, { eta, workers }, samples, new CpuSampler());
       log(`async: ${JSON.stringify(async_)}`);
       const speedup = async_.samplesPerSec / Math.max(1e-9, sync.samplesPerSec);
+      let multi: Record<string, unknown> = {};
+      if (multiTurn) {
+        // The same pair (samples, workers, seed) on tool-use tasks: episodes of 1–4 turns.
+        const tool = taskKindOverrides('tooluse');
+        log(`tool use: η = 0, ${workers} workers, ${samples} samples…`);
+        const mcpu = new CpuSampler();
+        const msync = await runPipeline(lab, { eta: 0, workers, ...tool.settings }, samples, mcpu, tool.run);
+        log(`tool use sync: ${JSON.stringify(msync)}`);
+        log(`tool use: η = ${eta}…`);
+        const mtool = { eta, workers, ...tool.settings };
+        const masync = await runPipeline(lab, mtool, samples, new CpuSampler(), tool.run);
+        log(`tool use async: ${JSON.stringify(masync)}`);
+        multi = multiTurnKeys(msync, masync, mcpu.cores);
+      }
       return {
         'pipeline.samples': samples,
         'pipeline.workers': workers,
@@ -63,6 +126,10 @@ const scenario: Scenario = {
         'pipeline.successAsync': async_.successHeldOut,
         'pipeline.successTrainSync': sync.successTrain,
         'pipeline.successTrainAsync': async_.successTrain,
+        // The episodes' turns on the examples tasks, beside the multi-turn pair's.
+        'pipeline.meanTurnsSync': sync.turns.mean,
+        'pipeline.turnsP95': sync.turns.p95,
+        ...multi,
       };
     } finally {
       await close();

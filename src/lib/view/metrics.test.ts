@@ -9,6 +9,7 @@ import {
   percentile,
   policyLag,
   stepThroughput,
+  turnSpread,
 } from './metrics';
 
 const ev = (
@@ -161,5 +162,35 @@ describe('policyLag', () => {
       ]),
     ).toEqual({ meanVersions: 3, meanSamples: 8 });
     expect(policyLag([])).toEqual({ meanVersions: null, meanSamples: null });
+  });
+});
+
+describe('turnSpread', () => {
+  it('counts the turns of every episode and the longest of each group', () => {
+    // Two groups: one all single-turn, one with a four-turn episode.
+    const s = turnSpread(
+      [
+        [1, 1, 1, 1],
+        [1, 2, 4, 1],
+      ],
+      4,
+    );
+    expect(s.episodes).toBe(8);
+    expect(s.mean).toBeCloseTo(12 / 8);
+    expect(s.p50).toBe(1);
+    expect(s.p95).toBe(4);
+    expect(s.max).toBe(4);
+    expect(s.shares).toEqual([6 / 8, 1 / 8, 0, 1 / 8]);
+    expect(s.meanGroupMax).toBeCloseTo((1 + 4) / 2);
+  });
+
+  it('is NaN with no episodes, with a zero share of every count', () => {
+    const s = turnSpread([[]], 3);
+    expect(s.episodes).toBe(0);
+    expect(s.mean).toBeNaN();
+    expect(s.p95).toBeNaN();
+    expect(s.max).toBeNaN();
+    expect(s.meanGroupMax).toBeNaN();
+    expect(s.shares).toEqual([0, 0, 0]);
   });
 });

@@ -230,3 +230,40 @@ export function policyLag(steps: readonly StepLag[]): PolicyLag {
     ? { meanVersions: null, meanSamples: null }
     : { meanVersions: versionsSum / groups, meanSamples: samplesSum / groups };
 }
+
+/** How many turns a run's episodes took: the long tail a synchronous step waits on. */
+export interface TurnSpread {
+  /** Episodes counted. */
+  episodes: number;
+  /** Mean, median, 95th percentile and most turns of an episode (NaN without episodes). */
+  mean: number;
+  p50: number;
+  p95: number;
+  max: number;
+  /** Share of the episodes that took 1, 2, … `maxTurns` turns (index k: k + 1 turns). */
+  shares: number[];
+  /**
+   * Mean over groups of their longest episode's turns: a group's episodes decode together, so a
+   * group lasts as long as its longest episode (NaN without groups).
+   */
+  meanGroupMax: number;
+}
+
+/** The spread of the turns of the episodes of `groups` (each group's episodes' turns), 1 … `maxTurns`. */
+export function turnSpread(groups: readonly (readonly number[])[], maxTurns: number): TurnSpread {
+  const turns = groups.flat();
+  const nonEmpty = groups.filter((g) => g.length > 0);
+  const shares = Array.from(
+    { length: maxTurns },
+    (_, k) => turns.filter((t) => t === k + 1).length / Math.max(1, turns.length),
+  );
+  return {
+    episodes: turns.length,
+    mean: turns.length ? turns.reduce((a, b) => a + b, 0) / turns.length : NaN,
+    p50: percentile(turns, 50),
+    p95: percentile(turns, 95),
+    max: turns.length ? Math.max(...turns) : NaN,
+    shares,
+    meanGroupMax: nonEmpty.length ? nonEmpty.reduce((a, g) => a + Math.max(...g), 0) / nonEmpty.length : NaN,
+  };
+}
