@@ -34,6 +34,9 @@ function multiTurnKeys(
 ): Record<string, unknown> {
   const speedup = async_.samplesPerSec / Math.max(1e-9, sync.samplesPerSec);
   const t = sync.turns;
+  // The two runs' policies drift apart as they learn, and with them their episodes' length:
+  // turns a second is the throughput with that difference taken out (roughly: turns differ too).
+  const turnsPerSec = (f: PipelineFigures) => f.samplesPerSec * f.turns.mean;
   return {
     'pipeline.multiTurn.taskKind': 'tooluse',
     'pipeline.multiTurn.maxTurns': t.shares.length,
@@ -53,6 +56,10 @@ function multiTurnKeys(
     'pipeline.multiTurn.episodesSync': t.episodes,
     'pipeline.multiTurn.meanTurnsSync': t.mean,
     'pipeline.multiTurn.meanTurnsAsync': async_.turns.mean,
+    'pipeline.multiTurn.turnsP95Async': async_.turns.p95,
+    'pipeline.multiTurn.turnsPerSecSync': Math.round(turnsPerSec(sync) * 10) / 10,
+    'pipeline.multiTurn.turnsPerSecAsync': Math.round(turnsPerSec(async_) * 10) / 10,
+    'pipeline.multiTurn.turnSpeedup': round3(turnsPerSec(async_) / Math.max(1e-9, turnsPerSec(sync))),
     'pipeline.multiTurn.turnsP50': t.p50,
     'pipeline.multiTurn.turnsP95': t.p95,
     'pipeline.multiTurn.turnsMax': t.max,
@@ -128,6 +135,7 @@ const scenario: Scenario = {
         'pipeline.successTrainAsync': async_.successTrain,
         // The episodes' turns on the examples tasks, beside the multi-turn pair's.
         'pipeline.meanTurnsSync': sync.turns.mean,
+        'pipeline.meanTurnsAsync': async_.turns.mean,
         'pipeline.turnsP95': sync.turns.p95,
         ...multi,
       };
