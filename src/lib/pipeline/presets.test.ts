@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG } from '../env/config';
+import { kindOf } from '../env/suite';
+import { builtInTasks } from '../env/task-kinds';
+import { BUILT_IN_SEED, jobSourceOf } from '../run/pipeline';
+import { DEFAULT_CODE_RUN } from './code-workload';
 import { applyPreset, presetOf, PRESETS } from './presets';
-import { defaultSettings, validateSettings } from './run-settings';
+import { runEvaluationTasks } from './run-tasks';
+import { defaultSettings, pipelineConfigOf, validateSettings } from './run-settings';
+
+const preset = (id: string) => {
+  const p = PRESETS.find((q) => q.id === id);
+  if (!p) throw new Error(`no preset ${id}`);
+  return p;
+};
 
 describe('teaching presets', () => {
   it('each sets its knobs, keeps the other settings, and gives settings a run accepts', () => {
@@ -12,6 +24,7 @@ describe('teaching presets', () => {
       expect(s.loss).toBe(p.knobs.loss);
       expect(s.interruptEveryTokens).toBe(p.knobs.interruptEveryTokens);
       expect(s.code.curriculum.enabled).toBe(p.knobs.curriculum);
+      expect(s.taskKind).toBe(p.knobs.taskKind);
       expect({ workers: s.workers, seed: s.seed, lora: s.lora }).toEqual({
         workers: 2,
         seed: 9,
@@ -27,5 +40,43 @@ describe('teaching presets', () => {
     expect(new Set(knobs).size).toBe(PRESETS.length);
     expect(presetOf(defaultSettings())?.id).toBe('async');
     expect(presetOf({ ...defaultSettings(), eta: 2 })).toBeNull();
+  });
+
+  it('"Learn to use the sandbox" trains on tool-use tasks: their environment, their evaluation, no relabelling', () => {
+    const s = applyPreset({ ...defaultSettings(), seed: 5 }, preset('tooluse'));
+    expect(s.taskKind).toBe('tooluse');
+    expect(s.code.env).toEqual(TOOLUSE_ENV_CONFIG);
+    expect(pipelineConfigOf(s).env).toEqual(TOOLUSE_ENV_CONFIG); // what every rollout job plays with
+    expect(s.code.hindsight.samplesPerBatch).toBe(0);
+    expect(s.code.hindsight.taskFraction).toBe(0);
+    expect(s.seed).toBe(5);
+    // The job source of a run started with it poses tool-use tasks (one example shown, tests to run).
+    const source = jobSourceOf(s, undefined);
+    for (let i = 0; i < 20; i++) {
+      const { task } = source.nextTask();
+      expect(kindOf(task)).toBe('tooluse');
+      expect(task.examples).toHaveLength(1);
+      expect(task.tests?.length).toBeGreaterThan(0);
+    }
+    // Its evaluations score tool-use tasks, held-out and generalisation ones included.
+    const evalTasks = runEvaluationTasks(s, builtInTasks(s.taskKind, BUILT_IN_SEED), 'easy');
+    expect(evalTasks.some((t) => t.heldOut)).toBe(true);
+    expect(evalTasks.every((t) => kindOf(t) === 'tooluse')).toBe(true);
+    expect(presetOf(s)?.id).toBe('tooluse');
+  });
+
+  it('going back from tool use to another preset brings back the examples kind, its environment and hindsight', () => {
+    const tool = applyPreset(defaultSettings(), preset('tooluse'));
+    const back = applyPreset(tool, preset('sync'));
+    expect(back.taskKind).toBe('examples');
+    expect(back.code.env).toEqual(DEFAULT_ENV_CONFIG);
+    expect(back.code.hindsight).toEqual(DEFAULT_CODE_RUN.hindsight);
+    expect(presetOf(back)?.id).toBe('sync');
+    // Between presets of the same kind, hindsight set by hand stays as it is.
+    const byHand = {
+      ...defaultSettings(),
+      code: { ...defaultSettings().code, hindsight: { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 3 } },
+    };
+    expect(applyPreset(byHand, preset('sync')).code.hindsight.samplesPerBatch).toBe(3);
   });
 });

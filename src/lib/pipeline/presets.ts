@@ -1,11 +1,13 @@
-import type { RunSettings } from './run-settings';
+import type { TaskKind } from '../env/suite';
+import { DEFAULT_CODE_RUN } from './code-workload';
+import { withTaskKind, type RunSettings } from './run-settings';
 
 /**
  * Presets for teaching (DESIGN §9): each sets the knobs an experiment is about — η, the policy
- * loss, when workers adopt new weights, the curriculum — and says what to watch. Every preset
- * sets all four and differs from the asynchronous one in one of them (standard PPO from its
- * decoupled twin), so that a comparison changes one thing; the rest of the settings (workers,
- * seed, LoRA, …) stay as they are.
+ * loss, when workers adopt new weights, the curriculum, the kind of task — and says what to watch.
+ * Every preset sets all five and differs from the asynchronous one in one of them (standard PPO
+ * from its decoupled twin), so that a comparison changes one thing; the rest of the settings
+ * (workers, seed, LoRA, …) stay as they are.
  */
 export interface Preset {
   id: string;
@@ -17,6 +19,8 @@ export interface Preset {
     loss: RunSettings['loss'];
     interruptEveryTokens: number;
     curriculum: boolean;
+    /** The built-in tasks trained and evaluated on (DESIGN §3.1). */
+    taskKind: TaskKind;
   };
 }
 
@@ -26,54 +30,86 @@ export const PRESETS: readonly Preset[] = [
     label: 'asynchronous, as AReaL (η = 4, decoupled PPO)',
     watch:
       'Several policy versions are in flight at once on the timeline; workers adopt each new version at the next token (interrupts); the trainer waits for data less than in the synchronous preset. Compare episodes trained / s and trainer busy with it.',
-    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
+    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true, taskKind: 'examples' },
   },
   {
     id: 'sync',
     label: 'synchronous baseline (η = 0)',
     watch:
       'Rollout and training spans never overlap on the timeline: the trainer waits for every batch (trainer busy well under 100 %) and the bottleneck advisor says why. Compare episodes trained / s with the asynchronous preset.',
-    knobs: { eta: 0, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
+    knobs: { eta: 0, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true, taskKind: 'examples' },
   },
   {
     id: 'stale-ppo',
     label: 'unbounded staleness, standard PPO',
     watch:
       'With no bound on η rollouts may run any number of versions ahead; how far depends on how much faster the workers play than the trainer trains (with the default one worker, about 1.5 versions on average: add workers to spread the staleness histogram). Standard PPO takes each ratio to the sample’s old behaviour policy: stale tokens already past 1 ± ε give no gradient (the clip fraction). Compare the success charts with the decoupled preset below, whose clip fraction is 0 by construction with one update per batch (set "updates / batch" to 2 to see its clip act).',
-    knobs: { eta: Infinity, loss: 'ppo', interruptEveryTokens: 1, curriculum: true },
+    knobs: { eta: Infinity, loss: 'ppo', interruptEveryTokens: 1, curriculum: true, taskKind: 'examples' },
   },
   {
     id: 'stale-decoupled',
     label: 'unbounded staleness, decoupled PPO',
     watch:
       'The same stale samples, corrected: each token weighted by w = π_prox / π_behav, those above the cap masked. The lag chart (KL(π_behav ‖ π_prox)), w max and the masked share show how far behind each batch is; mean w stays near 1 however stale.',
-    knobs: { eta: Infinity, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true },
+    knobs: {
+      eta: Infinity,
+      loss: 'decoupled',
+      interruptEveryTokens: 1,
+      curriculum: true,
+      taskKind: 'examples',
+    },
   },
   {
     id: 'turn-boundaries',
     label: 'adopt new weights at turn boundaries only',
     watch:
       'A worker takes a new version only at a moment when one of its episodes is between turns (its other episodes then switch mid-turn): adoption waits longer (adopt p95), and more of each episode is written by an older version. Compare with the asynchronous preset.',
-    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 0, curriculum: true },
+    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 0, curriculum: true, taskKind: 'examples' },
   },
   {
     id: 'no-curriculum',
     label: 'curriculum off (every level at once)',
     watch:
       'Jobs draw from easy, medium and hard tasks alike (the curriculum line says off). Compare success per batch with the curriculum, which starts on easy and promotes once the level’s tasks, each over its last 20 episodes, succeed 70 % of the time on average.',
-    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: false },
+    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: false, taskKind: 'examples' },
+  },
+  {
+    id: 'tooluse',
+    label: 'Learn to use the sandbox (tool use)',
+    watch:
+      'Each task shows one example, which several programs fit; <run> runs the program on the task’s tests and answers with a report (pass 5 of 8 and the failing tests). In the program feed, open episodes that ran: read the report under a turn, then see whether the next turn revised the program towards the failing tests. Ticks on the episode bars of the timeline mark each sandbox call. Compare greedy success with the asynchronous preset, whose tasks show enough examples to write the program at once.',
+    knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true, taskKind: 'tooluse' },
   },
 ];
 
+/**
+ * The hindsight settings of `settings` switched to `kind`'s tasks: tool use turns relabelling off
+ * (`withTaskKind`); back on the examples kind, relabelling takes its defaults again.
+ */
+function hindsightFor(settings: RunSettings, kind: TaskKind): RunSettings['code']['hindsight'] {
+  const h = settings.code.hindsight;
+  if (kind !== 'examples' || settings.taskKind === 'examples') return h;
+  const { samplesPerBatch, taskFraction } = DEFAULT_CODE_RUN.hindsight;
+  return { ...h, samplesPerBatch, taskFraction };
+}
+
 /** `settings` with the preset's knobs set (a new object; `settings` is left as it is). */
 export function applyPreset(settings: RunSettings, preset: Preset): RunSettings {
-  const { eta, loss, interruptEveryTokens, curriculum } = preset.knobs;
+  const { eta, loss, interruptEveryTokens, curriculum, taskKind } = preset.knobs;
+  // A change of kind brings that kind's environment (turns, rewards) and hindsight settings.
+  const kinded =
+    settings.taskKind === taskKind
+      ? settings
+      : withTaskKind(
+          { ...settings, code: { ...settings.code, hindsight: hindsightFor(settings, taskKind) } },
+          taskKind,
+        );
   return {
-    ...settings,
+    ...kinded,
     eta,
     loss,
     interruptEveryTokens,
-    code: { ...settings.code, curriculum: { ...settings.code.curriculum, enabled: curriculum } },
+    code: { ...kinded.code, curriculum: { ...kinded.code.curriculum, enabled: curriculum } },
   };
 }
 
@@ -85,7 +121,8 @@ export function presetOf(settings: RunSettings): Preset | null {
         p.knobs.eta === settings.eta &&
         p.knobs.loss === settings.loss &&
         p.knobs.interruptEveryTokens === settings.interruptEveryTokens &&
-        p.knobs.curriculum === settings.code.curriculum.enabled,
+        p.knobs.curriculum === settings.code.curriculum.enabled &&
+        p.knobs.taskKind === settings.taskKind,
     ) ?? null
   );
 }

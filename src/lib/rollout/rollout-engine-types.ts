@@ -46,6 +46,8 @@ export interface ActiveJob {
   startVersion: number;
   /** Episodes that adopted a new version mid-way. */
   interrupted: Set<Episode>;
+  /** When each sandbox call of its episodes started (a `<run>` or `<submit>`), epoch ms. */
+  calls: number[];
   aborted: boolean;
   resolve(group: PlayedGroup): void;
   reject(err: Error): void;

@@ -109,7 +109,14 @@ describe('RolloutEngine', () => {
     // What the sandbox answered to each turn comes back beside each trajectory (the program feed).
     expect(g.turns?.map((turns) => turns.length)).toEqual(g.trajectories.map((tr) => tr.turns));
     expect(g.turns?.flat().every((t) => t.outputs !== undefined || t.error !== undefined)).toBe(true);
-    expect(events.some((ev) => ev.kind === 'episode')).toBe(true);
+    const episode = events.find((ev) => ev.kind === 'episode');
+    expect(episode).toBeDefined();
+    // Its span marks every sandbox call of the group (one per turn), in order, within the span.
+    const calls = episode?.calls ?? [];
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls).toHaveLength(g.trajectories.reduce((n, tr) => n + tr.turns, 0));
+    expect(calls).toEqual([...calls].sort((a, b) => a - b));
+    for (const c of calls) expect(c >= 0 && c <= (episode?.t1 ?? 0) - (episode?.t0 ?? 0) + 1).toBe(true);
     expect(events.some((ev) => ev.kind === 'generate' && ev.version === 0)).toBe(true);
     e.dispose();
   });

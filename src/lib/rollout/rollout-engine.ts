@@ -108,6 +108,7 @@ export class RolloutEngine {
         startedAt: t0,
         startVersion: this.pending?.version ?? this.version,
         interrupted: new Set(),
+        calls: [],
         aborted: false,
         resolve,
         reject,
@@ -252,10 +253,13 @@ export class RolloutEngine {
         const segment = this.segment;
         for (const [i, ep] of live.entries()) {
           const token = tokens[i];
-          if (token === undefined || ep.done || !this.owner(ep)) continue; // aborted meanwhile
+          const owner = this.owner(ep);
+          if (token === undefined || ep.done || !owner) continue; // aborted meanwhile
           this.recorder.onToken(ep, token, agent.lastLogProbs[i] ?? 0, agent.lastValues[i] ?? 0);
           const s0 = performance.now();
+          const [called, turns] = [now(), ep.turns.length];
           await ep.step(token, this.sandbox);
+          if (ep.turns.length > turns) owner.calls.push(called); // the token ended a turn: a sandbox call
           alive();
           segment.sandboxMs += performance.now() - s0;
           segment.tokens += 1;
@@ -350,6 +354,7 @@ export class RolloutEngine {
         solved: trajectories.filter((x) => x.solved).length,
         newest: group.newestVersion,
       },
+      calls: a.calls.map((c) => Math.round(c - a.startedAt)).sort((x, y) => x - y),
     });
     try {
       await this.opts.persist(a.job, trajectories);

@@ -39,6 +39,11 @@ export interface TimelineEvent {
   /** Policy version the work ran with, or −1 when none applies. */
   version: number;
   meta?: Record<string, string | number | boolean>;
+  /**
+   * Sandbox calls inside the span, ms after t0 (whole ms, ascending): each `<run>` and `<submit>`
+   * of an episode group's episodes. On the group's own event, so that a call adds no event.
+   */
+  calls?: number[];
 }
 
 /** One training step as the page charts it. */

@@ -95,7 +95,7 @@ export const GLOSSARY = {
   presetTip: {
     label: 'preset',
     explanation:
-      'presets for teaching: each sets η, the loss, when workers adopt new weights and the curriculum',
+      'presets for teaching: each sets η, the loss, when workers adopt new weights, the curriculum and the kind of task (tool use: one example shown, <run> reports on the task’s tests)',
   },
   updatesPerBatchTip: {
     label: 'updates / batch',

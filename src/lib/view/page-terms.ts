@@ -53,7 +53,12 @@ export const PAGE_TERMS = {
   feed: {
     label: 'program feed',
     explanation:
-      'The newest finished episodes, newest first: the examples the policy was shown, each turn’s program with every token coloured by the version that wrote it (an episode written by several versions adopted a new one mid-way: an interrupt), and what the sandbox answered. Below: the best program found per task.',
+      'The newest finished episodes, newest first: the examples the policy was shown, each turn’s program with every token coloured by the version that wrote it (an episode written by several versions adopted a new one mid-way: an interrupt), and what the sandbox answered: on a tool-use task (one example shown), the *test report* each <run> got back — pass N of M and the first failing tests, input, expected and got — and whether the next turn *revised* the program. Below: the best program found per task.',
+  },
+  sandboxCall: {
+    label: 'sandbox call',
+    explanation:
+      "A tick on an episode bar of the timeline: one of the group's episodes ended a turn with <run> or <submit>, and the sandbox ran its program (on a tool-use task, a <run> answers with a test report). The ticks ride on the group's episode event: they add no event to the log.",
   },
   success: {
     label: 'greedy success',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { TurnRecord } from '../env/episode';
 import type { Level, Task } from '../env/suite';
+import { testReport, testReportTokens } from '../env/test-report';
 import { feedbackTokens, observationTokens } from '../env/tokenizer';
 import { RUN, SUBMIT, tokenId } from '../env/vocab';
 import type { PlayedGroup, RolloutJob } from '../pipeline/types';
@@ -38,8 +39,19 @@ interface Written {
   record: TurnRecord;
 }
 
-/** The trajectory and the sandbox's records of an episode that wrote `turns` on TASK. */
-function played(turns: Written[], task: Task = TASK): { tr: Trajectory; records: TurnRecord[] } {
+/** What the environment answers a run of the examples kind: the outputs (or the error) as tokens. */
+const outputTokens = (t: Written): number[] =>
+  feedbackTokens(t.record.outputs ? { outputs: t.record.outputs } : { error: 'syntax' });
+
+/**
+ * The trajectory and the sandbox's records of an episode that wrote `turns` on TASK; `answer`
+ * gives the tokens the environment answers each run with.
+ */
+function played(
+  turns: Written[],
+  task: Task = TASK,
+  answer: (t: Written) => number[] = outputTokens,
+): { tr: Trajectory; records: TurnRecord[] } {
   const tokens = observationTokens(task.examples);
   const owned = tokens.map(() => 0);
   const versions = tokens.map(() => -1);
@@ -56,7 +68,7 @@ function played(turns: Written[], task: Task = TASK): { tr: Trajectory; records:
     versions.push(t.versions.at(-1) ?? -1);
     rewards.push(t.record.reward);
     if (t.action === 'run') {
-      const fb = feedbackTokens(t.record.outputs ? { outputs: t.record.outputs } : { error: 'syntax' });
+      const fb = answer(t);
       tokens.push(...fb);
       for (const arr of [owned, rewards]) arr.push(...fb.map(() => 0));
       versions.push(...fb.map(() => -1));
@@ -222,6 +234,78 @@ describe('feedEpisodes', () => {
     expect(ep?.turns[0]?.program).toBe('x');
     expect(ep?.turns[0]?.outputs).toBeUndefined();
     expect(ep?.turns[0]?.error).toBeUndefined();
+  });
+});
+
+describe('feedEpisodes of a tool-use task', () => {
+  // One example shown (f(1) = 3 fits x+2, 3*x, 2*x+1, …); `<run>` reports on the task's tests.
+  const TOOL: Task = {
+    id: 'tool:linear:2*x+1',
+    level: 'easy',
+    kind: 'tooluse',
+    examples: [{ input: 1, output: 3 }],
+    tests: [0, 2, 3].map((x) => ({ input: x, output: 2 * x + 1 })),
+    hidden: [9, 10].map((x) => ({ input: x, output: 2 * x + 1 })),
+  };
+  /** The report tokens the environment answers a run with (at most two failing tests). */
+  const reportTokens = (t: Written) =>
+    testReportTokens(
+      testReport(TOOL.tests ?? [], t.record.outputs ? { outputs: t.record.outputs } : { error: 'syntax' }),
+    );
+  const runOn = (program: string, outputs: number[]): Written => ({
+    ...runTurn(program, 1, outputs),
+    record: { action: 'run', program, outputs, testsPassed: 0, reward: 0 },
+  });
+
+  it('shows the report each run read back (pass N of M, failing tests: input, expected, got) and the revision after it', () => {
+    const e1 = played(
+      [runOn('x+2', [2, 4, 5]), runOn('3*x', [0, 6, 9]), submitTurn('2*x+1', [2, 2, 2, 2, 2], [19, 21], 2)],
+      TOOL,
+      reportTokens,
+    );
+    const [ep] = feedEpisodes(job(TOOL), group([e1]), 'rollout-0');
+    const [first, second, last] = ep?.turns ?? [];
+    expect(ep?.examples).toEqual(TOOL.examples);
+    // x+2 is right at 1 (shown) but wrong at 0, 2 and 3: the report shows the first two failures.
+    expect(first?.report).toEqual({
+      passed: 0,
+      total: 3,
+      failures: [
+        { input: 0, expected: 1, output: 2 },
+        { input: 2, expected: 5, output: 4 },
+      ],
+    });
+    // A run's outputs are compared with the task's tests, not with the one example shown.
+    expect(first).toMatchObject({ outputs: [2, 4, 5], expected: [1, 5, 7] });
+    expect(first?.revised).toBeUndefined();
+    expect(second?.report).toMatchObject({ passed: 0, total: 3 });
+    expect(second?.revised).toBe(true);
+    expect(last).toMatchObject({
+      action: 'submit',
+      program: '2*x+1',
+      passed: 2,
+      expected: [19, 21],
+      revised: true,
+    });
+    expect(last?.report).toBeUndefined(); // a submit ends the episode: no report to read
+  });
+
+  it("a run that failed to run reports the sandbox's error; an unchanged program is not a revision", () => {
+    const broken: Written = {
+      ...runTurn('x+', 1),
+      record: { action: 'run', program: 'x+', error: 'syntax', reward: 0 },
+    };
+    const e1 = played([broken, { ...broken, record: { ...broken.record } }], TOOL, reportTokens);
+    const [ep] = feedEpisodes(job(TOOL), group([e1]), 'rollout-0');
+    expect(ep?.turns[0]?.report).toEqual({ passed: 0, total: 3, failures: [], error: 'syntax' });
+    expect(ep?.turns[1]?.revised).toBe(false);
+  });
+
+  it('the examples kind has no report: its runs answer with the outputs', () => {
+    const e1 = played([runTurn('x*2', 3, [2, 6])]);
+    const [ep] = feedEpisodes(job(), group([e1]), 'rollout-0');
+    expect(ep?.turns[0]?.report).toBeUndefined();
+    expect(ep?.turns[0]).toMatchObject({ outputs: [2, 6], expected: [2, 6] });
   });
 });
 

@@ -1,11 +1,12 @@
 /**
  * The program feed (pure): the newest finished episodes of a code run, each turn's program with
- * the policy version that wrote every token, what the sandbox answered, and per task the best
- * program found so far. Bounded whatever the run's length: `limit` recent episodes, `maxPinned`
+ * the policy version that wrote every token, what the sandbox answered (on a tool-use task, the
+ * test report the policy read next), and per task the best program found so far. Bounded whatever the run's length: `limit` recent episodes, `maxPinned`
  * pinned ones, `maxTasks` rows of the best-program table.
  */
 import type { TurnRecord } from '../env/episode';
-import { LEVELS, type Example, type Level } from '../env/suite';
+import { kindOf, LEVELS, type Example, type Level, type Task } from '../env/suite';
+import { parseTestReport, type TestReport } from '../env/test-report';
 import { RUN, SEP, SUBMIT, tokenId, tokenText } from '../env/vocab';
 import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 import { count } from '../plural';
@@ -30,8 +31,19 @@ export interface FeedTurn {
   outputs?: number[];
   /** The sandbox's error kind when it did not (syntax, runtime, timeout, memory, output, internal). */
   error?: string;
-  /** The outputs the tests expect, in order: the shown examples for a run, the hidden tests for a submit. */
+  /**
+   * The outputs the tests expect, in order: for a run the shown examples (a tool-use task's own
+   * tests), for a submit the hidden tests.
+   */
   expected: number[];
+  /**
+   * A run of a tool-use task: the test report the sandbox answered, as the policy read it in its
+   * next observation (tests passed of the total, the first failing ones). Absent when the context
+   * had no room left for it (the episode ended there).
+   */
+  report?: TestReport;
+  /** Whether the program differs from the previous turn's (absent on the first turn). */
+  revised?: boolean;
   /** Hidden tests passed (a submit). */
   passed?: number;
   /** Reward paid at the turn's control token. */
@@ -101,7 +113,11 @@ export function feedEpisodes(job: RolloutJob, group: PlayedGroup<Trajectory>, la
     const shown = tr.tokens.slice(0, promptEnd).filter((t) => t === F_OPEN).length;
     const examples = job.task.examples.slice(0, shown);
     const records = group.turns?.[i] ?? [];
-    const turns = splitTurns(tr).map((t, k) => withAnswer(t, records[k], examples, job.task.hidden));
+    const turns = splitTurns(tr).map((t, k, all) => {
+      const turn = withAnswer(t, records[k], examples, job.task);
+      if (k > 0) turn.revised = t.program !== all[k - 1]?.program;
+      return turn;
+    });
     const versions = [...new Set(tr.versions.filter((v, j) => v >= 0 && tr.owned[j] === 1))];
     return {
       key: String(group.seqs[i] ?? `${group.jobId}:${i}`),
@@ -118,14 +134,23 @@ export function feedEpisodes(job: RolloutJob, group: PlayedGroup<Trajectory>, la
   });
 }
 
-type BareTurn = Pick<FeedTurn, 'action' | 'tokens' | 'control' | 'program' | 'reward'>;
+type BareTurn = Pick<FeedTurn, 'action' | 'tokens' | 'control' | 'program' | 'reward'> & {
+  /** The observation tokens the environment answered the turn with (none after a submit). */
+  answer: number[];
+};
 
-/** The policy's tokens of a trajectory, turn by turn: each turn ends at its control token. */
+/**
+ * The policy's tokens of a trajectory, turn by turn: each turn ends at its control token, and
+ * the environment's tokens up to the next turn are its answer.
+ */
 function splitTurns(tr: Trajectory): BareTurn[] {
   const turns: BareTurn[] = [];
   let tokens: FeedToken[] = [];
   tr.tokens.forEach((id, i) => {
-    if (tr.owned[i] !== 1) return;
+    if (tr.owned[i] !== 1) {
+      turns.at(-1)?.answer.push(id); // before the first turn: the prompt, no turn's answer
+      return;
+    }
     const token = { text: tokenText(id), version: tr.versions[i] ?? -1 };
     if (id !== RUN && id !== SUBMIT) {
       tokens.push(token);
@@ -133,21 +158,39 @@ function splitTurns(tr: Trajectory): BareTurn[] {
     }
     const program = tokens.map((t) => t.text).join('');
     const action = id === RUN ? 'run' : 'submit';
-    turns.push({ action, tokens, control: token, program, reward: tr.rewards[i] ?? 0 });
+    turns.push({ action, tokens, control: token, program, reward: tr.rewards[i] ?? 0, answer: [] });
     tokens = [];
   });
   return turns;
 }
 
-/** A turn with what the sandbox answered (its record) and the outputs its tests expect. */
+/** The test report in a run's answer tokens, or undefined (none, or not a report). */
+function reportOf(answer: readonly number[]): TestReport | undefined {
+  if (answer.length === 0) return undefined;
+  try {
+    return parseTestReport(answer);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A turn with what the sandbox answered (its record; on a tool-use task, the report it read back)
+ * and the outputs its tests expect.
+ */
 function withAnswer(
-  turn: BareTurn,
+  { answer, ...turn }: BareTurn,
   record: TurnRecord | undefined,
   shown: readonly Example[],
-  hidden: readonly Example[],
+  task: Task,
 ): FeedTurn {
-  const tests = turn.action === 'submit' ? hidden : shown;
+  const toolUse = kindOf(task) === 'tooluse';
+  const tests = turn.action === 'submit' ? task.hidden : toolUse ? (task.tests ?? shown) : shown;
   const out: FeedTurn = { ...turn, expected: tests.map((t) => t.output) };
+  if (toolUse && turn.action === 'run') {
+    const report = reportOf(answer);
+    if (report) out.report = report;
+  }
   if (!record || record.program !== turn.program) return out; // not this turn's answer: none shown
   if (record.outputs) out.outputs = record.outputs;
   if (record.error) out.error = record.error;

@@ -1,11 +1,14 @@
 /**
  * Paints the live timeline (DESIGN §9) on a 2D canvas: lane stripes and labels, the time axis,
- * spans coloured by policy version, then the marks of instants. Browser-only (Path2D); the
+ * spans coloured by policy version, the sandbox calls inside episode spans, then the marks of
+ * instants. Browser-only (Path2D); the
  * geometry it uses is tested in `pipeline/timeline-*`.
  */
 import type { Lane, TimelineEvent } from '../pipeline/events';
 import {
+  CALL_BAND,
   MARK_RADIUS,
+  SANDBOX_CALL,
   MIN_SPAN_PX,
   drawsOnTop,
   formatTick,
@@ -46,6 +49,12 @@ export interface TimelineFrame {
   dpr: number;
 }
 
+/** What a frame drew: distinct policy versions among the spans in the window, and sandbox-call ticks. */
+export interface FrameCounts {
+  versions: number;
+  calls: number;
+}
+
 const STRIPE = 'rgba(255, 255, 255, 0.025)';
 const FONT = '11px ui-monospace, SFMono-Regular, Menlo, monospace';
 
@@ -56,12 +65,14 @@ export class TimelinePainter {
   /** Versions of the spans drawn this frame (few: a linear scan beats hashing). */
   private readonly seenVersions: number[] = [];
   private readonly markPaths: Partial<Record<MarkShape, Path2D>> = {};
+  private callPath: { row: number; path: Path2D } | null = null;
 
   /**
    * Draws one frame; returns the distinct policy versions among the spans in the window (drawn,
-   * or too narrow to draw), or null when the canvas has no room for a plot.
+   * or too narrow to draw) and the sandbox-call ticks drawn, or null when the canvas has no room
+   * for a plot.
    */
-  paint(canvas: HTMLCanvasElement, ctx: CanvasRenderingContext2D, f: TimelineFrame): number | null {
+  paint(canvas: HTMLCanvasElement, ctx: CanvasRenderingContext2D, f: TimelineFrame): FrameCounts | null {
     const { view, layout, cssWidth, dpr } = f;
     const { lanes, gutter, axis, row, rowPad } = layout;
     const h = f.height;
@@ -140,6 +151,7 @@ export class TimelinePainter {
       }
     }
     ctx.globalAlpha = 1;
+    const calls = this.paintCalls(ctx, f, visible);
     ctx.strokeStyle = theme.bg;
     for (const e of visible) {
       const style = markOf(e);
@@ -156,7 +168,40 @@ export class TimelinePainter {
       if (style.shape !== 'tick') ctx.stroke(path);
     }
     ctx.restore();
-    return seenVersions.length;
+    return { versions: seenVersions.length, calls };
+  }
+
+  /** Ticks at the sandbox calls of the visible spans (`TimelineEvent.calls`); returns how many it drew. */
+  private paintCalls(
+    ctx: CanvasRenderingContext2D,
+    f: TimelineFrame,
+    visible: readonly TimelineEvent[],
+  ): number {
+    const { view, layout, dpr } = f;
+    const { gutter, axis, row, rowPad } = layout;
+    const plotW = f.cssWidth - gutter;
+    const inner = row - 2 * rowPad;
+    const half = (CALL_BAND.height * inner) / 2;
+    if (this.callPath?.row !== row)
+      this.callPath = { row, path: new Path2D(markPath('tick', MARK_RADIUS, half)) };
+    const path = this.callPath.path;
+    ctx.fillStyle = SANDBOX_CALL.color;
+    let drawn = 0;
+    for (const e of visible) {
+      const lane = f.laneIndex.get(e.lane);
+      if (!e.calls || lane === undefined) continue;
+      const y = axis + lane * row + rowPad + CALL_BAND.top * inner + half;
+      for (const dt of e.calls) {
+        const t = e.t0 + dt;
+        if (t < view.start || t > view.end) continue;
+        const x = gutter + view.xOf(t, plotW);
+        ctx.setTransform(dpr, 0, 0, dpr, x * dpr, y * dpr);
+        ctx.fill(path);
+        drawn += 1;
+      }
+    }
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return drawn;
   }
 
   private pathOf(shape: MarkShape, layout: TimelineLayout): Path2D {

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { EventKind, Lane, TimelineEvent } from '../pipeline/events';
-import { MARKS, MARK_KINDS, NO_VERSION_COLOR, markOf, markPath, versionColor } from './timeline-marks';
+import {
+  MARKS,
+  MARK_KINDS,
+  NO_VERSION_COLOR,
+  SANDBOX_CALL,
+  callEvent,
+  callTimes,
+  markOf,
+  markPath,
+  versionColor,
+} from './timeline-marks';
 
 const ev = (lane: Lane, kind: EventKind, t0: number, t1: number, version = 0): TimelineEvent => ({
   lane,
@@ -49,5 +59,34 @@ describe('marks', () => {
       expect(Math.max(...coords.map(Math.abs))).toBeLessThanOrEqual(8);
     }
     expect(markPath('bar', 4, 8)).toBe('M-1.5,-8L1.5,-8L1.5,8L-1.5,8Z');
+  });
+});
+
+describe('sandbox calls', () => {
+  const group: TimelineEvent = {
+    ...ev('rollout-1', 'episode', 1000, 1400, 3),
+    meta: { job: 7, task: 'tool:linear:2*x+1', episodes: 2, solved: 0 },
+    calls: [20, 90, 300],
+  };
+
+  it("places each call of an episode group's span at its start, after t0", () => {
+    expect(callTimes(group)).toEqual([1020, 1090, 1300]);
+    expect(callTimes(ev('rollout-0', 'episode', 0, 10))).toEqual([]); // an event without calls
+  });
+
+  it("shows a call as an instant of the group's lane and version, saying which call of how many and of which task", () => {
+    const call = callEvent(group, 1);
+    expect(call).toMatchObject({ lane: 'rollout-1', kind: 'sandbox', t0: 1090, t1: 1090, version: 3 });
+    expect(call.meta).toEqual({
+      'sandbox call': '2 of 3 in the group (<run> or <submit>)',
+      task: 'tool:linear:2*x+1',
+      job: 7,
+    });
+  });
+
+  it('has a tick of its own colour, apart from every other mark', () => {
+    expect(SANDBOX_CALL.shape).toBe('tick');
+    const colours = [...MARK_KINDS.map((k) => MARKS[k].color), markOf(ev('trainer', 'error', 1, 1))?.color];
+    expect(colours).not.toContain(SANDBOX_CALL.color);
   });
 });

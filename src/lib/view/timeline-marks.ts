@@ -90,6 +90,33 @@ export function markOf(e: TimelineEvent): MarkStyle | undefined {
   return e.kind === 'error' ? ERROR_TICK : OTHER_TICK;
 }
 
+/**
+ * The mark of a sandbox call inside an episode group's span (`TimelineEvent.calls`: each `<run>`
+ * and `<submit>`): a short tick across the episode bar, at the time the call started.
+ */
+export const SANDBOX_CALL: MarkStyle = { shape: 'tick', color: '#e879f9', label: 'sandbox call' };
+
+/** The band a sandbox-call tick covers in its lane (fractions of the inner height): the episode bar and a little below. */
+export const CALL_BAND = { top: 0, height: 0.45 } as const;
+
+/** Epoch ms of each sandbox call an event's span holds (none for most events). */
+export function callTimes(e: TimelineEvent): number[] {
+  return (e.calls ?? []).map((dt) => e.t0 + dt);
+}
+
+/**
+ * Sandbox call `i` of an episode group's span as an instant, for the tooltip: the group's
+ * lane, version, job and task, and which call of how many it is.
+ */
+export function callEvent(e: TimelineEvent, i: number): TimelineEvent {
+  const t = e.t0 + (e.calls?.[i] ?? 0);
+  const meta: Record<string, string | number | boolean> = {
+    'sandbox call': `${i + 1} of ${e.calls?.length ?? 0} in the group (<run> or <submit>)`,
+  };
+  for (const key of ['task', 'job'] as const) if (e.meta?.[key] !== undefined) meta[key] = e.meta[key];
+  return { lane: e.lane, kind: 'sandbox', t0: t, t1: t, version: e.version, meta };
+}
+
 /** Points of a plus sign with arms `r` long and `a` thick, rotated by `angle` radians. */
 function plusPoints(r: number, a: number, angle: number): [number, number][] {
   const pts: [number, number][] = [

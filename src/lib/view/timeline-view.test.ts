@@ -4,6 +4,7 @@ import {
   LAYOUT_SIZES,
   ViewWindow,
   bandY,
+  callBandY,
   eventExtent,
   formatDuration,
   formatTick,
@@ -123,6 +124,22 @@ describe('layout and hit testing', () => {
     // A span too narrow to be drawn is not hit either.
     const tiny = ev('trainer', 'train-step', 700.1, 700.3, 1);
     expect(hitTest([tiny], view, layout, width, xAt(700.2), yMid(0))).toBeUndefined();
+  });
+
+  it("finds a sandbox call's tick on its episode bar, as the call's instant; below the bar, the span", () => {
+    const episode: TimelineEvent = { ...ev('rollout-0', 'episode', 100, 500, 1), calls: [50, 250] };
+    const generate = ev('rollout-0', 'generate', 100, 500, 1);
+    const adopt = ev('rollout-0', 'adopt', 420, 420, 2);
+    const events = [episode, generate, adopt];
+    const hit = (x: number, y: number) => hitTest(events, view, layout, width, x, y);
+    const ticks = callBandY(2, layout);
+    const onTicks = ticks.y + ticks.h / 2;
+    expect(hit(xAt(151), onTicks)).toMatchObject({ kind: 'sandbox', t0: 150, t1: 150, version: 1 });
+    expect(hit(xAt(351), onTicks)?.t0).toBe(350);
+    expect(hit(xAt(351), onTicks)?.meta?.['sandbox call']).toMatch(/^2 of 2/);
+    expect(hit(xAt(421), onTicks)).toBe(adopt); // marks stay first
+    expect(hit(xAt(200), onTicks)).toBe(episode); // between calls: the episode bar
+    expect(hit(xAt(151), yMid(2) + 4)).toBe(generate); // below the ticks: the work under them
   });
 });
 

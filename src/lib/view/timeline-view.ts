@@ -5,7 +5,7 @@
  * `timeline-window`; both are re-exported here.
  */
 import type { EventKind, Lane, TimelineEvent } from '../pipeline/events';
-import { isInstant, markOf, markTime, spanBand } from './timeline-marks';
+import { CALL_BAND, callEvent, isInstant, markOf, markTime, spanBand } from './timeline-marks';
 import type { ViewWindow } from './timeline-window';
 
 export * from './timeline-marks';
@@ -135,6 +135,15 @@ export function bandY(kind: EventKind, index: number, layout: TimelineLayout): {
   return { y: layout.axis + index * layout.row + layout.rowPad + band.top * inner, h: band.height * inner };
 }
 
+/** Top y of the sandbox-call ticks in lane `index`, and their height (`CALL_BAND`). */
+export function callBandY(index: number, layout: TimelineLayout): { y: number; h: number } {
+  const inner = layout.row - 2 * layout.rowPad;
+  return {
+    y: layout.axis + index * layout.row + layout.rowPad + CALL_BAND.top * inner,
+    h: CALL_BAND.height * inner,
+  };
+}
+
 /** Half-size of a mark in CSS px. */
 export const MARK_RADIUS = 4.5;
 
@@ -143,8 +152,9 @@ export const MIN_SPAN_PX = 0.5;
 
 /**
  * The event under (x, y) on a canvas `width` CSS px wide, or undefined: marks first (they are
- * drawn on top), then the narrowest span under the point, within `tolerance` px. Spans too
- * narrow to be drawn (`MIN_SPAN_PX`) are not hit.
+ * drawn on top), then a sandbox call's tick (as its instant, `callEvent`), then the narrowest
+ * span under the point, within `tolerance` px. Spans too narrow to be drawn (`MIN_SPAN_PX`) are
+ * not hit.
  */
 export function hitTest(
   events: readonly TimelineEvent[],
@@ -164,8 +174,17 @@ export function hitTest(
   let markDist = Infinity;
   let span: TimelineEvent | undefined;
   let spanWidth = Infinity;
+  let call: TimelineEvent | undefined;
+  let callDist = Infinity;
+  const callBand = callBandY(index, layout);
+  const onCalls = y >= callBand.y - tolerance && y <= callBand.y + callBand.h + tolerance;
   for (const e of events) {
     if (e.lane !== lane) continue;
+    const calls = onCalls ? (e.calls ?? []) : [];
+    for (let i = 0; i < calls.length; i++) {
+      const d = Math.abs(view.xOf(e.t0 + (calls[i] ?? 0), plotW) - px);
+      if (d <= tolerance + 1 && d < callDist) [call, callDist] = [callEvent(e, i), d];
+    }
     if (markOf(e)) {
       const d = Math.abs(view.xOf(markTime(e), plotW) - px);
       if (d <= MARK_RADIUS + tolerance && d < markDist) {
@@ -185,7 +204,7 @@ export function hitTest(
       spanWidth = x1 - x0;
     }
   }
-  return mark ?? span;
+  return mark ?? call ?? span;
 }
 
 /** A 1-2-5 step (ms) giving at most `maxTicks` ticks over `span` ms. */
