@@ -4,7 +4,7 @@ import { kindOf } from '../env/suite';
 import { builtInTasks } from '../env/task-kinds';
 import { BUILT_IN_SEED, jobSourceOf } from '../run/pipeline';
 import { DEFAULT_CODE_RUN } from './code-workload';
-import { applyPreset, presetOf, PRESETS } from './presets';
+import { applyPreset, presetOf, PRESETS, switchTaskKind } from './presets';
 import { runEvaluationTasks } from './run-tasks';
 import { defaultSettings, pipelineConfigOf, validateSettings } from './run-settings';
 
@@ -78,5 +78,17 @@ describe('teaching presets', () => {
       code: { ...defaultSettings().code, hindsight: { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 3 } },
     };
     expect(applyPreset(byHand, preset('sync')).code.hindsight.samplesPerBatch).toBe(3);
+  });
+
+  it('switching the task kind alone keeps the other knobs and round-trips the environment', () => {
+    const base = { ...defaultSettings(), eta: 2, loss: 'ppo' as const };
+    const tool = switchTaskKind(base, 'tooluse');
+    expect([tool.taskKind, tool.eta, tool.loss]).toEqual(['tooluse', 2, 'ppo']);
+    expect(tool.code.env.maxTurns).toBe(4);
+    expect(tool.code.hindsight.samplesPerBatch).toBe(0);
+    expect(switchTaskKind(tool, 'tooluse')).toBe(tool);
+    const back = switchTaskKind(tool, 'examples');
+    expect(back.code.env).toEqual(DEFAULT_ENV_CONFIG);
+    expect(back.code.hindsight).toEqual(DEFAULT_CODE_RUN.hindsight);
   });
 });

@@ -93,17 +93,22 @@ function hindsightFor(settings: RunSettings, kind: TaskKind): RunSettings['code'
   return { ...h, samplesPerBatch, taskFraction };
 }
 
+/**
+ * `settings` on `kind`'s tasks: a change of kind brings that kind's environment (turns, rewards)
+ * and hindsight settings; the same kind leaves them as they are.
+ */
+export function switchTaskKind(settings: RunSettings, kind: TaskKind): RunSettings {
+  if (settings.taskKind === kind) return settings;
+  return withTaskKind(
+    { ...settings, code: { ...settings.code, hindsight: hindsightFor(settings, kind) } },
+    kind,
+  );
+}
+
 /** `settings` with the preset's knobs set (a new object; `settings` is left as it is). */
 export function applyPreset(settings: RunSettings, preset: Preset): RunSettings {
   const { eta, loss, interruptEveryTokens, curriculum, taskKind } = preset.knobs;
-  // A change of kind brings that kind's environment (turns, rewards) and hindsight settings.
-  const kinded =
-    settings.taskKind === taskKind
-      ? settings
-      : withTaskKind(
-          { ...settings, code: { ...settings.code, hindsight: hindsightFor(settings, taskKind) } },
-          taskKind,
-        );
+  const kinded = switchTaskKind(settings, taskKind);
   return {
     ...kinded,
     eta,

@@ -97,6 +97,11 @@ export const GLOSSARY = {
     explanation:
       'presets for teaching: each sets η, the loss, when workers adopt new weights, the curriculum and the kind of task (tool use: one example shown, <run> reports on the task’s tests)',
   },
+  taskKindTip: {
+    label: 'tasks',
+    explanation:
+      'the built-in tasks a new run trains and is evaluated on: examples shown (enough to write the program at once, with hindsight relabelling) or tool use (one example, four turns; <run> answers with a test report, relabelling off)',
+  },
   updatesPerBatchTip: {
     label: 'updates / batch',
     explanation:
