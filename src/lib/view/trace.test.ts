@@ -59,6 +59,18 @@ describe('toChromeTrace', () => {
     expect(marks.every((e) => !('dur' in e))).toBe(true);
   });
 
+  it("puts a span's sandbox calls on its thread as instants at their offsets", () => {
+    const episode = { ...ev('rollout-0', 'episode', 2, 12, 4), calls: [1, 6.5] };
+    const trace = toChromeTrace([episode]);
+    const [span] = spans(trace.traceEvents);
+    const calls = instants(trace.traceEvents);
+    expect(calls.map((e) => [e.name, e.ts, e.tid, e.args.call, e.args.of])).toEqual([
+      ['sandbox call', 1000, span?.tid, 1, 2],
+      ['sandbox call', 6500, span?.tid, 2, 2],
+    ]);
+    expect(span?.args).not.toHaveProperty('calls');
+  });
+
   it('gives each lane one stable tid and sorts lanes controller, trainer, store, rollout-N, sandbox', () => {
     const events = [
       ev('sandbox', 'sandbox', 0, 1),

@@ -131,7 +131,8 @@ function assignSlots(spans: readonly Placed[]): number {
  * Converts timeline events (epoch ms) to a Chrome trace. Spans (t1 > t0, to the nanosecond) become complete
  * events (`ph: 'X'`), the rest instants (`ph: 'i'`); `ts` counts microseconds (to the
  * nanosecond) from the earliest event; `name` is the kind, `cat` the lane, `args` the
- * meta plus the version. Events with a non-finite time are left out.
+ * meta plus the version; a span's sandbox calls (`calls`) become instants named "sandbox call"
+ * on its thread. Events with a non-finite time are left out.
  *
  * Each lane is a thread, and its instants (adopt, interrupt, stale drop, preempt…) stay
  * on it. The spans of a rollout lane can overlap without nesting (several jobs' episodes
@@ -202,6 +203,20 @@ export function toChromeTrace(events: readonly TimelineEvent[], opts: ChromeTrac
         dur: (end - start) / 1e3,
         args,
       });
+      // The span's sandbox calls (`calls`, ms after t0): instants on its thread.
+      for (const [i, at] of (e.calls ?? []).entries()) {
+        const callArgs: TraceArgs = { call: i + 1, of: e.calls?.length ?? 0, version: e.version };
+        traceEvents.push({
+          ph: 'i',
+          s: 't',
+          name: 'sandbox call',
+          cat: e.lane,
+          pid: TRACE_PID,
+          tid,
+          ts: ts + at * 1e3,
+          args: callArgs,
+        });
+      }
     } else {
       traceEvents.push({
         ph: 'i',
