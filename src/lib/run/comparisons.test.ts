@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { storedStepMetrics } from '../policy/metrics';
 import type { TimelineEvent } from '../pipeline/events';
 import type { StepReport } from '../pipeline/types';
-import { compare, legOf, raceEtas, sweepPlan, type Comparison, type LegOutcome } from './comparisons';
+import { COMPARISON_PRESETS, PRESETS } from '../pipeline/presets';
+import {
+  compare,
+  legOf,
+  raceEtas,
+  sweepPlan,
+  SWEEP_ETAS,
+  type Comparison,
+  type LegOutcome,
+} from './comparisons';
 
 /** A step of `episodes` at `at` ms, trained for `trainMs` after waiting `waitMs`, with these stalenesses. */
 const step = (
@@ -144,8 +153,22 @@ describe('comparisons', () => {
       },
     );
     expect(legs).toEqual([]);
-    expect(shown.at(-1)).toEqual({ kind: 'race', legs: [], plan: [{ eta: 0 }, { eta: 4 }], stopped: true });
+    expect(shown.at(-1)).toEqual({
+      kind: 'race',
+      legs: [],
+      plan: [{ eta: 0 }, { eta: 4 }],
+      samples: 20,
+      stopped: true,
+    });
     expect(raceEtas(0)).toEqual([0, 4]);
     expect(raceEtas(8)).toEqual([0, 8]);
+  });
+
+  it('the staleness preset names the η values the sweep runs and where its measurements are', () => {
+    const [preset] = COMPARISON_PRESETS;
+    const shown = SWEEP_ETAS.map((e) => (Number.isFinite(e) ? String(e) : '∞'));
+    expect(preset?.watch).toContain(`η = ${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`);
+    expect(preset?.watch).toContain('docs/experiments.md');
+    expect(PRESETS.map((p) => p.id)).not.toContain(preset?.id);
   });
 });

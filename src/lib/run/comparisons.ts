@@ -40,6 +40,8 @@ export interface Comparison {
   kind: 'race' | 'sweep';
   legs: Leg[];
   plan: readonly LegPlan[];
+  /** Episodes each leg trains on. */
+  samples: number;
   /** A leg ended before its episodes (a Stop, an error): the legs after it did not run. */
   stopped?: boolean;
 }
@@ -132,18 +134,18 @@ export async function compare(
   runner: LegRunner,
 ): Promise<Leg[]> {
   const legs: Leg[] = [];
-  runner.progress({ kind, legs: [], plan });
+  runner.progress({ kind, legs: [], plan, samples });
   for (const { eta, loss } of plan) {
     const o = await runner.run(eta, samples, loss);
     const trained = o.steps.reduce((n, st) => n + st.episodes, 0);
     if (o.error || trained < samples) {
-      runner.progress({ kind, legs: [...legs], plan, stopped: true });
+      runner.progress({ kind, legs: [...legs], plan, samples, stopped: true });
       break;
     }
     const success = evaluate ? await runner.evaluate() : null;
     const leg = legOf(eta, samples, o, success);
     legs.push(kind === 'race' ? { ...leg, strip: legStrip(o.events ?? []) } : leg);
-    runner.progress({ kind, legs: [...legs], plan });
+    runner.progress({ kind, legs: [...legs], plan, samples });
   }
   return legs;
 }
