@@ -20,10 +20,11 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   await untilLab(page, (l) => l.run.running && l.run.comparing, { timeout: 60_000 });
   const plan = await onLab(page, (l) => l.run.comparison?.plan.map((p) => `${p.eta} ${p.loss}`));
   expect(plan).toEqual(['0 ppo', '0 decoupled', '2 ppo', '2 decoupled', '8 ppo', '8 decoupled']);
-  const status = page.getByTestId('sweep-status');
+  const first = page.getByTestId('view-train');
+  const status = first.getByTestId('sweep-status');
   await expect(status).toHaveText('running leg 1 of 6: η = 0, standard PPO');
   await expect(page.getByTestId('train-status')).toHaveText(/^Sweeping: leg 1 of 6/);
-  await expect(page.getByTestId('sweep-point')).toHaveCount(0);
+  await expect(first.getByTestId('sweep-point')).toHaveCount(0);
   await page.getByTestId('stop').click();
   await untilLab(page, (l) => !l.run.comparing, { timeout: 60_000 });
   await expect(status).toHaveText(
@@ -33,22 +34,22 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   // A short sweep through the page's hook: the chart gains a point as each leg ends.
   await onLab(page, (l) => void l.run.sweep(32, [0, 8]));
   await untilLab(page, (l) => l.run.comparison?.legs.length === 1 && l.run.comparing, { timeout: 90_000 });
-  await expect(page.getByTestId('sweep-point')).toHaveCount(1);
+  await expect(first.getByTestId('sweep-point')).toHaveCount(1);
   await untilLab(page, (l) => !l.run.comparing, { timeout: 150_000 });
   await expect(page.getByTestId('run-error')).toHaveCount(0);
   const legs = await onLab(page, (l) => l.run.comparison?.legs ?? []);
   expect(legs.map((g) => `${g.eta} ${g.loss}`)).toEqual(['0 ppo', '0 decoupled', '8 ppo', '8 decoupled']);
-  const points = page.getByTestId('sweep-point');
+  const points = first.getByTestId('sweep-point');
   await expect(points).toHaveCount(4);
   for (const loss of ['ppo', 'decoupled'])
     for (const eta of ['0', '8']) {
-      const point = page.locator(`[data-testid="sweep-point"][data-loss="${loss}"][data-eta="${eta}"]`);
+      const point = first.locator(`[data-testid="sweep-point"][data-loss="${loss}"][data-eta="${eta}"]`);
       const value = Number(await point.getAttribute('data-value'));
       expect(value, `${loss} at η ${eta}`).toBeGreaterThanOrEqual(0);
       expect(value, `${loss} at η ${eta}`).toBeLessThanOrEqual(1);
     }
   // Each η's lag, as numbers: PPO's clipped share, decoupled PPO's masked share and lag KL.
-  const rows = page.getByTestId('sweep-lag').locator('tbody tr');
+  const rows = first.getByTestId('sweep-lag').locator('tbody tr');
   await expect(rows).toHaveCount(2);
   for (const i of [0, 1]) {
     await expect(rows.nth(i).getByTestId('sweep-clipped')).toHaveText(/^\d+%$/);
@@ -64,7 +65,7 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
     true,
     true,
   ]);
-  await expect(page.getByTestId('sweep-honest')).toContainText('docs/experiments.md');
+  await expect(first.getByTestId('sweep-honest')).toContainText('docs/experiments.md');
   const [scrollHeight, height] = await page.evaluate(() => [
     document.documentElement.scrollHeight,
     innerHeight,

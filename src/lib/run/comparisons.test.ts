@@ -9,6 +9,8 @@ import {
   raceEtas,
   sweepPlan,
   SWEEP_ETAS,
+  viewLegRunner,
+  type ComparedView,
   type Comparison,
   type LegOutcome,
 } from './comparisons';
@@ -170,5 +172,27 @@ describe('comparisons', () => {
     expect(preset?.watch).toContain(`η = ${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`);
     expect(preset?.watch).toContain('docs/experiments.md');
     expect(PRESETS.map((p) => p.id)).not.toContain(preset?.id);
+  });
+
+  it("starts each leg in the page's run view with its η and loss, and reports the loss it ran with", async () => {
+    const started: unknown[] = [];
+    const view: ComparedView = {
+      start: async (opts) => void started.push(opts.settings),
+      evaluateLatest: async () => {
+        throw new Error('not asked');
+      },
+      runId: 'run-1',
+      settings: { loss: 'decoupled' },
+      steps: [],
+      dashboard: null,
+      error: null,
+      events: [],
+      curriculum: null,
+      comparison: null,
+    };
+    const runner = viewLegRunner(view);
+    expect((await runner.run(8, 10, 'ppo')).loss).toBe('ppo');
+    expect((await runner.run(4, 10)).loss).toBe('decoupled'); // the race: the panel's loss
+    expect(started).toEqual([{ eta: 8, loss: 'ppo' }, { eta: 4 }]);
   });
 });

@@ -177,7 +177,7 @@ export function viewLegRunner(v: ComparedView): LegRunner {
       await v.start({ settings, maxTrainedEpisodes: samples, evalEvery: 0 });
       const counters = v.dashboard?.counters;
       const { runId, steps, error, events } = v;
-      return { runId, loss: v.settings.loss, steps, counters, error, events };
+      return { runId, loss: loss ?? v.settings.loss, steps, counters, error, events };
     },
     evaluate: async () => {
       const e = await v.evaluateLatest(v.curriculum?.enabled ? v.curriculum.level : 'all');
