@@ -1,10 +1,19 @@
-import { expect, test } from '@playwright/test';
+import { AxeBuilder } from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
 import { onLab, untilLab } from './support/lab';
 import { openReady } from './support/page';
 import { openView } from './support/views';
 
 // The trainer on wasm: the sweep is about the losses and the lag, not WebGPU speed.
 const QUERY = '?debug&backend=wasm&wcTimeout=3000';
+
+/** Axe's serious and critical findings on the sweep chart of a view (shown). */
+async function seriousViolations(page: Page, view: string): Promise<string[]> {
+  const { violations } = await new AxeBuilder({ page })
+    .include(`[data-testid="view-${view}"] [data-testid="sweep-chart"]`)
+    .analyze();
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+}
 
 test('the staleness preset sweeps both losses at each η and draws them on the first screen as legs finish', async ({
   page,
@@ -53,7 +62,7 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   await expect(rows).toHaveCount(2);
   for (const i of [0, 1]) {
     await expect(rows.nth(i).getByTestId('sweep-clipped')).toHaveText(/^\d+%$/);
-    await expect(rows.nth(i).getByTestId('sweep-masked')).toHaveText(/^\d+\.\d%$/);
+    await expect(rows.nth(i).getByTestId('sweep-masked')).toHaveText(/^\d+\.\d{2}%$/);
     await expect(rows.nth(i).getByTestId('sweep-lag-kl')).toHaveText(/^\d+\.\d{3}$/);
   }
   for (const g of legs) {
@@ -74,6 +83,8 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
     height ?? 0,
   );
 
+  expect(await seriousViolations(page, 'train')).toEqual([]);
+
   // The Runs view has the table, a row per leg with its loss and lag, and the chart beside it.
   await openView(page, 'runs');
   const table = page.getByTestId('run-compare-table');
@@ -82,4 +93,5 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   await expect(table.getByTestId('compare-lag-kl')).toHaveText(['–', /^\d\.\d{3}$/, '–', /^\d\.\d{3}$/]);
   await expect(page.getByTestId('view-runs').getByTestId('sweep-point')).toHaveCount(4);
   await expect(page.getByTestId('run-sweep-note')).toContainText('standard PPO and with decoupled PPO');
+  expect(await seriousViolations(page, 'runs')).toEqual([]);
 });

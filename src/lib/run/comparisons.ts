@@ -51,9 +51,10 @@ export const RACE_SAMPLES = 640;
 /**
  * Episodes each leg of the staleness sweep trains on, its η values and its losses: every η with
  * standard PPO, then decoupled PPO, so both lines of its chart grow together. Six legs of 1 600
- * episodes (100 versions) take about five minutes with the page's defaults on 2 cores; at 320 the
- * policy was still on its first constants at every leg. With one rollout worker the staleness
- * stops near 1.5 versions whatever η allows, so η = 8 is the largest the sweep needs.
+ * episodes (100 versions each) took 250 s with the page's defaults on 2 shared cores (one rollout
+ * worker, trainer on wasm): what fits in about five minutes. With one worker the staleness stays
+ * near 1.5–2 versions whatever η allows, so η = 8 is the largest the sweep needs, and η = 2 sits
+ * between it and the synchronous legs.
  */
 export const SWEEP_SAMPLES = 1600;
 export const SWEEP_ETAS: readonly number[] = [0, 2, 8];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  fineShare,
   linePath,
   rateY,
   sweepLagRows,
@@ -63,6 +64,11 @@ describe('sweep chart', () => {
     expect(rateY(0, box)).toBe(110);
     expect(rateY(1, box)).toBe(10);
     expect(rateY(1.5, box)).toBe(10);
+  });
+
+  it('writes small shares to a hundredth of a percent', () => {
+    expect(fineShare(0.0004)).toBe('0.04%');
+    expect(fineShare(0.2237)).toBe('22.37%');
   });
 
   it('breaks a line where a leg has not finished', () => {

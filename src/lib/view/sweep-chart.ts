@@ -41,6 +41,9 @@ export const lossName = (loss: string): string => LOSS_NAMES[loss] ?? loss;
 /** η as the axis says it: ∞ for unbounded. */
 export const etaTick = (eta: number): string => (Number.isFinite(eta) ? String(eta) : '∞');
 
+/** A small share, as the lag columns write it: masked shares are often under 0.1 %. */
+export const fineShare = (v: number): string => `${(v * 100).toFixed(2)}%`;
+
 /** The η axis of a sweep over `etas`: each η once, ascending (∞ last). */
 export function sweepTicks(etas: readonly number[]): SweepTick[] {
   return [...new Set(etas)].sort((a, b) => a - b).map((eta) => ({ eta, label: etaTick(eta) }));
