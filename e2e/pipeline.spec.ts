@@ -586,7 +586,7 @@ test('the staleness sweep trains the same samples at each η and shows staleness
   page,
 }) => {
   await openReady(page, QUERY);
-  const legs = await onLab(page, (l) => l.run.sweep(48, [0, 2, Infinity]));
+  const legs = await onLab(page, (l) => l.run.sweep(48, [0, 2, Infinity], ['decoupled']));
   await expect(page.getByTestId('run-error')).toHaveCount(0);
   expect(legs.map((g) => g.eta)).toEqual([0, 2, Infinity]);
   const [sync, two, unbounded] = legs;
@@ -615,7 +615,7 @@ test('the staleness sweep trains the same samples at each η and shows staleness
   await expect(page.getByTestId('run-compare-stopped')).toHaveCount(0);
 
   // A sweep stopped in its second leg says so; the note about equal episodes at every η goes.
-  await onLab(page, (l) => void l.run.sweep(48, [0, 2, Infinity]));
+  await onLab(page, (l) => void l.run.sweep(48, [0, 2, Infinity], ['decoupled']));
   await untilLab(page, (l) => (l.run.comparison?.legs.length ?? 0) >= 1, { timeout: 120_000 });
   await untilVersion(page, 1);
   await onLab(page, (l) => l.run.stop());

@@ -131,3 +131,25 @@ export function presetOf(settings: RunSettings): Preset | null {
     ) ?? null
   );
 }
+
+/**
+ * A preset that runs a comparison rather than one run: Train runs its legs, each a run of its own
+ * with the rest of the settings as they are, and the first screen draws them as they finish.
+ */
+export interface ComparisonPreset {
+  id: string;
+  label: string;
+  watch: string;
+  /** The comparison Train runs: the staleness sweep (each η with both losses). */
+  runs: 'sweep';
+}
+
+export const COMPARISON_PRESETS: readonly ComparisonPreset[] = [
+  {
+    id: 'staleness-sweep',
+    label: 'Staleness: PPO vs decoupled (a sweep, ~5 min)',
+    watch:
+      'Six runs from fresh weights, η = 0, 2 and 8, each with standard PPO and with decoupled PPO, 1 600 episodes each; the chart in place of the success chart draws greedy success against η as each ends. Under it, the lag: standard PPO’s clipped tokens (ratio to π_behav past 1 ± ε) rise with η, and decoupled PPO’s lag KL(π_behav ‖ π_prox) and masked share (w over the cap) show how far its samples lag while its own clip stays at 0. AReaL’s Table 3 finds standard PPO falling behind as η grows. On this page’s task the two losses have so far ended level: a node grid of 600 versions × 3 seeds at η up to 8 found no η where they separate (docs/experiments.md), and at this budget most runs are still on their first programs, the constants (27 % of the easy tasks). With one rollout worker the staleness stays near 1.5–2 versions whatever η allows: add workers (Settings) to stretch it.',
+    runs: 'sweep',
+  },
+];

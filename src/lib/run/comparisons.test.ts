@@ -2,7 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { storedStepMetrics } from '../policy/metrics';
 import type { TimelineEvent } from '../pipeline/events';
 import type { StepReport } from '../pipeline/types';
-import { compare, legOf, raceEtas, type Comparison, type LegOutcome } from './comparisons';
+import { COMPARISON_PRESETS, PRESETS } from '../pipeline/presets';
+import {
+  compare,
+  legOf,
+  raceEtas,
+  sweepPlan,
+  SWEEP_ETAS,
+  viewLegRunner,
+  type ComparedView,
+  type Comparison,
+  type LegOutcome,
+} from './comparisons';
 
 /** A step of `episodes` at `at` ms, trained for `trainMs` after waiting `waitMs`, with these stalenesses. */
 const step = (
@@ -40,10 +51,52 @@ describe('comparisons', () => {
     expect(leg.idealSpeedup).toBeCloseTo(2);
   });
 
+  it("reads a leg's policy lag as the mean of its steps' figures, leaving out figures a stored step lacked", () => {
+    const lagged = (lagKl: number, clipFrac: number, maskedFrac: number, at: number): StepReport => ({
+      ...step(at, 10, [1]),
+      metrics: { ...storedStepMetrics({}, 'decoupled'), lagKl, clipFrac, maskedFrac },
+    });
+    const leg = legOf(
+      2,
+      30,
+      outcome(2, [lagged(0.1, 0, 0.01, 0), lagged(0.3, 0.2, 0.03, 500), lagged(NaN, 0.1, NaN, 900)]),
+      null,
+    );
+    expect(leg.lag.kl).toBeCloseTo(0.2);
+    expect(leg.lag.clipped).toBeCloseTo(0.1);
+    expect(leg.lag.masked).toBeCloseTo(0.02);
+    expect(legOf(2, 0, outcome(2, []), null).lag.kl).toBeNaN();
+  });
+
+  it('plans the sweep η by η, standard PPO then decoupled PPO, and runs each leg with its loss', async () => {
+    expect(sweepPlan([0, Infinity])).toEqual([
+      { eta: 0, loss: 'ppo' },
+      { eta: 0, loss: 'decoupled' },
+      { eta: Infinity, loss: 'ppo' },
+      { eta: Infinity, loss: 'decoupled' },
+    ]);
+    const ran: [number, string | undefined][] = [];
+    const legs = await compare('sweep', sweepPlan([0, 4]), 20, true, {
+      run: async (eta, _samples, loss) => {
+        ran.push([eta, loss]);
+        return { ...outcome(eta, [step(0, 10, [eta]), step(500, 10, [eta])]), loss: loss ?? 'decoupled' };
+      },
+      evaluate: async () => ({ train: 0.5, heldOut: null }),
+      progress: () => undefined,
+    });
+    expect(ran).toEqual([
+      [0, 'ppo'],
+      [0, 'decoupled'],
+      [4, 'ppo'],
+      [4, 'decoupled'],
+    ]);
+    expect(legs.map((l) => `${l.eta} ${l.loss}`)).toEqual(['0 ppo', '0 decoupled', '4 ppo', '4 decoupled']);
+  });
+
   it('runs a leg per η, evaluating each when asked, and reports each leg as it ends', async () => {
     const shown: Comparison[] = [];
     const ran: number[] = [];
-    const legs = await compare('sweep', [0, 2], 20, true, {
+    const legs = await compare('sweep', [{ eta: 0 }, { eta: 2 }], 20, true, {
       run: async (eta) => {
         ran.push(eta);
         return outcome(eta, [step(0, 10, [eta]), step(500, 10, [eta])]);
@@ -66,14 +119,20 @@ describe('comparisons', () => {
       { lane: 'rollout-0', kind: 'generate', t0: at, t1: at + 50, version: 0 },
       { lane: 'trainer', kind: 'train-step', t0: at + 50, t1: at + 80, version: 0 },
     ];
-    const legs = await compare('race', raceEtas(2), 20, false, {
-      run: async (eta) => ({
-        ...outcome(eta, [step(0, 10, [0]), step(500, 10, [0])]),
-        events: events(eta * 1000),
-      }),
-      evaluate: async () => ({ train: 0, heldOut: null }),
-      progress: () => undefined,
-    });
+    const legs = await compare(
+      'race',
+      raceEtas(2).map((eta) => ({ eta })),
+      20,
+      false,
+      {
+        run: async (eta) => ({
+          ...outcome(eta, [step(0, 10, [0]), step(500, 10, [0])]),
+          events: events(eta * 1000),
+        }),
+        evaluate: async () => ({ train: 0, heldOut: null }),
+        progress: () => undefined,
+      },
+    );
     expect(legs.map((l) => [l.eta, l.strip?.origin, l.strip?.end, l.strip?.events.length])).toEqual([
       [0, 0, 80, 2],
       [2, 2000, 2080, 2],
@@ -82,16 +141,58 @@ describe('comparisons', () => {
 
   it('ends at a leg that stopped before its samples or failed', async () => {
     const shown: Comparison[] = [];
-    const legs = await compare('race', raceEtas(0), 20, false, {
-      run: async (eta) => outcome(eta, [step(0, 10, [0])]), // stopped at 10 of 20
-      evaluate: async () => {
-        throw new Error('the race does not evaluate');
+    const legs = await compare(
+      'race',
+      raceEtas(0).map((eta) => ({ eta })),
+      20,
+      false,
+      {
+        run: async (eta) => outcome(eta, [step(0, 10, [0])]), // stopped at 10 of 20
+        evaluate: async () => {
+          throw new Error('the race does not evaluate');
+        },
+        progress: (c) => shown.push(c),
       },
-      progress: (c) => shown.push(c),
-    });
+    );
     expect(legs).toEqual([]);
-    expect(shown.at(-1)).toEqual({ kind: 'race', legs: [], planned: 2, stopped: true });
+    expect(shown.at(-1)).toEqual({
+      kind: 'race',
+      legs: [],
+      plan: [{ eta: 0 }, { eta: 4 }],
+      samples: 20,
+      stopped: true,
+    });
     expect(raceEtas(0)).toEqual([0, 4]);
     expect(raceEtas(8)).toEqual([0, 8]);
+  });
+
+  it('the staleness preset names the η values the sweep runs and where its measurements are', () => {
+    const [preset] = COMPARISON_PRESETS;
+    const shown = SWEEP_ETAS.map((e) => (Number.isFinite(e) ? String(e) : '∞'));
+    expect(preset?.watch).toContain(`η = ${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`);
+    expect(preset?.watch).toContain('docs/experiments.md');
+    expect(PRESETS.map((p) => p.id)).not.toContain(preset?.id);
+  });
+
+  it("starts each leg in the page's run view with its η and loss, and reports the loss it ran with", async () => {
+    const started: unknown[] = [];
+    const view: ComparedView = {
+      start: async (opts) => void started.push(opts.settings),
+      evaluateLatest: async () => {
+        throw new Error('not asked');
+      },
+      runId: 'run-1',
+      settings: { loss: 'decoupled' },
+      steps: [],
+      dashboard: null,
+      error: null,
+      events: [],
+      curriculum: null,
+      comparison: null,
+    };
+    const runner = viewLegRunner(view);
+    expect((await runner.run(8, 10, 'ppo')).loss).toBe('ppo');
+    expect((await runner.run(4, 10)).loss).toBe('decoupled'); // the race: the panel's loss
+    expect(started).toEqual([{ eta: 8, loss: 'ppo' }, { eta: 4 }]);
   });
 });

@@ -26,24 +26,51 @@ export interface Leg {
   staleDrops: number;
   /** Greedy success of the leg's last version (the sweep evaluates; the race does not). */
   success: { train: number; heldOut: number | null } | null;
+  /**
+   * The policy lag its steps measured, means over its steps: KL(π_behav ‖ π_prox) (decoupled PPO
+   * only; standard PPO computes no π_prox), the share of tokens clipped, the share masked (w > cap).
+   */
+  lag: { kl: number; clipped: number; masked: number };
   /** The race's: the leg's trainer and rollout events, for its timeline strip (the sweep keeps none). */
   strip?: LegStrip | null;
 }
 
-/** A comparison in the run panel: its kind, the legs done, how many it has. */
+/** A comparison in the run panel: its kind, the legs done, and the legs it runs (done or not). */
 export interface Comparison {
   kind: 'race' | 'sweep';
   legs: Leg[];
-  planned: number;
+  plan: readonly LegPlan[];
+  /** Episodes each leg trains on. */
+  samples: number;
   /** A leg ended before its episodes (a Stop, an error): the legs after it did not run. */
   stopped?: boolean;
 }
 
 /** Episodes each leg of the race trains on (about 40 versions). */
 export const RACE_SAMPLES = 640;
-/** Episodes each leg of the staleness sweep trains on (about 20 versions), and its η values. */
-export const SWEEP_SAMPLES = 320;
-export const SWEEP_ETAS: readonly number[] = [0, 1, 2, 4, 8, Infinity];
+/**
+ * Episodes each leg of the staleness sweep trains on, its η values and its losses: every η with
+ * standard PPO, then decoupled PPO, so both lines of its chart grow together. Six legs of 1 600
+ * episodes (100 versions each) took 250 s with the page's defaults on 2 shared cores (one rollout
+ * worker, trainer on wasm): what fits in about five minutes. With one worker the staleness stays
+ * near 1.5–2 versions whatever η allows, so η = 8 is the largest the sweep needs, and η = 2 sits
+ * between it and the synchronous legs.
+ */
+export const SWEEP_SAMPLES = 1600;
+export const SWEEP_ETAS: readonly number[] = [0, 2, 8];
+export const SWEEP_LOSSES: readonly RunSettings['loss'][] = ['ppo', 'decoupled'];
+
+/** A leg to run: its η, and its loss (none: the panel's, as the race runs). */
+export interface LegPlan {
+  eta: number;
+  loss?: RunSettings['loss'];
+}
+
+/** The sweep's legs: each η of `etas` with each loss of `losses`, η by η. */
+export const sweepPlan = (
+  etas: readonly number[],
+  losses: readonly RunSettings['loss'][] = SWEEP_LOSSES,
+): LegPlan[] => etas.flatMap((eta) => losses.map((loss) => ({ eta, loss })));
 
 /** The race's two η: synchronous, then the panel's (4 when the panel's is 0). */
 export const raceEtas = (panelEta: number): number[] => [0, panelEta > 0 ? panelEta : 4];
@@ -63,8 +90,8 @@ export interface LegOutcome {
 
 /** How a comparison runs its legs (the page's run view; a fake in tests). */
 export interface LegRunner {
-  /** Runs a leg from fresh weights at `eta` until `samples` episodes are trained; resolves when it ends. */
-  run(eta: number, samples: number): Promise<LegOutcome>;
+  /** Runs a leg from fresh weights at `eta` (with `loss`, or the panel's) until `samples` episodes are trained; resolves when it ends. */
+  run(eta: number, samples: number, loss?: RunSettings['loss']): Promise<LegOutcome>;
   /** Greedy success of the leg just run (its newest version). */
   evaluate(): Promise<{ train: number; heldOut: number | null }>;
   /** The comparison as it stands, after each leg. */
@@ -75,6 +102,10 @@ export interface LegRunner {
 export function legOf(eta: number, samples: number, o: LegOutcome, success: Leg['success']): Leg {
   const t = stepThroughput(o.steps, samples);
   const stale = o.steps.flatMap((st) => st.staleness);
+  const mean = (pick: (m: StepReport['metrics']) => number) => {
+    const xs = o.steps.map((st) => pick(st.metrics)).filter(Number.isFinite);
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+  };
   return {
     eta,
     loss: o.loss,
@@ -87,41 +118,46 @@ export function legOf(eta: number, samples: number, o: LegOutcome, success: Leg[
     interrupts: o.counters?.interrupts ?? 0,
     staleDrops: o.counters?.staleDrops ?? 0,
     success,
+    lag: { kl: mean((m) => m.lagKl), clipped: mean((m) => m.clipFrac), masked: mean((m) => m.maskedFrac) },
   };
 }
 
 /**
- * Runs a comparison: one run per η of `etas`, each over the same `samples` from fresh weights
+ * Runs a comparison: one run per leg of `plan`, each over the same `samples` from fresh weights
  * (evaluated greedily at its end when `evaluate`). A leg stopped before its samples, or failed,
  * ends the comparison there (marked `stopped`).
  */
 export async function compare(
   kind: Comparison['kind'],
-  etas: readonly number[],
+  plan: readonly LegPlan[],
   samples: number,
   evaluate: boolean,
   runner: LegRunner,
 ): Promise<Leg[]> {
   const legs: Leg[] = [];
-  runner.progress({ kind, legs: [], planned: etas.length });
-  for (const eta of etas) {
-    const o = await runner.run(eta, samples);
+  runner.progress({ kind, legs: [], plan, samples });
+  for (const { eta, loss } of plan) {
+    const o = await runner.run(eta, samples, loss);
     const trained = o.steps.reduce((n, st) => n + st.episodes, 0);
     if (o.error || trained < samples) {
-      runner.progress({ kind, legs: [...legs], planned: etas.length, stopped: true });
+      runner.progress({ kind, legs: [...legs], plan, samples, stopped: true });
       break;
     }
     const success = evaluate ? await runner.evaluate() : null;
     const leg = legOf(eta, samples, o, success);
     legs.push(kind === 'race' ? { ...leg, strip: legStrip(o.events ?? []) } : leg);
-    runner.progress({ kind, legs: [...legs], planned: etas.length });
+    runner.progress({ kind, legs: [...legs], plan, samples });
   }
   return legs;
 }
 
 /** What a comparison reads of the page's run view: a leg is a run of its own, started there. */
 export interface ComparedView {
-  start(opts: { settings: { eta: number }; maxTrainedEpisodes: number; evalEvery: number }): Promise<void>;
+  start(opts: {
+    settings: Partial<Pick<RunSettings, 'eta' | 'loss'>>;
+    maxTrainedEpisodes: number;
+    evalEvery: number;
+  }): Promise<void>;
   evaluateLatest(level: Level | 'all'): Promise<EvalPoint>;
   readonly runId: string | null;
   readonly settings: Pick<RunSettings, 'loss'>;
@@ -137,11 +173,12 @@ export interface ComparedView {
 /** The legs of a comparison run in the page's run view, each read as its panels show it once it ended. */
 export function viewLegRunner(v: ComparedView): LegRunner {
   return {
-    run: async (eta, samples) => {
-      await v.start({ settings: { eta }, maxTrainedEpisodes: samples, evalEvery: 0 });
+    run: async (eta, samples, loss) => {
+      const settings = loss ? { eta, loss } : { eta };
+      await v.start({ settings, maxTrainedEpisodes: samples, evalEvery: 0 });
       const counters = v.dashboard?.counters;
       const { runId, steps, error, events } = v;
-      return { runId, loss: v.settings.loss, steps, counters, error, events };
+      return { runId, loss: loss ?? v.settings.loss, steps, counters, error, events };
     },
     evaluate: async () => {
       const e = await v.evaluateLatest(v.curriculum?.enabled ? v.curriculum.level : 'all');

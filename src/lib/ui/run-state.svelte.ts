@@ -9,15 +9,15 @@ import { POINTS_KEPT, type RunHistory } from '../storage/history-store';
 import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
+import { compare, raceEtas, sweepPlan, viewLegRunner, RACE_SAMPLES } from '../run/comparisons';
 import {
-  compare,
-  raceEtas,
-  viewLegRunner,
-  RACE_SAMPLES,
   SWEEP_ETAS,
+  SWEEP_LOSSES,
   SWEEP_SAMPLES,
+  type Comparison,
+  type Leg,
+  type LegPlan,
 } from '../run/comparisons';
-import type { Comparison, Leg } from '../run/comparisons';
 import { dashboardOf, episodeTotals, machineCores, StorageEstimates, type Dashboard } from '../run/dashboard';
 import type { Evaluations } from '../run/evaluations';
 import { howLabel, trainsLabel } from '../run/labels';
@@ -31,7 +31,7 @@ import type { TrainerState } from './trainer-state.svelte';
 
 export type { Comparison, Dashboard, EvalPoint, Leg, RunListEntry, RunOptions };
 export { howLabel, loraLabel, resumable, trainsLabel } from '../run/labels';
-export { raceEtas, RACE_SAMPLES, SWEEP_ETAS, SWEEP_SAMPLES };
+export { raceEtas, RACE_SAMPLES, SWEEP_ETAS, SWEEP_LOSSES, SWEEP_SAMPLES };
 
 /**
  * The run panel's view of code runs: what it shows of the run in progress (a `CodeRun`), of a
@@ -123,24 +123,24 @@ export class RunState extends RunSettingsState {
 
   /** The sync-vs-async race (DESIGN §9): η = 0, then the panel's η (4 when it is 0), over the same samples. */
   race(samples = RACE_SAMPLES): Promise<Leg[]> {
-    return this.compare('race', raceEtas(this.settings.eta), samples, false);
+    return this.compare(
+      'race',
+      raceEtas(this.settings.eta).map((eta) => ({ eta })),
+      samples,
+      false,
+    );
   }
 
-  /** The staleness sweep (DESIGN §9): each η of `etas` over the same samples, each leg evaluated. */
-  sweep(samples = SWEEP_SAMPLES, etas: readonly number[] = SWEEP_ETAS): Promise<Leg[]> {
-    return this.compare('sweep', etas, samples, true);
+  /** The staleness sweep (DESIGN §9): each η of `etas` with each of `losses`, over the same samples, each leg evaluated. */
+  sweep(samples = SWEEP_SAMPLES, etas = SWEEP_ETAS, losses = SWEEP_LOSSES): Promise<Leg[]> {
+    return this.compare('sweep', sweepPlan(etas, losses), samples, true);
   }
 
-  private async compare(
-    kind: Comparison['kind'],
-    etas: readonly number[],
-    samples: number,
-    evaluate: boolean,
-  ) {
+  private async compare(kind: Comparison['kind'], plan: LegPlan[], samples: number, evaluate: boolean) {
     if (this.running || this.comparing) return this.comparison?.legs ?? [];
     this.comparing = true;
     try {
-      return await compare(kind, etas, samples, evaluate, viewLegRunner(this));
+      return await compare(kind, plan, samples, evaluate, viewLegRunner(this));
     } finally {
       this.comparing = false;
     }

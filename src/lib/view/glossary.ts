@@ -159,7 +159,7 @@ export const GLOSSARY = {
   sweepTip: {
     label: 'Sweep η',
     explanation:
-      "AReaL's staleness table: the same {samples} episodes from fresh weights at η = 0, 1, 2, 4, 8 and unbounded, with this loss; each a run of its own",
+      "AReaL's staleness table: the same {samples} episodes from fresh weights at η = {etas}, each with standard PPO and with decoupled PPO; each a run of its own",
   },
   shareTip: {
     label: 'Share link',

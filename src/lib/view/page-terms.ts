@@ -65,6 +65,11 @@ export const PAGE_TERMS = {
     explanation:
       'Every few versions the policy answers each task once, greedily (its most likely token each time). *Training* tasks are those it trains on; *held-out* tasks come from the same families but are never trained on; *generalisation* tasks are held-out tasks at other inputs and programs outside every family.',
   },
+  sweepChart: {
+    label: 'success against η',
+    explanation:
+      "The staleness sweep: each point is a run of its own from fresh weights over the same episodes, at one staleness bound η with one policy loss, scored greedily on its level's training tasks when it ends. AReaL's Table 3 finds standard PPO falling behind decoupled PPO as η grows. The table under the chart says how far each run's samples lagged.",
+  },
   trainerView: {
     label: 'Trainer worker',
     explanation:
