@@ -11,7 +11,9 @@
  *   npx tsx e2e/bench/learn-node.ts [--seconds 300] [--seed 1] [--evalEvery 25]
  *     [--backend auto|wasm|cpu] [--eta 0] [--workers 1] [--maxVersions N] [--taskSeed 1]
  *     [--level easy|medium|hard]   the level trained and evaluated (the learn bench's: easy)
- *     [--kind examples|tooluse]    the built-in tasks' kind (DESIGN §3.1; tooluse: its env, no hindsight)
+ *     [--kind examples|tooluse]    the built-in tasks' kind (DESIGN §3.1; tooluse: its env)
+ *     [--turns N]                  turns per episode, in training and evaluation (default: the kind's)
+ *     [--hindsight on|off]         relabelling (default: the kind's; `on` takes DEFAULT_HINDSIGHT)
  *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
  *   RUN_CONFIG='{"lrHalfLife":0}' merged (shallowly) into the run's code config (DEFAULT_CODE_RUN)
  *   TRAINER_CONFIG='{"valueCoef":0}' merged into the trainer's config (DEFAULT_TRAINER_CONFIG)
@@ -30,7 +32,7 @@ import path from 'node:path';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
 import { LEVELS, TASK_KINDS, type Level, type Task, type TaskKind } from '../../src/lib/env/suite.ts';
-import { builtInTasks, envConfigOf, generalisationOf } from '../../src/lib/env/task-kinds.ts';
+import { builtInTasks, generalisationOf } from '../../src/lib/env/task-kinds.ts';
 import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
@@ -46,7 +48,7 @@ import {
 import type { Weights } from '../../src/lib/policy/model.ts';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
 import { PolicyTrainer, type StepMetrics } from '../../src/lib/rl/trainer.ts';
-import { relabelledKey } from '../../src/lib/rl/hindsight.ts';
+import { DEFAULT_HINDSIGHT, relabelledKey } from '../../src/lib/rl/hindsight.ts';
 import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
@@ -83,9 +85,18 @@ try {
 
 // The learn bench's settings: the page's defaults, level easy, seed 1 (η and workers: see below).
 const settings = withTaskKind(defaultSettings(2), kind);
+const TURNS = flag('turns', '');
+const HINDSIGHT = flag('hindsight', '');
 const code: CodeRunConfig = {
   ...settings.code,
   seed: SEED,
+  ...(TURNS ? { env: { ...settings.code.env, maxTurns: Number(TURNS) } } : {}),
+  ...(HINDSIGHT
+    ? {
+        hindsight:
+          HINDSIGHT === 'on' ? DEFAULT_HINDSIGHT : { ...settings.code.hindsight, samplesPerBatch: 0 },
+      }
+    : {}),
   ...(process.env.RUN_CONFIG ? (JSON.parse(process.env.RUN_CONFIG) as Partial<CodeRunConfig>) : {}),
 };
 
@@ -184,6 +195,9 @@ interface EvalResult {
   successGeneralisation: number;
   /** Mean `<run>` turns of the greedy training-task episodes. */
   meanRuns: number;
+  /** Of the held-out episodes: mean turns, and the fraction of the solved ones that ran a program. */
+  meanTurnsHeldOut: number;
+  runFractionHeldOut: number;
   programs: string;
 }
 const evals: EvalResult[] = [];
@@ -196,7 +210,7 @@ async function greedy(tasks: readonly Task[]): Promise<Episode[]> {
   try {
     const out: Episode[] = [];
     for (let i = 0; i < tasks.length; i += 32)
-      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox, envConfigOf(kind))));
+      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox, code.env)));
     return out;
   } finally {
     agent.dispose();
@@ -239,6 +253,9 @@ async function evaluate(version: number): Promise<EvalResult> {
     successHeldOut: rate(ho),
     successGeneralisation: rate(ge),
     meanRuns: tr.reduce((n, e) => n + e.runs, 0) / Math.max(1, tr.length),
+    meanTurnsHeldOut: ho.reduce((n, e) => n + e.turns.length, 0) / Math.max(1, ho.length),
+    runFractionHeldOut:
+      ho.filter((e) => e.solved && e.runs > 0).length / Math.max(1, ho.filter((e) => e.solved).length),
     programs,
   };
   evals.push(r);
@@ -246,7 +263,7 @@ async function evaluate(version: number): Promise<EvalResult> {
   const eps = r.episodes / Math.max(1e-3, seconds);
   console.log(
     `${seconds.toFixed(0).padStart(4)} s  v${String(version).padEnd(4)} ${String(r.episodes).padStart(6)} ep (${eps.toFixed(1)}/s)  ` +
-      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  runs ${r.meanRuns.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
+      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  runs ${r.meanRuns.toFixed(2)}  held turns ${r.meanTurnsHeldOut.toFixed(2)} ran ${r.runFractionHeldOut.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
   );
   return r;
 }
@@ -360,6 +377,9 @@ console.log(
     finalGeneralisation: last.successGeneralisation,
     kind,
     finalMeanRuns: last.meanRuns,
+    turns: code.env.maxTurns,
+    finalMeanTurnsHeldOut: last.meanTurnsHeldOut,
+    finalRunFractionHeldOut: last.runFractionHeldOut,
     bestHeldOut: best ? { value: best.successHeldOut, ...at(best) } : null,
     train90: at(t90),
     goal: at(goal),
