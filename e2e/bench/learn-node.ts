@@ -12,7 +12,9 @@
  *     [--backend auto|wasm|cpu] [--eta 0] [--workers 1] [--maxVersions N] [--taskSeed 1]
  *     [--level easy|medium|hard]   the level trained and evaluated (the learn bench's: easy)
  *     [--kind examples|tooluse]    the built-in tasks' kind (DESIGN §3.1; tooluse: its env)
- *     [--turns N]                  turns per episode, in training and evaluation (default: the kind's)
+ *     [--turns N]                  turns per episode, in training and evaluation (default: the kind's;
+ *                                  1: a submit, no `<run>`)
+ *     [--mix examples]             train on the examples kind's training tasks too
  *     [--hindsight on|off]         relabelling (default: the kind's; `on` takes DEFAULT_HINDSIGHT)
  *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
  *   RUN_CONFIG='{"lrHalfLife":0}' merged (shallowly) into the run's code config (DEFAULT_CODE_RUN)
@@ -29,14 +31,23 @@ import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { runEpisodes } from '../../src/lib/env/evaluate.ts';
+import { oneTurn, runEpisodes } from '../../src/lib/env/evaluate.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
-import { LEVELS, TASK_KINDS, type Level, type Task, type TaskKind } from '../../src/lib/env/suite.ts';
+import {
+  LEVELS,
+  TASK_KINDS,
+  type Level,
+  type Task,
+  type TaskKind,
+  type TaskSuite,
+} from '../../src/lib/env/suite.ts';
+import { FAMILIES, suiteTask } from '../../src/lib/env/families.ts';
+import { HeldOutIndex, PROBE_INPUTS } from '../../src/lib/env/decontaminate.ts';
 import { builtInTasks, generalisationOf } from '../../src/lib/env/task-kinds.ts';
 import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
-import { runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
+import { runHeldOutTasks, runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
 import type { PipelineTrainerPort, RolloutPort, StepReport } from '../../src/lib/pipeline/types.ts';
 import {
   DEFAULT_MODEL_ARGS,
@@ -90,7 +101,15 @@ const HINDSIGHT = flag('hindsight', '');
 const code: CodeRunConfig = {
   ...settings.code,
   seed: SEED,
-  ...(TURNS ? { env: { ...settings.code.env, maxTurns: Number(TURNS) } } : {}),
+  // One turn is a submit (no `<run>`): the tool-use bench's one-turn arm.
+  ...(TURNS
+    ? {
+        env:
+          Number(TURNS) === 1
+            ? oneTurn(settings.code.env)
+            : { ...settings.code.env, maxTurns: Number(TURNS) },
+      }
+    : {}),
   ...(HINDSIGHT
     ? {
         hindsight:
@@ -128,7 +147,33 @@ try {
 
 // ---- tasks -------------------------------------------------------------------------------
 const builtIn = builtInTasks(kind, TASK_SEED);
-const trainTasks = runTrainingTasks({ tasks: null, level: LEVEL as Level }, builtIn);
+// `--mix examples`: the examples kind's training tasks train beside the run's own (as a suite of
+// the run's own would hold them); evaluations stay on the run's kind.
+const MIX = flag('mix', '');
+if (MIX && MIX !== 'examples') throw new Error(`--mix takes examples, not ${MIX}`);
+// The two kinds split their tasks apart: an examples task whose function the run holds out
+// (held-out or generalisation, at every input 0–13) is left out.
+const heldOutIndex = new HeldOutIndex(runHeldOutTasks(builtIn));
+const functionOf = (program: string) => {
+  for (const f of FAMILIES)
+    for (const p of f.params) if (f.source(p) === program) return (x: number) => f.apply(p, x);
+  throw new Error(`no family writes ${program}`);
+};
+const mixed: TaskSuite | null = MIX
+  ? {
+      name: `${kind} and examples`,
+      tasks: [
+        ...builtIn.filter((t) => !t.heldOut),
+        ...builtInTasks('examples', TASK_SEED).filter(
+          (t) =>
+            !t.heldOut &&
+            heldOutIndex.match((x) => (PROBE_INPUTS.includes(x) ? functionOf(t.program)(x) : undefined)) ===
+              null,
+        ),
+      ].map(suiteTask),
+    }
+  : null;
+const trainTasks = runTrainingTasks({ tasks: mixed, level: LEVEL as Level }, builtIn);
 const ofLevel = builtIn.filter((t) => t.level === LEVEL);
 const evalTrain = ofLevel.filter((t) => !t.heldOut);
 const evalHeld = ofLevel.filter((t) => t.heldOut);
@@ -242,7 +287,7 @@ async function evaluate(version: number): Promise<EvalResult> {
     .filter(([, n]) => n > 0);
   const programs = `${ho.map(shown).join(' ')}${failed.length ? `  · train ${failed.map(shown).join(' ')}` : ''}`;
   console.log(
-    `        pool ${pool.best.length} distinct / ${pool.recent.length}; held-out in it: ${inPool.map(([id, n]) => `${id}×${n}`).join(' ') || 'none'}`,
+    `        pool ${pool.best.length} distinct / ${pool.recent.length} (${pool.recent.filter((k) => k.includes('|')).length} with runs); held-out in it: ${inPool.map(([id, n]) => `${id}×${n}`).join(' ') || 'none'}`,
   );
   const r: EvalResult = {
     version,
@@ -293,7 +338,7 @@ const trainerPort: PipelineTrainerPort = {
 const { pipeline, source } = assemblePipeline(
   {
     runId: 'node-learn',
-    settings: { ...settings, eta: ETA, seed: SEED, code, tasks: null, level: LEVEL as Level },
+    settings: { ...settings, eta: ETA, seed: SEED, code, tasks: mixed, level: LEVEL as Level },
     suite: builtIn,
   },
   {
@@ -311,7 +356,7 @@ console.log(
   `# backend ${tf.getBackend()}, ${trainer.parameterCount} parameters, model ${JSON.stringify(modelArgs)}\n` +
     `# η ${ETA}, workers ${WORKERS} × ${settings.slotsPerWorker} slots × group ${code.groupSize}, batch ${code.tasksPerBatch} groups + ${code.hindsight.samplesPerBatch} relabelled, ` +
     `lr ${code.learningRate} (half-life ${code.lrHalfLife}), ${code.estimator}, ${settings.loss}, updates ${code.updatesPerBatch}, seed ${SEED}, ` +
-    `tasks (${kind}): ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
+    `tasks (${kind}${mixed ? ' and examples' : ''}): ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
 );
 
 let finish: () => void = () => undefined;
