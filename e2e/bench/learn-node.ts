@@ -14,6 +14,7 @@
  *     [--kind examples|tooluse]    the built-in tasks' kind (DESIGN §3.1; tooluse: its env)
  *     [--turns N]                  turns per episode, in training and evaluation (default: the kind's;
  *                                  1: a submit, no `<run>`)
+ *     [--saveWeights FILE] [--loadWeights FILE]   the parameters at the end; a warm start from them
  *     [--mix examples]             train on the examples kind's training tasks too
  *     [--hindsight on|off]         relabelling (default: the kind's; `on` takes DEFAULT_HINDSIGHT)
  *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
@@ -29,6 +30,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { oneTurn, runEpisodes } from '../../src/lib/env/evaluate.ts';
@@ -201,6 +203,22 @@ if (process.env.GATE_BIAS) {
   const bias = tf.tensor1d([Number(process.env.GATE_BIAS)]);
   trainer.params.get('ptr.gate.b')?.assign(bias);
   bias.dispose();
+}
+
+// `--loadWeights FILE`: start from the parameters a run saved with `--saveWeights FILE` (a warm
+// start; Adam starts afresh).
+const LOAD = flag('loadWeights', '');
+const SAVE = flag('saveWeights', '');
+if (LOAD) {
+  const saved = JSON.parse(readFileSync(LOAD, 'utf8')) as Record<string, number[]>;
+  for (const [name, v] of trainer.params) {
+    const data = saved[name];
+    if (!data || data.length !== v.size) throw new Error(`${LOAD} has no ${name} of ${v.size} values`);
+    const t = tf.tensor(data, v.shape);
+    v.assign(t);
+    t.dispose();
+  }
+  console.log(`# started from ${LOAD}`);
 }
 
 /** A copy of the trainer's weights for the rollout engine (shares data until the trainer's next step). */
@@ -430,6 +448,11 @@ console.log(
     goal: at(goal),
   }),
 );
+if (SAVE) {
+  const out: Record<string, number[]> = {};
+  for (const [name, v] of trainer.params) out[name] = Array.from(await v.data());
+  writeFileSync(SAVE, JSON.stringify(out));
+}
 rolloutSandbox.dispose?.();
 evalSandbox.dispose?.();
 process.exit(0);

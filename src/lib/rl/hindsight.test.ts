@@ -135,25 +135,28 @@ describe('relabelling a tool-use episode whole', () => {
   };
   const env = { ...TOOLUSE_ENV_CONFIG, limits: { deadlineMs: 2000 } };
 
-  it('keeps the runs, recomputes their reports against the last program, and submits that', async () => {
+  it('makes each program a goal after the runs before it, their reports recomputed against it', async () => {
     // The episode ran `3` and `x+2`, then submitted `2*x` (wrong for 3*x, right for itself).
-    const [r, ...rest] = await relabelEpisode(['3', 'x+2', '2*x'], tool, sandbox, env, 100);
-    expect(rest).toHaveLength(0);
-    const { task, trajectory: t, key, length } = r as Relabelled;
+    const rs = await relabelEpisode(['3', 'x+2', '2*x'], tool, sandbox, env, 100);
+    expect(rs.map((r) => r.key)).toEqual([
+      'easy:hindsight:3,3,3,3,3,3',
+      'easy:hindsight:3,2,4,6,7,12|3',
+      'easy:hindsight:2,0,4,8,10,20|3;x+2',
+    ]);
+    expect(rs.map((r) => r.trajectory.turns)).toEqual([1, 2, 3]);
+    const { task, trajectory: t, length } = rs[2] as Relabelled;
     expect(task.kind).toBe('tooluse');
     expect(task.examples).toEqual([{ input: 1, output: 2 }]);
     expect(task.tests?.map((e) => e.output)).toEqual([0, 4, 8]);
     expect(task.hidden.map((e) => e.output)).toEqual([10, 20]);
-    expect(key).toBe('easy:hindsight:2,0,4,8,10,20|3;x+2');
     expect(length).toBe(1 + 3 + 3);
     expect(t.solved).toBe(true);
-    expect(t.turns).toBe(3);
     // Two runs, each answered as the relabelled task answers it, then the submit.
     const text = renderTokens(t.tokens);
     expect(text).toContain('3 <run> pass 0 of 3 ; f( 0 )= 0 got 3 ; f( 2 )= 4 got 3 <sep>');
     expect(text).toContain('x + 2 <run> pass 1 of 3 ; f( 0 )= 0 got 2 ; f( 4 )= 8 got 6 <sep>');
     expect(t.tokens.slice(-4)).toEqual([tokenId('2'), tokenId('*'), tokenId('x'), SUBMIT]);
-    // Every policy token was legal where it stands, report tokens are not the policy's.
+    // Every policy token was legal where it stands; report tokens are not the policy's.
     for (const [i, o] of t.owned.entries()) {
       if (!o) continue;
       expect(t.legal[i * VOCAB_SIZE + (t.tokens[i] as number)]).toBe(1);
@@ -162,20 +165,20 @@ describe('relabelling a tool-use episode whole', () => {
     expect(t.owned.filter((o) => o === 1)).toHaveLength(length + 3);
   });
 
-  it('relabels a one-turn episode as one turn, and an episode whose last program fails not at all', async () => {
-    const [one] = await relabelEpisode(['x+2'], tool, sandbox, env, 100);
+  it('relabels a one-turn episode as one turn, and leaves out a goal that fails', async () => {
+    const [one, ...rest] = await relabelEpisode(['x+2'], tool, sandbox, env, 100);
+    expect(rest).toHaveLength(0);
     expect(one?.trajectory.turns).toBe(1);
     expect(one?.key).toBe('easy:hindsight:3,2,4,6,7,12');
-    expect(await relabelEpisode(['3', 'x%0'], tool, sandbox, env, 100)).toEqual([]);
+    const rs = await relabelEpisode(['3', 'x%0'], tool, sandbox, env, 100);
+    expect(rs.map((r) => r.key)).toEqual(['easy:hindsight:3,3,3,3,3,3']);
   });
 
-  it('gives variants of the last program the same runs, the other programs none', async () => {
+  it('gives the variants of a goal the runs before it', async () => {
     const rs = await relabelEpisode(['3', 'x+2'], tool, sandbox, env, 100, 3, new Rng(7));
-    expect(rs.length).toBeGreaterThan(1);
-    for (const r of rs) {
-      expect(r.key.endsWith('|3')).toBe(true);
-      expect(r.trajectory.turns).toBe(2);
-    }
+    expect(rs.length).toBeGreaterThan(2);
+    for (const r of rs) expect(r.trajectory.turns).toBe(r.key.endsWith('|3') ? 2 : 1);
+    expect(rs.filter((r) => r.trajectory.turns === 2).length).toBeGreaterThan(1);
   });
 });
 

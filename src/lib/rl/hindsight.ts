@@ -212,9 +212,9 @@ export function mutateProgram(program: string, n: number, rng: Rng): string[] {
 
 /**
  * Every distinct program of an episode (run or submitted), and `mutations` one-token variants of
- * each (`mutateProgram`), relabelled; failures are left out. A tool-use episode is relabelled
- * whole (DESIGN §3.1): its last program and variants of it are the goals, each submitted after
- * the episode's earlier programs as runs.
+ * each (`mutateProgram`), relabelled; failures are left out. In a tool-use episode (DESIGN §3.1)
+ * each program is a goal after the runs before it: the turns up to it are kept, their reports
+ * recomputed, and it is submitted (its variants after the same runs).
  */
 export async function relabelEpisode(
   programs: readonly string[],
@@ -225,13 +225,25 @@ export async function relabelEpisode(
   mutations = 0,
   rng?: Rng,
 ): Promise<Relabelled[]> {
-  const whole = kindOf(task) === 'tooluse';
-  const runs = whole ? programs.slice(0, -1) : [];
   const out: Relabelled[] = [];
-  const written = new Set(whole ? programs.slice(-1) : programs);
+  if (kindOf(task) === 'tooluse') {
+    const seen = new Set<string>();
+    for (const [i, p] of programs.entries()) {
+      const runs = programs.slice(0, i);
+      for (const goal of [p, ...(rng ? mutateProgram(p, mutations, rng) : [])]) {
+        const id = `${runs.join(';')}|${goal}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        const r = await relabel(goal, task, sandbox, env, maxAbs, runs);
+        if (r) out.push(r);
+      }
+    }
+    return out;
+  }
+  const written = new Set(programs);
   const variants = rng ? [...written].flatMap((p) => mutateProgram(p, mutations, rng)) : [];
   for (const p of new Set([...written, ...variants])) {
-    const r = await relabel(p, task, sandbox, env, maxAbs, runs);
+    const r = await relabel(p, task, sandbox, env, maxAbs);
     if (r) out.push(r);
   }
   return out;
