@@ -12,10 +12,11 @@ import type { Trajectory } from './trajectory';
  * Hindsight relabelling (HER / goal-conditioned supervised learning, for programs): a program
  * the policy wrote for one task is a correct program for the task made of its own outputs. Each
  * program an episode ran or submitted becomes a solved one-turn episode of that relabelled task,
- * a positive example on top of the (mostly failing) episodes of the real tasks; a tool-use
- * episode is relabelled whole (`relabelEpisode`). Nothing of the held-out tasks is used: the relabelled tasks come from the policy's programs alone, and a
- * pool given the run's held-out tasks (`HeldOutIndex`) keeps out every program that computes one
- * of them (decontamination), counting them.
+ * a positive example on top of the (mostly failing) episodes of the real tasks (a tool-use
+ * episode keeps its runs: `relabelEpisode`). Nothing of the held-out tasks is used: the
+ * relabelled tasks come from the policy's programs alone, and a pool given the run's held-out
+ * tasks (`HeldOutIndex`) keeps out every program that computes one of them (decontamination),
+ * counting them.
  */
 export interface HindsightConfig {
   /** Relabelled episodes added to each training batch; 0 turns hindsight off. */
@@ -141,8 +142,9 @@ export async function relabel(
     if (typeof y !== 'number' || !Number.isInteger(y) || Math.abs(y) > maxAbs) return null;
     ys.push(y);
   }
+  const value = new Map(inputs.map((x, i) => [x, ys[i] ?? 0]));
   const own = (es: readonly Example[]) =>
-    es.map((e) => ({ input: e.input, output: at.get(e.input) as number }));
+    es.map((e) => ({ input: e.input, output: value.get(e.input) ?? 0 }));
   const relabelled: Task = {
     id: `${RELABELLED_PREFIX}${ys.join(',')}`,
     level: task.level,
