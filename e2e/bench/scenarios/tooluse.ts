@@ -86,7 +86,7 @@ async function trainArm(
 /**
  * The sandbox as the agent's tool (DESIGN §3.1): per seed, the same architecture trained and
  * evaluated on the easy tool-use tasks with the kind's turn budget, and with one turn (a submit,
- * no `<run>`), at equal trained episodes; both with whole-episode hindsight relabelling.
+ * no `<run>`), at equal trained episodes; both with tool-use hindsight (DESIGN §3.1).
  */
 const scenario: Scenario = {
   name: 'tooluse',
