@@ -11,7 +11,12 @@
  *   npx tsx e2e/bench/learn-node.ts [--seconds 300] [--seed 1] [--evalEvery 25]
  *     [--backend auto|wasm|cpu] [--eta 0] [--workers 1] [--maxVersions N] [--taskSeed 1]
  *     [--level easy|medium|hard]   the level trained and evaluated (the learn bench's: easy)
- *     [--kind examples|tooluse]    the built-in tasks' kind (DESIGN §3.1; tooluse: its env, no hindsight)
+ *     [--kind examples|tooluse]    the built-in tasks' kind (DESIGN §3.1; tooluse: its env)
+ *     [--turns N]                  turns per episode, in training and evaluation (default: the kind's;
+ *                                  1: a submit, no `<run>`)
+ *     [--saveWeights FILE] [--loadWeights FILE]   the parameters at the end; a warm start from them
+ *     [--mix examples]             train on the examples kind's training tasks too
+ *     [--hindsight on|off]         relabelling (default: the kind's; `on` takes DEFAULT_HINDSIGHT)
  *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
  *   RUN_CONFIG='{"lrHalfLife":0}' merged (shallowly) into the run's code config (DEFAULT_CODE_RUN)
  *   TRAINER_CONFIG='{"valueCoef":0}' merged into the trainer's config (DEFAULT_TRAINER_CONFIG)
@@ -25,16 +30,26 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { runEpisodes } from '../../src/lib/env/evaluate.ts';
+import { oneTurn, runEpisodes } from '../../src/lib/env/evaluate.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
-import { LEVELS, TASK_KINDS, type Level, type Task, type TaskKind } from '../../src/lib/env/suite.ts';
-import { builtInTasks, envConfigOf, generalisationOf } from '../../src/lib/env/task-kinds.ts';
+import {
+  LEVELS,
+  TASK_KINDS,
+  type Level,
+  type Task,
+  type TaskKind,
+  type TaskSuite,
+} from '../../src/lib/env/suite.ts';
+import { FAMILIES, suiteTask } from '../../src/lib/env/families.ts';
+import { HeldOutIndex, PROBE_INPUTS } from '../../src/lib/env/decontaminate.ts';
+import { builtInTasks, generalisationOf } from '../../src/lib/env/task-kinds.ts';
 import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
-import { runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
+import { runHeldOutTasks, runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
 import type { PipelineTrainerPort, RolloutPort, StepReport } from '../../src/lib/pipeline/types.ts';
 import {
   DEFAULT_MODEL_ARGS,
@@ -46,7 +61,7 @@ import {
 import type { Weights } from '../../src/lib/policy/model.ts';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
 import { PolicyTrainer, type StepMetrics } from '../../src/lib/rl/trainer.ts';
-import { relabelledKey } from '../../src/lib/rl/hindsight.ts';
+import { DEFAULT_HINDSIGHT, relabelledKey } from '../../src/lib/rl/hindsight.ts';
 import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
@@ -83,9 +98,26 @@ try {
 
 // The learn bench's settings: the page's defaults, level easy, seed 1 (η and workers: see below).
 const settings = withTaskKind(defaultSettings(2), kind);
+const TURNS = flag('turns', '');
+const HINDSIGHT = flag('hindsight', '');
 const code: CodeRunConfig = {
   ...settings.code,
   seed: SEED,
+  // One turn is a submit (no `<run>`): the tool-use bench's one-turn arm.
+  ...(TURNS
+    ? {
+        env:
+          Number(TURNS) === 1
+            ? oneTurn(settings.code.env)
+            : { ...settings.code.env, maxTurns: Number(TURNS) },
+      }
+    : {}),
+  ...(HINDSIGHT
+    ? {
+        hindsight:
+          HINDSIGHT === 'on' ? DEFAULT_HINDSIGHT : { ...settings.code.hindsight, samplesPerBatch: 0 },
+      }
+    : {}),
   ...(process.env.RUN_CONFIG ? (JSON.parse(process.env.RUN_CONFIG) as Partial<CodeRunConfig>) : {}),
 };
 
@@ -117,7 +149,33 @@ try {
 
 // ---- tasks -------------------------------------------------------------------------------
 const builtIn = builtInTasks(kind, TASK_SEED);
-const trainTasks = runTrainingTasks({ tasks: null, level: LEVEL as Level }, builtIn);
+// `--mix examples`: the examples kind's training tasks train beside the run's own (as a suite of
+// the run's own would hold them); evaluations stay on the run's kind.
+const MIX = flag('mix', '');
+if (MIX && MIX !== 'examples') throw new Error(`--mix takes examples, not ${MIX}`);
+// The two kinds split their tasks apart: an examples task whose function the run holds out
+// (held-out or generalisation, at every input 0–13) is left out.
+const heldOutIndex = new HeldOutIndex(runHeldOutTasks(builtIn));
+const functionOf = (program: string) => {
+  for (const f of FAMILIES)
+    for (const p of f.params) if (f.source(p) === program) return (x: number) => f.apply(p, x);
+  throw new Error(`no family writes ${program}`);
+};
+const mixed: TaskSuite | null = MIX
+  ? {
+      name: `${kind} and examples`,
+      tasks: [
+        ...builtIn.filter((t) => !t.heldOut),
+        ...builtInTasks('examples', TASK_SEED).filter(
+          (t) =>
+            !t.heldOut &&
+            heldOutIndex.match((x) => (PROBE_INPUTS.includes(x) ? functionOf(t.program)(x) : undefined)) ===
+              null,
+        ),
+      ].map(suiteTask),
+    }
+  : null;
+const trainTasks = runTrainingTasks({ tasks: mixed, level: LEVEL as Level }, builtIn);
 const ofLevel = builtIn.filter((t) => t.level === LEVEL);
 const evalTrain = ofLevel.filter((t) => !t.heldOut);
 const evalHeld = ofLevel.filter((t) => t.heldOut);
@@ -145,6 +203,22 @@ if (process.env.GATE_BIAS) {
   const bias = tf.tensor1d([Number(process.env.GATE_BIAS)]);
   trainer.params.get('ptr.gate.b')?.assign(bias);
   bias.dispose();
+}
+
+// `--loadWeights FILE`: start from the parameters a run saved with `--saveWeights FILE` (a warm
+// start; Adam starts afresh).
+const LOAD = flag('loadWeights', '');
+const SAVE = flag('saveWeights', '');
+if (LOAD) {
+  const saved = JSON.parse(readFileSync(LOAD, 'utf8')) as Record<string, number[]>;
+  for (const [name, v] of trainer.params) {
+    const data = saved[name];
+    if (!data || data.length !== v.size) throw new Error(`${LOAD} has no ${name} of ${v.size} values`);
+    const t = tf.tensor(data, v.shape);
+    v.assign(t);
+    t.dispose();
+  }
+  console.log(`# started from ${LOAD}`);
 }
 
 /** A copy of the trainer's weights for the rollout engine (shares data until the trainer's next step). */
@@ -184,6 +258,9 @@ interface EvalResult {
   successGeneralisation: number;
   /** Mean `<run>` turns of the greedy training-task episodes. */
   meanRuns: number;
+  /** Of the held-out episodes: mean turns, and the fraction of the solved ones that ran a program. */
+  meanTurnsHeldOut: number;
+  runFractionHeldOut: number;
   programs: string;
 }
 const evals: EvalResult[] = [];
@@ -196,7 +273,7 @@ async function greedy(tasks: readonly Task[]): Promise<Episode[]> {
   try {
     const out: Episode[] = [];
     for (let i = 0; i < tasks.length; i += 32)
-      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox, envConfigOf(kind))));
+      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox, code.env)));
     return out;
   } finally {
     agent.dispose();
@@ -228,7 +305,7 @@ async function evaluate(version: number): Promise<EvalResult> {
     .filter(([, n]) => n > 0);
   const programs = `${ho.map(shown).join(' ')}${failed.length ? `  · train ${failed.map(shown).join(' ')}` : ''}`;
   console.log(
-    `        pool ${pool.best.length} distinct / ${pool.recent.length}; held-out in it: ${inPool.map(([id, n]) => `${id}×${n}`).join(' ') || 'none'}`,
+    `        pool ${pool.best.length} distinct / ${pool.recent.length} (${pool.recent.filter((k) => k.includes('|')).length} with runs); held-out in it: ${inPool.map(([id, n]) => `${id}×${n}`).join(' ') || 'none'}`,
   );
   const r: EvalResult = {
     version,
@@ -239,6 +316,9 @@ async function evaluate(version: number): Promise<EvalResult> {
     successHeldOut: rate(ho),
     successGeneralisation: rate(ge),
     meanRuns: tr.reduce((n, e) => n + e.runs, 0) / Math.max(1, tr.length),
+    meanTurnsHeldOut: ho.reduce((n, e) => n + e.turns.length, 0) / Math.max(1, ho.length),
+    runFractionHeldOut:
+      ho.filter((e) => e.solved && e.runs > 0).length / Math.max(1, ho.filter((e) => e.solved).length),
     programs,
   };
   evals.push(r);
@@ -246,7 +326,7 @@ async function evaluate(version: number): Promise<EvalResult> {
   const eps = r.episodes / Math.max(1e-3, seconds);
   console.log(
     `${seconds.toFixed(0).padStart(4)} s  v${String(version).padEnd(4)} ${String(r.episodes).padStart(6)} ep (${eps.toFixed(1)}/s)  ` +
-      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  runs ${r.meanRuns.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
+      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  runs ${r.meanRuns.toFixed(2)}  held turns ${r.meanTurnsHeldOut.toFixed(2)} ran ${r.runFractionHeldOut.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
   );
   return r;
 }
@@ -276,7 +356,7 @@ const trainerPort: PipelineTrainerPort = {
 const { pipeline, source } = assemblePipeline(
   {
     runId: 'node-learn',
-    settings: { ...settings, eta: ETA, seed: SEED, code, tasks: null, level: LEVEL as Level },
+    settings: { ...settings, eta: ETA, seed: SEED, code, tasks: mixed, level: LEVEL as Level },
     suite: builtIn,
   },
   {
@@ -294,7 +374,7 @@ console.log(
   `# backend ${tf.getBackend()}, ${trainer.parameterCount} parameters, model ${JSON.stringify(modelArgs)}\n` +
     `# η ${ETA}, workers ${WORKERS} × ${settings.slotsPerWorker} slots × group ${code.groupSize}, batch ${code.tasksPerBatch} groups + ${code.hindsight.samplesPerBatch} relabelled, ` +
     `lr ${code.learningRate} (half-life ${code.lrHalfLife}), ${code.estimator}, ${settings.loss}, updates ${code.updatesPerBatch}, seed ${SEED}, ` +
-    `tasks (${kind}): ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
+    `tasks (${kind}${mixed ? ' and examples' : ''}): ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
 );
 
 let finish: () => void = () => undefined;
@@ -360,11 +440,19 @@ console.log(
     finalGeneralisation: last.successGeneralisation,
     kind,
     finalMeanRuns: last.meanRuns,
+    turns: code.env.maxTurns,
+    finalMeanTurnsHeldOut: last.meanTurnsHeldOut,
+    finalRunFractionHeldOut: last.runFractionHeldOut,
     bestHeldOut: best ? { value: best.successHeldOut, ...at(best) } : null,
     train90: at(t90),
     goal: at(goal),
   }),
 );
+if (SAVE) {
+  const out: Record<string, number[]> = {};
+  for (const [name, v] of trainer.params) out[name] = Array.from(await v.data());
+  writeFileSync(SAVE, JSON.stringify(out));
+}
 rolloutSandbox.dispose?.();
 evalSandbox.dispose?.();
 process.exit(0);

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import { DEFAULT_REWARD } from './config';
+import { DEFAULT_REWARD, TOOLUSE_ENV_CONFIG } from './config';
 import {
   agentFigures,
   bruteForce,
   evaluateAgents,
+  oneTurn,
   playEpisodes,
   RandomAgent,
   summarize,
@@ -17,7 +18,8 @@ import { generateTasks } from './families';
 import { generalisationTasks } from './generalisation';
 import type { Episode } from './episode';
 import { sourceToTokens } from './tokenizer';
-import { SUBMIT, tokenId } from './vocab';
+import { generateToolUseTasks } from './tooluse';
+import { RUN, SUBMIT, tokenId } from './vocab';
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {
@@ -179,5 +181,75 @@ describe('evaluation table', () => {
     const brute = agentFigures(rows, 'bruteforce').successGeneralisation;
     expect(brute).not.toBeNull();
     expect(agentFigures(summarize('none', 'greedy', []), 'none').successGeneralisation).toBeNull();
+  });
+
+  it('reports, for tool-use tasks, how many solved episodes ran a program, and success at one turn', async () => {
+    const tools = generateToolUseTasks(1).filter((t) => t.level === 'easy' && !t.heldOut);
+    const [constant, other] = [
+      tools.find((t) => t.family === 'constant'),
+      tools.find((t) => t.family !== 'constant'),
+    ];
+    if (!constant || !other) throw new Error('no easy tool-use tasks');
+    const target = new Map([constant, other].map((t) => [t.id, t.program]));
+    /** Runs the shown output as a constant, then submits the target program: runs, then right. */
+    const runner: TokenAgent = {
+      name: 'runner',
+      choose: (episodes) =>
+        episodes.map((e) => {
+          const shown = sourceToTokens(String(e.task.examples[0]?.output ?? 0));
+          const first = e.turns.length === 0 && e.config.maxTurns > 1;
+          const program = first ? shown : sourceToTokens(target.get(e.task.id) ?? '0');
+          const n = e.programText.length;
+          return n < program.length ? tokenId(program[n] ?? '0') : first ? RUN : SUBMIT;
+        }),
+    };
+    const rows = await evaluateAgents(
+      [constant, other],
+      sandbox,
+      [
+        { name: 'runner', kind: 'tokens', greedy: runner, sampled: runner },
+        { name: 'bruteforce', kind: 'bruteforce', maxRuns: 50 },
+      ],
+      { config: TOOLUSE_ENV_CONFIG, samples: 0 },
+    );
+    const all = rows.find((r) => r.agent === 'runner' && r.split === 'train' && r.level === 'all');
+    expect(all?.success).toBe(1);
+    expect(all?.meanTurns).toBe(2);
+    // Every solved episode ran a program first; at one turn it submits its target at once.
+    expect(all?.toolUse).toEqual({ solvedWithRun: 1, successOneTurn: 1 });
+    // Brute force is not played again at one turn; no episode of it solved with a run of its own.
+    const brute = rows.find((r) => r.agent === 'bruteforce' && r.level === 'all');
+    expect(brute?.toolUse?.successOneTurn).toBeUndefined();
+    // Examples tasks have no tool-use figures.
+    const plain = await evaluateAgents(
+      easy.slice(0, 2),
+      sandbox,
+      [{ name: 'runner', kind: 'tokens', greedy: runner, sampled: runner }],
+      { samples: 0 },
+    );
+    expect(plain.every((r) => r.toolUse === undefined)).toBe(true);
+  });
+
+  it('gives no run share when nothing was solved, and one turn allows no run', () => {
+    const summary = (solved: boolean, usedRun: boolean) => ({
+      taskId: 't',
+      level: 'easy' as const,
+      heldOut: false,
+      solved,
+      turns: usedRun ? 2 : 1,
+      reward: 0,
+      parts: { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 },
+      runs: 1,
+      toolUse: { usedRun },
+    });
+    const [none] = summarize('a', 'greedy', [summary(false, true)]);
+    expect(none?.toolUse).toEqual({ solvedWithRun: null });
+    const [half] = summarize('a', 'greedy', [
+      summary(true, true),
+      summary(true, false),
+      summary(false, true),
+    ]);
+    expect(half?.toolUse?.solvedWithRun).toBe(0.5);
+    expect(oneTurn(TOOLUSE_ENV_CONFIG)).toMatchObject({ maxTurns: 1, allowRunOnLastTurn: false });
   });
 });

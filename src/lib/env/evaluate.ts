@@ -3,7 +3,7 @@ import type { Sandbox } from '../sandbox/types';
 import { DEFAULT_ENV_CONFIG, type EnvConfig } from './config';
 import { Episode, programCode, type RewardParts } from './episode';
 import { programsOfLength } from './grammar';
-import { LEVELS, type Level, type Task } from './suite';
+import { kindOf, LEVELS, type Level, type Task } from './suite';
 import { sourceToTokens } from './tokenizer';
 import { SUBMIT, tokenId } from './vocab';
 
@@ -47,6 +47,8 @@ export interface EpisodeSummary {
   parts: RewardParts;
   /** Sandbox runs spent (the brute-force baseline's cost). */
   runs: number;
+  /** An episode of a tool-use task (DESIGN §3.1), and whether it ended a turn with `<run>`. */
+  toolUse?: { usedRun: boolean };
 }
 
 const NO_PARTS: RewardParts = { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 };
@@ -144,6 +146,7 @@ export function summarizeEpisode(
     reward: ep.parts.total,
     parts: { ...ep.parts },
     runs: ep.turns.length,
+    ...(kindOf(ep.task) === 'tooluse' ? { toolUse: { usedRun: ep.runs > 0 } } : {}),
   };
 }
 
@@ -239,9 +242,24 @@ export interface EvalRow {
   /** Mean of each reward part: what the agent was paid for. */
   meanParts: RewardParts;
   runsPerTask: number;
+  /**
+   * Rows of tool-use tasks only (DESIGN §3.1): of the solved episodes, the share that used
+   * `<run>` (null when none solved), and (greedy play) success when made to submit at the first
+   * turn, the same tasks played again.
+   */
+  toolUse?: { solvedWithRun: number | null; successOneTurn?: number };
 }
 
+/** An env that allows one turn, a submit: what a tool-use task's agent scores without running. */
+export const oneTurn = (c: EnvConfig): EnvConfig => ({ ...c, maxTurns: 1, allowRunOnLastTurn: false });
+
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/** Of the solved episodes, the share that used `<run>`; null when none solved. */
+function withRun(group: readonly EpisodeSummary[]): number | null {
+  const solved = group.filter((e) => e.solved);
+  return solved.length ? mean(solved.map((e) => (e.toolUse?.usedRun ? 1 : 0))) : null;
+}
 
 /** Rows per split × level (and `all`), only for groups with episodes. */
 export function summarize(
@@ -265,6 +283,7 @@ export function summarize(
         meanReward: mean(group.map((e) => e.reward)),
         meanParts: meanOfParts(group.map((e) => e.parts)),
         runsPerTask: mean(group.map((e) => e.runs)),
+        ...(group.some((e) => e.toolUse) ? { toolUse: { solvedWithRun: withRun(group) } } : {}),
       });
     }
   }
@@ -327,7 +346,18 @@ export async function evaluateAgents(
         samples,
         onProgress: progress,
       });
-      rows.push(...summarize(a.name, mode, eps));
+      const mine = summarize(a.name, mode, eps);
+      // Tool-use tasks played greedily once more, with one turn: what running adds.
+      const tools = tasks.filter((t) => kindOf(t) === 'tooluse');
+      if (mode === 'greedy' && tools.length > 0) {
+        const config = oneTurn(opts.config ?? DEFAULT_ENV_CONFIG);
+        const one = summarize(a.name, mode, await playEpisodes(tools, agent, sandbox, { config }));
+        for (const r of mine) {
+          const o = one.find((x) => x.split === r.split && x.level === r.level);
+          if (r.toolUse && o) r.toolUse.successOneTurn = o.success;
+        }
+      }
+      rows.push(...mine);
       opts.onProgress?.({ agent: a.name, mode, done: eps.length, total: eps.length, rows: [...rows] });
     }
   }

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ENV_CONFIG } from '../env/config';
+import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG } from '../env/config';
 import { HeldOutIndex, PROBE_INPUTS } from '../env/decontaminate';
 import { generateTasks, type GeneratedTask } from '../env/families';
 import { generalisationTasks } from '../env/generalisation';
 import type { Task } from '../env/suite';
-import { observationTokens } from '../env/tokenizer';
+import { observationTokens, renderTokens } from '../env/tokenizer';
 import { SUBMIT, tokenId, tokenText, VOCAB_SIZE } from '../env/vocab';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
@@ -120,6 +120,65 @@ describe('relabel', () => {
     expect(await relabelEpisode(['x+5'], TASK, sandbox, DEFAULT_ENV_CONFIG, 100, 0, new Rng(7))).toHaveLength(
       1,
     );
+  });
+});
+
+describe('relabelling a tool-use episode whole', () => {
+  /** `3*x` shown at 1, tested at 0, 2, 4, hidden at 5, 10. */
+  const tool: Task = {
+    id: 'tool:3x',
+    level: 'easy',
+    kind: 'tooluse',
+    examples: [{ input: 1, output: 3 }],
+    tests: [0, 2, 4].map((x) => ({ input: x, output: 3 * x })),
+    hidden: [5, 10].map((x) => ({ input: x, output: 3 * x })),
+  };
+  const env = { ...TOOLUSE_ENV_CONFIG, limits: { deadlineMs: 2000 } };
+
+  it('makes each program a goal after the runs before it, their reports recomputed against it', async () => {
+    // The episode ran `3` and `x+2`, then submitted `2*x` (wrong for 3*x, right for itself).
+    const rs = await relabelEpisode(['3', 'x+2', '2*x'], tool, sandbox, env, 100);
+    expect(rs.map((r) => r.key)).toEqual([
+      'easy:hindsight:3,3,3,3,3,3',
+      'easy:hindsight:3,2,4,6,7,12|3',
+      'easy:hindsight:2,0,4,8,10,20|3;x+2',
+    ]);
+    expect(rs.map((r) => r.trajectory.turns)).toEqual([1, 2, 3]);
+    const { task, trajectory: t, length } = rs[2] as Relabelled;
+    expect(task.kind).toBe('tooluse');
+    expect(task.examples).toEqual([{ input: 1, output: 2 }]);
+    expect(task.tests?.map((e) => e.output)).toEqual([0, 4, 8]);
+    expect(task.hidden.map((e) => e.output)).toEqual([10, 20]);
+    expect(length).toBe(1 + 3 + 3);
+    expect(t.solved).toBe(true);
+    // Two runs, each answered as the relabelled task answers it, then the submit.
+    const text = renderTokens(t.tokens);
+    expect(text).toContain('3 <run> pass 0 of 3 ; f( 0 )= 0 got 3 ; f( 2 )= 4 got 3 <sep>');
+    expect(text).toContain('x + 2 <run> pass 1 of 3 ; f( 0 )= 0 got 2 ; f( 4 )= 8 got 6 <sep>');
+    expect(t.tokens.slice(-4)).toEqual([tokenId('2'), tokenId('*'), tokenId('x'), SUBMIT]);
+    // Every policy token was legal where it stands; report tokens are not the policy's.
+    for (const [i, o] of t.owned.entries()) {
+      if (!o) continue;
+      expect(t.legal[i * VOCAB_SIZE + (t.tokens[i] as number)]).toBe(1);
+      expect(t.logProbs[i]).toBeNaN();
+    }
+    expect(t.owned.filter((o) => o === 1)).toHaveLength(length + 3);
+  });
+
+  it('relabels a one-turn episode as one turn, and leaves out a goal that fails', async () => {
+    const [one, ...rest] = await relabelEpisode(['x+2'], tool, sandbox, env, 100);
+    expect(rest).toHaveLength(0);
+    expect(one?.trajectory.turns).toBe(1);
+    expect(one?.key).toBe('easy:hindsight:3,2,4,6,7,12');
+    const rs = await relabelEpisode(['3', 'x%0'], tool, sandbox, env, 100);
+    expect(rs.map((r) => r.key)).toEqual(['easy:hindsight:3,3,3,3,3,3']);
+  });
+
+  it('gives the variants of a goal the runs before it', async () => {
+    const rs = await relabelEpisode(['3', 'x+2'], tool, sandbox, env, 100, 3, new Rng(7));
+    expect(rs.length).toBeGreaterThan(2);
+    for (const r of rs) expect(r.trajectory.turns).toBe(r.key.endsWith('|3') ? 2 : 1);
+    expect(rs.filter((r) => r.trajectory.turns === 2).length).toBeGreaterThan(1);
   });
 });
 

@@ -1,9 +1,9 @@
 import type { EnvConfig } from '../env/config';
 import { PROBE_INPUTS, type HeldOutIndex, type OutputAt } from '../env/decontaminate';
 import { Episode, programCode } from '../env/episode';
-import { RELABELLED_PREFIX, type Level, type Task } from '../env/suite';
+import { kindOf, RELABELLED_PREFIX, type Example, type Level, type Task } from '../env/suite';
 import { sourceToTokens } from '../env/tokenizer';
-import { SUBMIT, tokenId, VOCAB_SIZE } from '../env/vocab';
+import { RUN, SUBMIT, tokenId, VOCAB_SIZE } from '../env/vocab';
 import type { Sandbox } from '../sandbox/types';
 import type { Rng } from '../random';
 import type { Trajectory } from './trajectory';
@@ -12,10 +12,11 @@ import type { Trajectory } from './trajectory';
  * Hindsight relabelling (HER / goal-conditioned supervised learning, for programs): a program
  * the policy wrote for one task is a correct program for the task made of its own outputs. Each
  * program an episode ran or submitted becomes a solved one-turn episode of that relabelled task,
- * a positive example on top of the (mostly failing) episodes of the real tasks. Nothing of the
- * held-out tasks is used: the relabelled tasks come from the policy's programs alone, and a
- * pool given the run's held-out tasks (`HeldOutIndex`) keeps out every program that computes one
- * of them (decontamination), counting them.
+ * a positive example on top of the (mostly failing) episodes of the real tasks (a tool-use
+ * episode keeps its runs: `relabelEpisode`). Nothing of the held-out tasks is used: the
+ * relabelled tasks come from the policy's programs alone, and a pool given the run's held-out
+ * tasks (`HeldOutIndex`) keeps out every program that computes one of them (decontamination),
+ * counting them.
  */
 export interface HindsightConfig {
   /** Relabelled episodes added to each training batch; 0 turns hindsight off. */
@@ -108,11 +109,13 @@ export function relabelledOutputAt(r: Pick<Relabelled, 'task' | 'probe'>): Outpu
 }
 
 /**
- * `program` relabelled with its own outputs on `task`'s inputs: a solved one-turn episode of the
- * task those outputs make, or null when the program fails, or an output is not an integer within
- * `maxAbs`. The program is also run at the `PROBE_INPUTS` the task lacks, in the same call (its
- * `probe`). Its policy tokens carry a NaN behaviour log-prob: they were not sampled in this
- * context, so the trainer stands π_prox in for π_behav (w = 1).
+ * `program` relabelled with its own outputs on `task`'s inputs: a solved episode of the task those
+ * outputs make (a tool-use task's `tests` included), or null when the program fails, an output is
+ * not an integer within `maxAbs`, or the episode does not fit the env. The episode runs `runs`
+ * first (each a `<run>`, answered as the relabelled task answers it), then submits `program`; with
+ * no runs it is a one-turn episode. The program is also run at the `PROBE_INPUTS` the task lacks,
+ * in the same call (its `probe`). Its policy tokens carry a NaN behaviour log-prob: they were not
+ * sampled in this context, so the trainer stands π_prox in for π_behav (w = 1).
  */
 export async function relabel(
   program: string,
@@ -120,8 +123,10 @@ export async function relabel(
   sandbox: Sandbox,
   env: EnvConfig,
   maxAbs: number,
+  runs: readonly string[] = [],
 ): Promise<Relabelled | null> {
-  const inputs = [...task.examples, ...task.hidden].map((e) => e.input);
+  const parts = [task.examples, task.tests ?? [], task.hidden];
+  const inputs = parts.flat().map((e) => e.input);
   const extra = PROBE_INPUTS.filter((x) => !inputs.includes(x));
   const all = [...inputs, ...extra];
   const result = await sandbox.run({ code: programCode(program), inputs: all, limits: env.limits });
@@ -137,16 +142,21 @@ export async function relabel(
     if (typeof y !== 'number' || !Number.isInteger(y) || Math.abs(y) > maxAbs) return null;
     ys.push(y);
   }
-  const shown = task.examples.length;
+  const value = new Map(inputs.map((x, i) => [x, ys[i] ?? 0]));
+  const own = (es: readonly Example[]) =>
+    es.map((e) => ({ input: e.input, output: value.get(e.input) ?? 0 }));
   const relabelled: Task = {
     id: `${RELABELLED_PREFIX}${ys.join(',')}`,
     level: task.level,
-    examples: task.examples.map((e, i) => ({ input: e.input, output: ys[i] ?? 0 })),
-    hidden: task.hidden.map((e, i) => ({ input: e.input, output: ys[shown + i] ?? 0 })),
+    ...(task.kind ? { kind: task.kind } : {}),
+    examples: own(task.examples),
+    ...(task.tests ? { tests: own(task.tests) } : {}),
+    hidden: own(task.hidden),
   };
-  const tokens = [...sourceToTokens(program).map(tokenId), SUBMIT];
+  const turns = [...runs.map((p) => [p, RUN] as const), [program, SUBMIT] as const];
+  const tokens = turns.flatMap(([p, control]) => [...sourceToTokens(p).map(tokenId), control]);
   const ep = new Episode(relabelled, env);
-  const legal = new Uint8Array((ep.tokens.length + tokens.length) * VOCAB_SIZE);
+  const legal = new Uint8Array(env.contextLength * VOCAB_SIZE);
   for (const t of tokens) {
     if (ep.done) return null;
     const mask = ep.legalMask();
@@ -156,8 +166,9 @@ export async function relabel(
   }
   if (!ep.solved) return null;
   return {
-    key: relabelledKey(task.level, ys),
-    length: tokens.length - 1,
+    // Runs make another episode of the same task: each sequence of runs is kept apart.
+    key: relabelledKey(task.level, ys) + (runs.length ? `|${runs.join(';')}` : ''),
+    length: tokens.length - turns.length,
     task: relabelled,
     probe,
     trajectory: {
@@ -172,7 +183,7 @@ export async function relabel(
       versions: ep.tokens.map(() => -1),
       legal: legal.slice(0, ep.tokens.length * VOCAB_SIZE),
       solved: true,
-      turns: 1,
+      turns: ep.turns.length,
       return: ep.parts.total,
       parts: { ...ep.parts },
     },
@@ -203,7 +214,9 @@ export function mutateProgram(program: string, n: number, rng: Rng): string[] {
 
 /**
  * Every distinct program of an episode (run or submitted), and `mutations` one-token variants of
- * each (`mutateProgram`), relabelled; failures are left out.
+ * each (`mutateProgram`), relabelled; failures are left out. In a tool-use episode (DESIGN §3.1)
+ * each program is a goal after the runs before it: the turns up to it are kept, their reports
+ * recomputed, and it is submitted (its variants after the same runs).
  */
 export async function relabelEpisode(
   programs: readonly string[],
@@ -215,6 +228,20 @@ export async function relabelEpisode(
   rng?: Rng,
 ): Promise<Relabelled[]> {
   const out: Relabelled[] = [];
+  if (kindOf(task) === 'tooluse') {
+    const seen = new Set<string>();
+    for (const [i, p] of programs.entries()) {
+      const runs = programs.slice(0, i);
+      for (const goal of [p, ...(rng ? mutateProgram(p, mutations, rng) : [])]) {
+        const id = `${runs.join(';')}|${goal}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        const r = await relabel(goal, task, sandbox, env, maxAbs, runs);
+        if (r) out.push(r);
+      }
+    }
+    return out;
+  }
   const written = new Set(programs);
   const variants = rng ? [...written].flatMap((p) => mutateProgram(p, mutations, rng)) : [];
   for (const p of new Set([...written, ...variants])) {

@@ -1,7 +1,9 @@
 import 'fake-indexeddb/auto';
 import { WorkerCrashed } from '../bridge/worker-errors';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG, type EnvConfig } from '../env/config';
 import type { EvalRow } from '../env/evaluate';
+import { DEFAULT_CODE_RUN } from '../pipeline/code-workload';
 import type { EvalPoint } from '../pipeline/types';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { packParams } from '../policy/weights';
@@ -11,7 +13,7 @@ import { Evaluations, type EvaluatorHost } from './evaluations';
 
 let n = 0;
 
-const row = (split: EvalRow['split'], success: number): EvalRow => ({
+const row = (split: EvalRow['split'], success: number, toolUse?: EvalRow['toolUse']): EvalRow => ({
   agent: 'policy',
   mode: 'greedy',
   split,
@@ -22,6 +24,7 @@ const row = (split: EvalRow['split'], success: number): EvalRow => ({
   meanReward: success,
   meanParts: { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 },
   runsPerTask: 1,
+  ...(toolUse ? { toolUse } : {}),
 });
 
 async function fixture(versions: number[]) {
@@ -38,6 +41,8 @@ async function fixture(versions: number[]) {
       milestone: true,
     });
   const loaded: number[] = [];
+  /** The env each evaluation played with. */
+  const configs: (EnvConfig | undefined)[] = [];
   let made = 0;
   let crash: (m: string) => void = () => undefined;
   let answer: (() => void) | null = null;
@@ -61,13 +66,17 @@ async function fixture(versions: number[]) {
             version = v;
             loaded.push(v);
           },
-          evaluate: async () => {
+          evaluate: async (req) => {
+            configs.push(req.config);
             if (answer === null)
               await new Promise<void>((r, fail) => {
                 answer = r;
                 failInFlight = fail;
               });
-            return [row('train', version / 10), row('heldOut', version / 20)];
+            const toolUse = req.tasks.some((t) => t.kind === 'tooluse')
+              ? { solvedWithRun: 0.75, successOneTurn: 0.25 }
+              : undefined;
+            return [row('train', version / 10, toolUse), row('heldOut', version / 20, toolUse)];
           },
         },
         terminate: () => undefined,
@@ -80,6 +89,7 @@ async function fixture(versions: number[]) {
   return {
     evaluations,
     loaded,
+    configs,
     scored,
     notices,
     made: () => made,
@@ -118,6 +128,29 @@ describe('Evaluations', () => {
       version: 3,
     });
     expect(q?.iteration).toBe(4);
+  });
+
+  it("scores a tool-use run with its own turns, with success at one turn and the runs' share", async () => {
+    const f = await fixture([2]);
+    f.release();
+    const env = { ...TOOLUSE_ENV_CONFIG, maxTurns: 1 };
+    const p = await f.evaluations.evaluate({
+      runId: 'run-e',
+      settings: { tasks: null, taskKind: 'tooluse', code: { ...DEFAULT_CODE_RUN, env } },
+      level: 'easy',
+    });
+    expect(f.configs.at(-1)).toEqual(env);
+    expect(p?.toolUse).toEqual({ successOneTurn: 0.25, solvedWithRun: 0.75, meanTurns: 1 });
+    // Without its env, the kind's; an examples run has no tool-use figures.
+    await f.evaluations.evaluate({
+      runId: 'run-e',
+      settings: { tasks: null, taskKind: 'tooluse' },
+      level: 'easy',
+    });
+    expect(f.configs.at(-1)).toEqual(TOOLUSE_ENV_CONFIG);
+    const q = await f.evaluations.evaluate({ runId: 'run-e', settings: { tasks: null }, level: 'easy' });
+    expect(f.configs.at(-1)).toEqual(DEFAULT_ENV_CONFIG);
+    expect(q?.toolUse).toBeUndefined();
   });
 
   it('keeps one waiting request: a newer ask replaces it', async () => {

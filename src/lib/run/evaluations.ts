@@ -1,5 +1,5 @@
 import type { RolloutApi } from '../../../workers/rollout.worker';
-import { agentFigures } from '../env/evaluate';
+import { agentFigures, type EvalRow } from '../env/evaluate';
 import type { Level } from '../env/suite';
 import { builtInTasks, envConfigOf } from '../env/task-kinds';
 import { errorMessage } from '../errors';
@@ -28,8 +28,11 @@ export interface EvaluatorHost {
 export interface EvalRequest {
   runId: string;
   /** The run's suite when asked. */
-  /** The run's own tasks, and the kind of its built-in ones (absent: `examples`). */
-  settings: Pick<RunSettings, 'tasks'> & Partial<Pick<RunSettings, 'taskKind'>>;
+  /**
+   * The run's own tasks, the kind of its built-in ones (absent: `examples`) and, for a tool-use
+   * run, its env (its turns; absent: the kind's).
+   */
+  settings: Pick<RunSettings, 'tasks'> & Partial<Pick<RunSettings, 'taskKind' | 'code'>>;
   level: Level | 'all';
   /** The version to score (the newest stored when undefined or pruned meanwhile). */
   version?: number;
@@ -109,11 +112,14 @@ export class Evaluations {
         agents: ['policy'],
         samples: 0,
         seed: 1,
-        config: envConfigOf(kind),
+        config: kind === 'tooluse' ? (r.settings.code?.env ?? envConfigOf(kind)) : envConfigOf(kind),
       });
     });
     const f = agentFigures(rows, 'policy');
-    const train = rows.find((x) => x.agent === 'policy' && x.split === 'train' && x.level === 'all');
+    const row = (split: EvalRow['split']) =>
+      rows.find((x) => x.agent === 'policy' && x.split === split && x.level === 'all');
+    const train = row('train');
+    const held = row('heldOut');
     return {
       iteration: record.version,
       ...this.deps.clock(),
@@ -123,6 +129,15 @@ export class Evaluations {
       successHeldOut: f.successHeldOut,
       successGeneralisation: f.successGeneralisation,
       meanRewardTrain: train?.meanReward ?? 0,
+      ...(kind === 'tooluse' && held?.toolUse
+        ? {
+            toolUse: {
+              successOneTurn: held.toolUse.successOneTurn ?? null,
+              solvedWithRun: held.toolUse.solvedWithRun,
+              meanTurns: held.meanTurns,
+            },
+          }
+        : {}),
     };
   }
 }

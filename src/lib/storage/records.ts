@@ -87,4 +87,9 @@ export interface EvalPoint {
   successGeneralisation?: number | null;
   /** Mean episode reward of greedy play on the level's training tasks. */
   meanRewardTrain: number;
+  /**
+   * A tool-use run's held-out figures (DESIGN §3.1): greedy success when made to submit at the
+   * first turn, the share of solved episodes that used `<run>` (null: none solved), mean turns.
+   */
+  toolUse?: { successOneTurn: number | null; solvedWithRun: number | null; meanTurns: number };
 }
