@@ -11,7 +11,10 @@
  *
  *   npx tsx e2e/bench/staleness-node.ts --eta 4 --loss ppo --seed 1 [--maxVersions 150]
  *     [--lag fixed|async] [--workers 1] [--level easy] [--evalEvery 25] [--seconds 600]
- *   TRAINER_CONFIG / RUN_CONFIG / MODEL_ARGS: JSON merged as in learn-node.ts
+ *     [--updates 1] [--lr 0.003] [--relabelled 32] [--maxGradNorm 0.5]
+ *   TRAINER_CONFIG / RUN_CONFIG / MODEL_ARGS: JSON merged as in learn-node.ts; the four flags above
+ *   set updatesPerBatch, learningRate, hindsight.samplesPerBatch and the trainer's gradient clip
+ *   over them (left out: RUN_CONFIG's or the page's value)
  *   npx tsx e2e/bench/staleness-node.ts --grid [--etas 0,1,2,4,8] [--seeds 1,2,3] [...one run's flags]
  *     runs each η × {ppo, decoupled} × seed in a child process, one at a time, and prints the
  *     summary (`summariseSweep`) as the last line.
@@ -76,7 +79,22 @@ if (!(Number.isInteger(ETA) && ETA >= 0)) throw new Error('--eta takes a whole n
 
 const modelArgs: ModelArgs = { ...DEFAULT_MODEL_ARGS, ...json<ModelArgs>('MODEL_ARGS') };
 const settings = defaultSettings(2);
-const code: CodeRunConfig = { ...settings.code, seed: SEED, ...json<CodeRunConfig>('RUN_CONFIG') };
+const fromJson: CodeRunConfig = { ...settings.code, seed: SEED, ...json<CodeRunConfig>('RUN_CONFIG') };
+/** A numeric flag, or undefined when it is not given. */
+const numberFlag = (name: string): number | undefined => {
+  const v = flag(name, '');
+  if (v === '') return undefined;
+  if (!Number.isFinite(Number(v))) throw new Error(`--${name} takes a number`);
+  return Number(v);
+};
+const relabelled = numberFlag('relabelled');
+const code: CodeRunConfig = {
+  ...fromJson,
+  updatesPerBatch: numberFlag('updates') ?? fromJson.updatesPerBatch,
+  learningRate: numberFlag('lr') ?? fromJson.learningRate,
+  hindsight: { ...fromJson.hindsight, samplesPerBatch: relabelled ?? fromJson.hindsight.samplesPerBatch },
+};
+const maxGradNorm = numberFlag('maxGradNorm');
 
 // ---- backend: wasm, single-threaded, as the page's workers run it ------------------------------
 const wasmDir = path.dirname(
@@ -102,6 +120,7 @@ const trainer = new PolicyTrainer(modelArgs, {
   loss: LOSS,
   learningRate: code.learningRate,
   ...json<TrainerConfig>('TRAINER_CONFIG'),
+  ...(maxGradNorm === undefined ? {} : { maxGradNorm }),
 });
 
 const clone = (): Weights => new Map([...trainer.params].map(([k, v]) => [k, tf.clone(v)]));
@@ -216,7 +235,7 @@ engines.forEach((e, i) => {
 });
 console.log(
   `# η ${ETA} (${LAG}), ${LOSS}, seed ${SEED}, ${MAX_VERSIONS} versions, updates ${code.updatesPerBatch}, lr ${code.learningRate}, ` +
-    `clip ${trainer.config.clipEps}, batch ${code.tasksPerBatch}×${code.groupSize} + ${code.hindsight.samplesPerBatch} relabelled, ${LEVEL}`,
+    `clip ${trainer.config.clipEps}, grad norm ${trainer.config.maxGradNorm}, batch ${code.tasksPerBatch}×${code.groupSize} + ${code.hindsight.samplesPerBatch} relabelled, ${LEVEL}`,
 );
 pipeline.start();
 try {
@@ -253,7 +272,24 @@ const run: SweepRun = {
   // Training success at each evaluation, in order.
   curve: evals.map((e) => e.train.toFixed(2)).join(' '),
 };
-console.log(JSON.stringify({ ...run, lag: LAG, relabelled: source.hindsight.added }));
+console.log(
+  JSON.stringify({
+    ...run,
+    lag: LAG,
+    relabelled: source.hindsight.added,
+    updates: code.updatesPerBatch,
+    lr: code.learningRate,
+    relabelledPerBatch: code.hindsight.samplesPerBatch,
+    maxGradNorm: trainer.config.maxGradNorm,
+    // The gradient's global norm before the clip, on each batch's first step: mean, median, max.
+    gradNorm: r3(mean(firstEpoch.map((m) => m.gradNorm))),
+    gradNormMedian: r3(
+      firstEpoch.map((m) => m.gradNorm).sort((a, b) => a - b)[firstEpoch.length >> 1] ?? NaN,
+    ),
+    gradNormMax: r3(Math.max(...firstEpoch.map((m) => m.gradNorm))),
+    level: LEVEL,
+  }),
+);
 rolloutSandbox.dispose?.();
 evalSandbox.dispose?.();
 process.exit(0);
