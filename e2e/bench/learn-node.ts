@@ -33,7 +33,7 @@ import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { oneTurn, runEpisodes } from '../../src/lib/env/evaluate.ts';
+import { oneTurn } from '../../src/lib/env/evaluate.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
 import {
   LEVELS,
@@ -59,14 +59,13 @@ import {
   type TrainerConfig,
 } from '../../src/lib/policy/config.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
-import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
 import { PolicyTrainer, type StepMetrics } from '../../src/lib/rl/trainer.ts';
 import { DEFAULT_HINDSIGHT, relabelledKey } from '../../src/lib/rl/hindsight.ts';
 import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
-import { flag, nodeEngines } from './node-kit.ts';
+import { flag, greedyEpisodes, nodeEngines } from './node-kit.ts';
 
 // ---- flags -------------------------------------------------------------------------------
 const SECONDS = Number(flag('seconds', '300'));
@@ -264,21 +263,8 @@ interface EvalResult {
   programs: string;
 }
 const evals: EvalResult[] = [];
-async function greedy(tasks: readonly Task[]): Promise<Episode[]> {
-  const agent = new CachedPolicyAgent('policy', trainer.params, modelArgs, {
-    ...DEFAULT_SAMPLER,
-    greedy: true,
-    seed: 1,
-  });
-  try {
-    const out: Episode[] = [];
-    for (let i = 0; i < tasks.length; i += 32)
-      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox, code.env)));
-    return out;
-  } finally {
-    agent.dispose();
-  }
-}
+const greedy = (tasks: readonly Task[]): Promise<Episode[]> =>
+  greedyEpisodes(tasks, trainer.params, modelArgs, evalSandbox, code.env);
 const short = (id: string) =>
   id
     .replace(/^constant:/, 'c:')

@@ -1,8 +1,14 @@
-/** Pieces the node trainers (`learn-node.ts`, `staleness-node.ts`) share: flags and rollout engines. */
+/** Pieces the node trainers (`learn-node.ts`, `staleness-node.ts`) share: flags, rollout engines, greedy play. */
+import type { EnvConfig } from '../../src/lib/env/config.ts';
+import type { Episode } from '../../src/lib/env/episode.ts';
+import { runEpisodes } from '../../src/lib/env/evaluate.ts';
+import type { Task } from '../../src/lib/env/suite.ts';
+import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
 import type { ModelArgs } from '../../src/lib/policy/config.ts';
 import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
 import type { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
+import type { Sandbox } from '../../src/lib/sandbox/types.ts';
 
 const argv = process.argv.slice(2);
 
@@ -37,4 +43,27 @@ export function nodeEngines(
         release,
       }),
   );
+}
+
+/** `tasks` played greedily by the policy `params`, as the page's evaluator plays them (rows of 32, sampler seed 1). */
+export async function greedyEpisodes(
+  tasks: readonly Task[],
+  params: Weights,
+  modelArgs: ModelArgs,
+  sandbox: Sandbox,
+  env?: EnvConfig,
+): Promise<Episode[]> {
+  const agent = new CachedPolicyAgent('policy', params, modelArgs, {
+    ...DEFAULT_SAMPLER,
+    greedy: true,
+    seed: 1,
+  });
+  try {
+    const out: Episode[] = [];
+    for (let i = 0; i < tasks.length; i += 32)
+      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, sandbox, env)));
+    return out;
+  } finally {
+    agent.dispose();
+  }
 }

@@ -29,9 +29,7 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runEpisodes } from '../../src/lib/env/evaluate.ts';
 import { generateTasks } from '../../src/lib/env/families.ts';
-import type { Episode } from '../../src/lib/env/episode.ts';
 import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
 import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
 import { defaultSettings } from '../../src/lib/pipeline/run-settings.ts';
@@ -44,14 +42,13 @@ import {
 } from '../../src/lib/policy/config.ts';
 import type { StepMetrics } from '../../src/lib/policy/metrics.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
-import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
 import { summariseSweep, type SweepRun } from '../../src/lib/run/sweep-summary.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
 import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
-import { flag, nodeEngines } from './node-kit.ts';
+import { flag, greedyEpisodes, nodeEngines } from './node-kit.ts';
 
 // ---- flags -------------------------------------------------------------------------------
 const argv = process.argv.slice(2);
@@ -159,19 +156,8 @@ const behaviourLag: number[] = [];
 
 // ---- greedy evaluation -------------------------------------------------------------------
 async function greedy(tasks: readonly Task[]): Promise<number> {
-  const agent = new CachedPolicyAgent('policy', trainer.params, modelArgs, {
-    ...DEFAULT_SAMPLER,
-    greedy: true,
-    seed: 1,
-  });
-  try {
-    const out: Episode[] = [];
-    for (let i = 0; i < tasks.length; i += 32)
-      out.push(...(await runEpisodes(tasks.slice(i, i + 32), agent, evalSandbox)));
-    return out.filter((e) => e.solved).length / Math.max(1, out.length);
-  } finally {
-    agent.dispose();
-  }
+  const out = await greedyEpisodes(tasks, trainer.params, modelArgs, evalSandbox);
+  return out.filter((e) => e.solved).length / Math.max(1, out.length);
 }
 const evals: { version: number; train: number; heldOut: number }[] = [];
 async function evaluate(version: number): Promise<void> {
