@@ -2,6 +2,7 @@ import type { JSHandle } from 'playwright-core';
 import { TOOLUSE_ENV_CONFIG, type EnvConfig } from '../../../src/lib/env/config.ts';
 import { oneTurn } from '../../../src/lib/env/evaluate.ts';
 import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
+import { band } from '../../../src/lib/run/sweep-summary.ts';
 import type { Scenario } from '../harness.ts';
 import type { Lab, RunOptions } from '../../support/lab.ts';
 import { openLab } from './pipeline.ts';
@@ -12,10 +13,7 @@ const round = (v: number | null | undefined, d = 3) =>
 /** Mean and sample standard deviation of the figures that are there (null when none is). */
 function meanSd(xs: readonly (number | null)[]): { mean: number | null; sd: number | null; n: number } {
   const v = xs.filter((x): x is number => x !== null);
-  if (v.length === 0) return { mean: null, sd: null, n: 0 };
-  const m = v.reduce((a, b) => a + b, 0) / v.length;
-  const sd = v.length > 1 ? Math.sqrt(v.reduce((a, b) => a + (b - m) ** 2, 0) / (v.length - 1)) : 0;
-  return { mean: round(m), sd: round(sd), n: v.length };
+  return v.length ? { ...band(v), n: v.length } : { mean: null, sd: null, n: 0 };
 }
 
 /** What one arm of one seed came to: greedy play of its newest version on the easy tasks. */
