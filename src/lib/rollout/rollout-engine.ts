@@ -257,9 +257,10 @@ export class RolloutEngine {
           if (token === undefined || ep.done || !owner) continue; // aborted meanwhile
           this.recorder.onToken(ep, token, agent.lastLogProbs[i] ?? 0, agent.lastValues[i] ?? 0);
           const s0 = performance.now();
-          const [called, turns] = [now(), ep.turns.length];
+          const turns = ep.turns.length;
           await ep.step(token, this.sandbox);
-          if (ep.turns.length > turns) owner.calls.push(called); // the token ended a turn: a sandbox call
+          // The token ended a turn: a sandbox call, stamped on the events' clock (`now()`).
+          if (ep.turns.length > turns) owner.calls.push(performance.timeOrigin + s0);
           alive();
           segment.sandboxMs += performance.now() - s0;
           segment.tokens += 1;
