@@ -5,6 +5,7 @@ import type { Params, Weights } from '../../src/lib/policy/model';
 import { adaptersFromCheckpoint, paramsFromCheckpoint, type Checkpoint } from '../../src/lib/policy/weights';
 import { now, type Lane } from '../../src/lib/pipeline/events';
 import { isCodeAnnounce, isVersionAnnounce, PARAMS_CHANNEL } from '../../src/lib/pipeline/params-channel';
+import { LaggedVersions } from '../../src/lib/rollout/lagged-versions';
 import { emptyEngineStats, RolloutEngine, type EngineStats } from '../../src/lib/rollout/rollout-engine';
 import type { PlayedGroup, RolloutJob } from '../../src/lib/pipeline/types';
 import type { CacheStats } from '../../src/lib/sandbox/cache';
@@ -27,6 +28,8 @@ export interface EngineRunInit {
   seed: number;
   /** Read a version from the store when its announce has not arrived after this long, ms. */
   fetchAfterMs: number;
+  /** Play version max(0, v − playLag)'s weights when version v comes (`RunSettings.playLag`). */
+  playLag: number;
 }
 
 /** What the worker reports with each heartbeat. */
@@ -47,6 +50,8 @@ interface EngineRun {
   base: Params | null;
   /** The base being read from the store: versions arriving meanwhile wait for the same one. */
   baseLoading: Promise<Params> | null;
+  /** The versions a fixed lag plays from (full checkpoints, never LoRA: the settings refuse both). */
+  lagged: LaggedVersions<Checkpoint>;
 }
 
 /** A code-writing run's rollouts: the engine over this worker's policy replica, fed each published version. */
@@ -92,7 +97,9 @@ export function engineRunHandlers(ctx: RolloutContext) {
       weights = mergedWeights(r.base, adapters, checkpoint.lora);
       tf.dispose([...adapters.values()]);
     } else {
-      const params = paramsFromCheckpoint(checkpoint);
+      // With a fixed lag the engine holds version v, played with an older version's weights.
+      const played = r.lagged.push(v, checkpoint).item;
+      const params = paramsFromCheckpoint(played);
       r.base = params;
       weights = params;
     }
@@ -152,7 +159,8 @@ export function engineRunHandlers(ctx: RolloutContext) {
         },
       });
       const channel = new BroadcastChannel(PARAMS_CHANNEL);
-      run = { runId: init.runId, lane, engine, channel, base: null, baseLoading: null };
+      const lagged = new LaggedVersions<Checkpoint>(init.playLag);
+      run = { runId: init.runId, lane, engine, channel, base: null, baseLoading: null, lagged };
       channel.onmessage = (ev: MessageEvent<unknown>) => {
         const d = ev.data;
         if (!isVersionAnnounce(d) || d.runId !== run?.runId || !isCodeAnnounce(d)) return;
@@ -191,6 +199,7 @@ export function engineRunHandlers(ctx: RolloutContext) {
       if (!run) return;
       run.channel.close();
       run.engine.dispose();
+      run.lagged.clear();
       if (run.base) tf.dispose([...run.base.values()]);
       run = undefined;
       ctx.events.flush();

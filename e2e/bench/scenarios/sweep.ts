@@ -1,3 +1,5 @@
+import { DEFAULT_CODE_RUN } from '../../../src/lib/pipeline/code-workload.ts';
+import { fixedLagStaleness } from '../../../src/lib/run/comparisons.ts';
 import { summariseSweep, type SweepRun } from '../../../src/lib/run/sweep-summary.ts';
 import type { Scenario } from '../harness.ts';
 import { runPipeline } from '../pipeline-run.ts';
@@ -5,10 +7,12 @@ import { openLab } from './pipeline.ts';
 
 /**
  * AReaL's staleness table in the browser: each η × {PPO, decoupled PPO} × seed trains from fresh
- * weights on the easy level over the same samples (the page's trainer settings: one optimiser
- * step per batch unless `--updates`), then plays the newest version greedily. The staleness a
- * run reaches is what its workers attain (`meanStaleness`); `e2e/bench/staleness-node.ts` holds
- * it at η exactly, in node.
+ * weights on the easy level over the same samples (the page's trainer settings unless
+ * `--updates` optimiser steps per batch, `--relabelled` rows a batch), then plays the newest
+ * version greedily. `--lag bounded` (the default): η bounds the staleness and a run reaches what
+ * its workers attain (`meanStaleness`). `--lag fixed`: the staleness is held at η
+ * (`RunSettings.playLag`: synchronous, the workers play the weights η versions back), as
+ * `e2e/bench/staleness-node.ts` holds it in node.
  */
 const scenario: Scenario = {
   name: 'sweep',
@@ -22,14 +26,24 @@ const scenario: Scenario = {
       .map((e) => (e === 'inf' ? Infinity : Number(e)));
     const seeds = (options.seeds?.[0] ?? '1').split(',').map(Number);
     const updates = options.updates?.[0];
+    const relabelled = options.relabelled?.[0];
+    const lag = options.lag?.[0] ?? 'bounded';
+    if (lag !== 'bounded' && lag !== 'fixed') throw new Error(`--lag takes bounded or fixed, got ${lag}`);
+    if (lag === 'fixed' && !etas.every(Number.isFinite)) throw new Error('--lag fixed needs finite η values');
+    const hindsight = { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: Number(relabelled) };
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
     const rows: SweepRun[] = [];
     try {
       for (const eta of etas) {
         for (const loss of ['ppo', 'decoupled'] as const) {
           for (const seed of seeds) {
-            const code = { seed, ...(updates ? { updatesPerBatch: Number(updates) } : {}) };
-            const f = await runPipeline(lab, { eta, loss, workers, seed }, samples, undefined, code);
+            const code = {
+              seed,
+              ...(updates ? { updatesPerBatch: Number(updates) } : {}),
+              ...(relabelled ? { hindsight } : {}),
+            };
+            const held = lag === 'fixed' ? { eta: 0, playLag: eta } : { eta };
+            const f = await runPipeline(lab, { ...held, loss, workers, seed }, samples, undefined, code);
             log(`η = ${eta}, ${loss}, seed ${seed}: ${JSON.stringify(f)}`);
             rows.push({
               eta,
@@ -38,7 +52,7 @@ const scenario: Scenario = {
               samplesPerSec: f.samplesPerSec,
               successHeldOut: f.successHeldOut,
               successTrain: f.successTrain,
-              meanStaleness: f.meanStaleness,
+              meanStaleness: lag === 'fixed' ? fixedLagStaleness(eta, f.steps) : f.meanStaleness,
               staleDrops: f.staleDrops,
               interrupts: f.interrupts,
             });
@@ -54,6 +68,9 @@ const scenario: Scenario = {
     return {
       'sweep.samples': samples,
       'sweep.workers': workers,
+      'sweep.lag': lag,
+      'sweep.updatesPerBatch': Number(updates ?? DEFAULT_CODE_RUN.updatesPerBatch),
+      'sweep.relabelled': Number(relabelled ?? DEFAULT_CODE_RUN.hindsight.samplesPerBatch),
       'sweep.seeds': seeds,
       'sweep.rows': rows.map((r) => ({ ...r, eta: eta(r.eta) })),
       'sweep.cells': cells.map((c) => ({ ...c, eta: eta(c.eta) })),

@@ -1,5 +1,5 @@
-import type { TaskKind } from '../env/suite';
-import { DEFAULT_CODE_RUN } from './code-workload';
+import type { Level, TaskKind } from '../env/suite';
+import { DEFAULT_CODE_RUN, type CodeRunConfig } from './code-workload';
 import { withTaskKind, type RunSettings } from './run-settings';
 
 /**
@@ -132,6 +132,16 @@ export function presetOf(settings: RunSettings): Preset | null {
   );
 }
 
+/** What every leg of a sweep sets past its η and loss (the rest: the panel's settings). */
+export interface SweepLegSettings {
+  /** Staleness held at η (`RunSettings.playLag`: synchronous, the workers η versions behind), not bounded by it. */
+  fixedLag?: boolean;
+  /** Code config settings of the legs (optimiser steps per batch, hindsight). */
+  run?: Partial<CodeRunConfig>;
+  /** Train and evaluate on this level only. */
+  level?: Level;
+}
+
 /**
  * A preset that runs a comparison rather than one run: Train runs its legs, each a run of its own
  * with the rest of the settings as they are, and the first screen draws them as they finish.
@@ -142,14 +152,31 @@ export interface ComparisonPreset {
   watch: string;
   /** The comparison Train runs: the staleness sweep (each η with both losses). */
   runs: 'sweep';
+  /** The sweep's η values, the episodes each leg trains on, and what every leg sets. */
+  sweep: { etas: readonly number[]; samples: number; legs: SweepLegSettings };
 }
+
+/**
+ * The staleness preset's legs: staleness held at η, four optimiser steps per batch and 16
+ * relabelled rows, on the easy level: the setting where standard PPO falls behind decoupled PPO
+ * as the lag grows (docs/experiments.md, "Staleness sweep").
+ */
+export const STALENESS_LEGS: SweepLegSettings = {
+  fixedLag: true,
+  level: 'easy',
+  run: {
+    updatesPerBatch: 4,
+    hindsight: { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 16 },
+  },
+};
 
 export const COMPARISON_PRESETS: readonly ComparisonPreset[] = [
   {
     id: 'staleness-sweep',
-    label: 'Staleness: PPO vs decoupled (a sweep, ~5 min)',
+    label: 'Staleness: PPO vs decoupled (a sweep, ~9 min)',
     watch:
-      'Six runs from fresh weights, η = 0, 2 and 8, each with standard PPO and with decoupled PPO, 1 600 episodes each; the chart in place of the success chart draws greedy success against η as each ends. Under it, the lag: standard PPO’s clipped tokens (ratio to π_behav past 1 ± ε) rise with η, and decoupled PPO’s lag KL(π_behav ‖ π_prox) and masked share (w over the cap) show how far its samples lag while its own clip stays at 0. AReaL’s Table 3 finds standard PPO falling behind as η grows. With the page’s settings the two losses have ended level: a node grid of 600 versions × 3 seeds at η up to 8 found no η where they separate; with four updates per batch, 16 relabelled rows and staleness held at 16 versions, node runs did show it (standard PPO 0.37, decoupled 0.73, level at η = 0; docs/experiments.md). At this budget most runs are still on their first programs, the constants (27 % of the easy tasks). With one rollout worker the staleness stays near 1.5–2 versions whatever η allows: add workers (Settings) to stretch it.',
+      'Four runs from fresh weights on the easy tasks, η = 0 and 16, each with standard PPO and with decoupled PPO, 300 versions (4 800 episodes) each. Staleness is held at η: rollout and training alternate, and the workers play the weights η versions back, so every batch is η versions old, as in AReaL once its rollouts run ahead. Each run takes four optimiser steps per batch with 16 relabelled rows. The chart in place of the success chart draws greedy success against η as each run ends; under it, the lag: standard PPO’s clipped tokens (ratio to π_behav past 1 ± ε), decoupled PPO’s lag KL(π_behav ‖ π_prox) and masked share (w over the cap). From the second step of a batch, standard PPO’s clip around a 16-version-old π_behav removes about half its tokens and keeps it on the constant programs (27 % of the easy tasks); decoupled PPO clips around π_prox and moves on, as in AReaL’s Table 3. One seed a point: seeds spread (docs/experiments.md).',
     runs: 'sweep',
+    sweep: { etas: [0, 16], samples: 4800, legs: STALENESS_LEGS },
   },
 ];

@@ -347,3 +347,27 @@ describe('the task kind', () => {
     );
   });
 });
+
+describe('the fixed lag', () => {
+  it('is off by default and for a run stored before it existed', () => {
+    expect(defaultSettings().playLag).toBe(0);
+    const stored = settingsToJson(defaultSettings());
+    delete stored.playLag;
+    expect(settingsFromJson(stored).playLag).toBe(0);
+  });
+
+  it('runs synchronously on full versions, and refuses a lag it cannot hold, saying why', () => {
+    const sync = { ...defaultSettings(), eta: 0 };
+    expect(() => validateSettings({ ...sync, playLag: 16 })).not.toThrow();
+    expect(() => validateSettings({ ...sync, playLag: 65 })).toThrow(
+      'the fixed lag must be an integer from 0 to 64, got 65',
+    );
+    expect(() => validateSettings({ ...sync, playLag: 1.5 })).toThrow(/fixed lag .* got 1.5/);
+    expect(() => validateSettings({ ...sync, eta: 4, playLag: 8 })).toThrow(
+      'a fixed lag holds the staleness itself: η must be 0 with it, got 4',
+    );
+    expect(() => validateSettings({ ...sync, playLag: 8, lora: { rank: 4, alpha: 8 } })).toThrow(
+      'a fixed lag plays older full versions: turn LoRA off to use it',
+    );
+  });
+});

@@ -16,6 +16,13 @@ export interface RunSettings {
   workers: number;
   /** Max staleness η: 0 synchronous, `Infinity` unbounded. */
   eta: number;
+  /**
+   * Staleness held fixed (the staleness sweep): with version v published, the rollout workers
+   * play the weights of version max(0, v − playLag), so every batch is exactly that many versions
+   * old, as AReaL's η is once rollouts run ahead. Needs η = 0 (rollout and training alternate)
+   * and full versions (no LoRA). 0: the workers play the newest version.
+   */
+  playLag: number;
   /** Policy loss: decoupled PPO (AReaL) or standard PPO clip against the behaviour policy. */
   loss: Extract<TrainerConfig['loss'], 'decoupled' | 'ppo'>;
   /** Groups each rollout worker plays at once. */
@@ -78,6 +85,7 @@ export function defaultSettings(cores?: number): RunSettings {
   return {
     workers: defaultWorkers(cores),
     eta: 4,
+    playLag: 0,
     loss: 'decoupled',
     slotsPerWorker: 2,
     interruptEveryTokens: 1,
@@ -124,6 +132,8 @@ export const SETTINGS_LIMITS = {
   keepVersions: 1000,
   /** Versions between milestones. */
   milestoneEvery: 1_000_000,
+  /** A fixed lag, versions: past AReaL's largest η (32), and that many versions are held in each worker. */
+  playLag: 64,
   /** Groups per training batch: with 32 episodes a group, 2 048 episodes a step. */
   tasksPerBatch: 64,
   /** Optimiser steps per batch (PPO epochs). */
@@ -197,6 +207,11 @@ export function validateSettings(s: RunSettings): void {
   if (typeof eta !== 'number' || !(eta >= 0))
     throw new Error(`η must be 0 or more (or unbounded), got ${shown(eta)}`);
   if (Number.isFinite(eta) && !Number.isInteger(eta)) throw new Error(`η must be an integer, got ${eta}`);
+  checkInteger('the fixed lag', s.playLag, 0, L.playLag);
+  if (s.playLag > 0 && s.eta !== 0)
+    throw new Error(`a fixed lag holds the staleness itself: η must be 0 with it, got ${shown(s.eta)}`);
+  if (s.playLag > 0 && s.lora !== null)
+    throw new Error('a fixed lag plays older full versions: turn LoRA off to use it');
   const oneOf = (what: string, v: unknown, allowed: readonly unknown[]) => {
     if (!allowed.includes(v))
       throw new Error(

@@ -5,10 +5,10 @@ import type { StepReport } from '../pipeline/types';
 import { COMPARISON_PRESETS, PRESETS } from '../pipeline/presets';
 import {
   compare,
+  fixedLagStaleness,
   legOf,
   raceEtas,
   sweepPlan,
-  SWEEP_ETAS,
   viewLegRunner,
   type ComparedView,
   type Comparison,
@@ -45,7 +45,7 @@ const outcome = (eta: number, steps: StepReport[], error: string | null = null):
 
 describe('comparisons', () => {
   it('times a leg from its second step, as the pipeline bench does', () => {
-    const leg = legOf(4, 20, outcome(4, [step(0, 10, [0]), step(1_000, 10, [1, 3])]), null);
+    const leg = legOf({ eta: 4 }, 20, outcome(4, [step(0, 10, [0]), step(1_000, 10, [1, 3])]), null);
     expect(leg.samplesPerSec).toBeCloseTo(10);
     expect(leg.meanStaleness).toBeCloseTo(4 / 3);
     expect(leg.idealSpeedup).toBeCloseTo(2);
@@ -57,7 +57,7 @@ describe('comparisons', () => {
       metrics: { ...storedStepMetrics({}, 'decoupled'), lagKl, clipFrac, maskedFrac },
     });
     const leg = legOf(
-      2,
+      { eta: 2 },
       30,
       outcome(2, [lagged(0.1, 0, 0.01, 0), lagged(0.3, 0.2, 0.03, 500), lagged(NaN, 0.1, NaN, 900)]),
       null,
@@ -65,7 +65,7 @@ describe('comparisons', () => {
     expect(leg.lag.kl).toBeCloseTo(0.2);
     expect(leg.lag.clipped).toBeCloseTo(0.1);
     expect(leg.lag.masked).toBeCloseTo(0.02);
-    expect(legOf(2, 0, outcome(2, []), null).lag.kl).toBeNaN();
+    expect(legOf({ eta: 2 }, 0, outcome(2, []), null).lag.kl).toBeNaN();
   });
 
   it('plans the sweep η by η, standard PPO then decoupled PPO, and runs each leg with its loss', async () => {
@@ -77,7 +77,7 @@ describe('comparisons', () => {
     ]);
     const ran: [number, string | undefined][] = [];
     const legs = await compare('sweep', sweepPlan([0, 4]), 20, true, {
-      run: async (eta, _samples, loss) => {
+      run: async ({ eta, loss }) => {
         ran.push([eta, loss]);
         return { ...outcome(eta, [step(0, 10, [eta]), step(500, 10, [eta])]), loss: loss ?? 'decoupled' };
       },
@@ -93,11 +93,29 @@ describe('comparisons', () => {
     expect(legs.map((l) => `${l.eta} ${l.loss}`)).toEqual(['0 ppo', '0 decoupled', '4 ppo', '4 decoupled']);
   });
 
+  it('plans a fixed-lag sweep for finite η only, and reads its staleness as the lag each batch was played at', () => {
+    expect(sweepPlan([0, 16], ['ppo'], { fixedLag: true })).toEqual([
+      { eta: 0, loss: 'ppo', fixedLag: true },
+      { eta: 16, loss: 'ppo', fixedLag: true },
+    ]);
+    expect(() => sweepPlan([0, Infinity], ['ppo'], { fixedLag: true })).toThrow(
+      'a fixed lag needs a finite η',
+    );
+    // Versions 1…4 came from batches played at versions 0, 0, 0, 1 (lag 2): 0, 1, 2, 2.
+    expect(fixedLagStaleness(2, 4)).toBeCloseTo(5 / 4);
+    expect(fixedLagStaleness(16, 600)).toBeCloseTo(15.77, 2);
+    expect(fixedLagStaleness(3, 0)).toBe(0);
+    const steps = [0, 500, 900, 1_300].map((at) => step(at, 10, [0])); // the controller sees η = 0
+    const leg = legOf({ eta: 2, fixedLag: true }, 40, outcome(0, steps), null);
+    expect([leg.fixedLag, leg.meanStaleness]).toEqual([true, 5 / 4]);
+    expect(legOf({ eta: 2 }, 40, outcome(0, steps), null).meanStaleness).toBe(0);
+  });
+
   it('runs a leg per η, evaluating each when asked, and reports each leg as it ends', async () => {
     const shown: Comparison[] = [];
     const ran: number[] = [];
     const legs = await compare('sweep', [{ eta: 0 }, { eta: 2 }], 20, true, {
-      run: async (eta) => {
+      run: async ({ eta }) => {
         ran.push(eta);
         return outcome(eta, [step(0, 10, [eta]), step(500, 10, [eta])]);
       },
@@ -125,7 +143,7 @@ describe('comparisons', () => {
       20,
       false,
       {
-        run: async (eta) => ({
+        run: async ({ eta }) => ({
           ...outcome(eta, [step(0, 10, [0]), step(500, 10, [0])]),
           events: events(eta * 1000),
         }),
@@ -147,7 +165,7 @@ describe('comparisons', () => {
       20,
       false,
       {
-        run: async (eta) => outcome(eta, [step(0, 10, [0])]), // stopped at 10 of 20
+        run: async ({ eta }) => outcome(eta, [step(0, 10, [0])]), // stopped at 10 of 20
         evaluate: async () => {
           throw new Error('the race does not evaluate');
         },
@@ -168,7 +186,7 @@ describe('comparisons', () => {
 
   it('the staleness preset names the η values the sweep runs and where its measurements are', () => {
     const [preset] = COMPARISON_PRESETS;
-    const shown = SWEEP_ETAS.map((e) => (Number.isFinite(e) ? String(e) : '∞'));
+    const shown = (preset?.sweep.etas ?? []).map((e) => (Number.isFinite(e) ? String(e) : '∞'));
     expect(preset?.watch).toContain(`η = ${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`);
     expect(preset?.watch).toContain('docs/experiments.md');
     expect(PRESETS.map((p) => p.id)).not.toContain(preset?.id);
@@ -182,7 +200,7 @@ describe('comparisons', () => {
         throw new Error('not asked');
       },
       runId: 'run-1',
-      settings: { loss: 'decoupled' },
+      settings: { loss: 'decoupled', level: null },
       steps: [],
       dashboard: null,
       error: null,
@@ -191,8 +209,13 @@ describe('comparisons', () => {
       comparison: null,
     };
     const runner = viewLegRunner(view);
-    expect((await runner.run(8, 10, 'ppo')).loss).toBe('ppo');
-    expect((await runner.run(4, 10)).loss).toBe('decoupled'); // the race: the panel's loss
-    expect(started).toEqual([{ eta: 8, loss: 'ppo' }, { eta: 4 }]);
+    expect((await runner.run({ eta: 8, loss: 'ppo' }, 10)).loss).toBe('ppo');
+    expect((await runner.run({ eta: 4 }, 10)).loss).toBe('decoupled'); // the race: the panel's loss
+    expect((await runner.run({ eta: 16, loss: 'ppo', fixedLag: true }, 10)).loss).toBe('ppo');
+    expect(started).toEqual([
+      { eta: 8, playLag: 0, loss: 'ppo' },
+      { eta: 4, playLag: 0 },
+      { eta: 0, playLag: 16, loss: 'ppo' }, // held at 16: synchronous, the workers 16 versions behind
+    ]);
   });
 });

@@ -5,6 +5,7 @@ import type { TimelineEvent } from '../pipeline/events';
 import { stepThroughput } from '../view/metrics';
 import { legStrip, type LegStrip } from '../view/race-strips';
 import type { RunSettings } from '../pipeline/run-settings';
+import type { SweepLegSettings } from '../pipeline/presets';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 
 /**
@@ -13,6 +14,8 @@ import type { EvalPoint, StepReport } from '../pipeline/types';
  */
 export interface Leg {
   eta: number;
+  /** Staleness held at η (a fixed lag: synchronous, the workers a fixed η versions behind), not bounded by it. */
+  fixedLag: boolean;
   loss: RunSettings['loss'];
   runId: string | null;
   samplesPerSec: number;
@@ -20,7 +23,7 @@ export interface Leg {
   trainerBusy: number;
   /** (rollout + train) / max(rollout, train) per step: what overlapping the two could gain. */
   idealSpeedup: number;
-  /** Mean staleness of the trained samples, versions. */
+  /** Mean staleness of the trained samples, versions (with a fixed lag: the lag each batch was played at). */
   meanStaleness: number;
   interrupts: number;
   staleDrops: number;
@@ -60,17 +63,31 @@ export const SWEEP_SAMPLES = 1600;
 export const SWEEP_ETAS: readonly number[] = [0, 2, 8];
 export const SWEEP_LOSSES: readonly RunSettings['loss'][] = ['ppo', 'decoupled'];
 
-/** A leg to run: its η, and its loss (none: the panel's, as the race runs). */
-export interface LegPlan {
+/** A leg to run: its η, its loss (none: the panel's, as the race runs), and what its sweep sets. */
+export interface LegPlan extends SweepLegSettings {
   eta: number;
   loss?: RunSettings['loss'];
 }
 
-/** The sweep's legs: each η of `etas` with each loss of `losses`, η by η. */
+/** The sweep's legs: each η of `etas` with each loss of `losses`, η by η, each with `shared`. */
 export const sweepPlan = (
   etas: readonly number[],
   losses: readonly RunSettings['loss'][] = SWEEP_LOSSES,
-): LegPlan[] => etas.flatMap((eta) => losses.map((loss) => ({ eta, loss })));
+  shared: SweepLegSettings = {},
+): LegPlan[] => {
+  if (shared.fixedLag && !etas.every(Number.isFinite)) throw new Error('a fixed lag needs a finite η');
+  return etas.flatMap((eta) => losses.map((loss) => ({ eta, loss, ...shared })));
+};
+
+/**
+ * Mean staleness of a fixed-lag run's first `versions` batches: the batch that makes version
+ * v + 1 was played by version max(0, v − lag).
+ */
+export function fixedLagStaleness(lag: number, versions: number): number {
+  let sum = 0;
+  for (let v = 0; v < versions; v++) sum += Math.min(lag, v);
+  return versions > 0 ? sum / versions : 0;
+}
 
 /** The race's two η: synchronous, then the panel's (4 when the panel's is 0). */
 export const raceEtas = (panelEta: number): number[] => [0, panelEta > 0 ? panelEta : 4];
@@ -90,8 +107,8 @@ export interface LegOutcome {
 
 /** How a comparison runs its legs (the page's run view; a fake in tests). */
 export interface LegRunner {
-  /** Runs a leg from fresh weights at `eta` (with `loss`, or the panel's) until `samples` episodes are trained; resolves when it ends. */
-  run(eta: number, samples: number, loss?: RunSettings['loss']): Promise<LegOutcome>;
+  /** Runs a leg from fresh weights as `plan` says until `samples` episodes are trained; resolves when it ends. */
+  run(plan: LegPlan, samples: number): Promise<LegOutcome>;
   /** Greedy success of the leg just run (its newest version). */
   evaluate(): Promise<{ train: number; heldOut: number | null }>;
   /** The comparison as it stands, after each leg. */
@@ -99,15 +116,17 @@ export interface LegRunner {
 }
 
 /** The leg of a run that trained `samples` episodes, timed as the pipeline bench times it (`stepThroughput`). */
-export function legOf(eta: number, samples: number, o: LegOutcome, success: Leg['success']): Leg {
+export function legOf(plan: LegPlan, samples: number, o: LegOutcome, success: Leg['success']): Leg {
+  const { eta, fixedLag = false } = plan;
   const t = stepThroughput(o.steps, samples);
-  const stale = o.steps.flatMap((st) => st.staleness);
+  const stale = fixedLag ? [fixedLagStaleness(eta, o.steps.length)] : o.steps.flatMap((st) => st.staleness);
   const mean = (pick: (m: StepReport['metrics']) => number) => {
     const xs = o.steps.map((st) => pick(st.metrics)).filter(Number.isFinite);
     return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
   };
   return {
     eta,
+    fixedLag,
     loss: o.loss,
     runId: o.runId,
     samplesPerSec: t.samplesPerSec,
@@ -136,15 +155,15 @@ export async function compare(
 ): Promise<Leg[]> {
   const legs: Leg[] = [];
   runner.progress({ kind, legs: [], plan, samples });
-  for (const { eta, loss } of plan) {
-    const o = await runner.run(eta, samples, loss);
+  for (const p of plan) {
+    const o = await runner.run(p, samples);
     const trained = o.steps.reduce((n, st) => n + st.episodes, 0);
     if (o.error || trained < samples) {
       runner.progress({ kind, legs: [...legs], plan, samples, stopped: true });
       break;
     }
     const success = evaluate ? await runner.evaluate() : null;
-    const leg = legOf(eta, samples, o, success);
+    const leg = legOf(p, samples, o, success);
     legs.push(kind === 'race' ? { ...leg, strip: legStrip(o.events ?? []) } : leg);
     runner.progress({ kind, legs: [...legs], plan, samples });
   }
@@ -154,13 +173,15 @@ export async function compare(
 /** What a comparison reads of the page's run view: a leg is a run of its own, started there. */
 export interface ComparedView {
   start(opts: {
-    settings: Partial<Pick<RunSettings, 'eta' | 'loss'>>;
+    settings: Partial<Pick<RunSettings, 'eta' | 'loss' | 'playLag'>>;
+    run?: SweepLegSettings['run'];
+    level?: Level;
     maxTrainedEpisodes: number;
     evalEvery: number;
   }): Promise<void>;
   evaluateLatest(level: Level | 'all'): Promise<EvalPoint>;
   readonly runId: string | null;
-  readonly settings: Pick<RunSettings, 'loss'>;
+  readonly settings: Pick<RunSettings, 'loss' | 'level'>;
   readonly steps: readonly StepReport[];
   readonly dashboard: { counters: PipelineCounters } | null;
   readonly error: string | null;
@@ -172,16 +193,23 @@ export interface ComparedView {
 
 /** The legs of a comparison run in the page's run view, each read as its panels show it once it ended. */
 export function viewLegRunner(v: ComparedView): LegRunner {
+  let level: Level | undefined;
   return {
-    run: async (eta, samples, loss) => {
-      const settings = loss ? { eta, loss } : { eta };
-      await v.start({ settings, maxTrainedEpisodes: samples, evalEvery: 0 });
+    run: async (plan, samples) => {
+      const { eta, loss, fixedLag } = plan;
+      // A fixed lag runs synchronously, its workers η versions behind; otherwise η bounds the lag.
+      const lag = fixedLag ? { eta: 0, playLag: eta } : { eta, playLag: 0 };
+      const settings = loss ? { ...lag, loss } : lag;
+      level = plan.level;
+      const more = { ...(plan.run ? { run: plan.run } : {}), ...(level ? { level } : {}) };
+      await v.start({ settings, ...more, maxTrainedEpisodes: samples, evalEvery: 0 });
       const counters = v.dashboard?.counters;
       const { runId, steps, error, events } = v;
       return { runId, loss: loss ?? v.settings.loss, steps, counters, error, events };
     },
     evaluate: async () => {
-      const e = await v.evaluateLatest(v.curriculum?.enabled ? v.curriculum.level : 'all');
+      const at = level ?? v.settings.level ?? (v.curriculum?.enabled ? v.curriculum.level : 'all');
+      const e = await v.evaluateLatest(at);
       return { train: e.successTrain, heldOut: e.successHeldOut };
     },
     progress: (c) => (v.comparison = c),

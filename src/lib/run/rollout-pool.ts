@@ -60,6 +60,7 @@ export function codePoolWorkload(runId: string, settings: RunSettings): PoolWork
         temperature: settings.code.temperature,
         seed: settings.seed * 31 + Number(lane.slice('rollout-'.length)),
         fetchAfterMs: 250,
+        playLag: settings.playLag,
       }),
     port: (host) => ({ play: (job) => host.api.play(job), abort: (jobId) => host.api.abort(jobId) }),
   };

@@ -10,6 +10,7 @@ import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
 import { compare, raceEtas, sweepPlan, viewLegRunner, RACE_SAMPLES } from '../run/comparisons';
+import type { SweepLegSettings } from '../pipeline/presets';
 import {
   SWEEP_ETAS,
   SWEEP_LOSSES,
@@ -123,17 +124,13 @@ export class RunState extends RunSettingsState {
 
   /** The sync-vs-async race (DESIGN §9): η = 0, then the panel's η (4 when it is 0), over the same samples. */
   race(samples = RACE_SAMPLES): Promise<Leg[]> {
-    return this.compare(
-      'race',
-      raceEtas(this.settings.eta).map((eta) => ({ eta })),
-      samples,
-      false,
-    );
+    const plan = raceEtas(this.settings.eta).map((eta) => ({ eta }));
+    return this.compare('race', plan, samples, false);
   }
 
-  /** The staleness sweep (DESIGN §9): each η of `etas` with each of `losses`, over the same samples, each leg evaluated. */
-  sweep(samples = SWEEP_SAMPLES, etas = SWEEP_ETAS, losses = SWEEP_LOSSES): Promise<Leg[]> {
-    return this.compare('sweep', sweepPlan(etas, losses), samples, true);
+  /** The staleness sweep (DESIGN §9): each η of `etas` with each of `losses` (and `legs`' settings), over the same samples, each leg evaluated. */
+  sweep(samples = SWEEP_SAMPLES, etas = SWEEP_ETAS, losses = SWEEP_LOSSES, legs: SweepLegSettings = {}) {
+    return this.compare('sweep', sweepPlan(etas, losses, legs), samples, true);
   }
 
   private async compare(kind: Comparison['kind'], plan: LegPlan[], samples: number, evaluate: boolean) {
