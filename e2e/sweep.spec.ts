@@ -24,34 +24,44 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   await page.getByTestId('preset').selectOption('staleness-sweep');
   await expect(page.getByTestId('preset-watch')).toHaveAccessibleDescription(/docs\/experiments\.md/);
 
-  // Train runs the preset's sweep: every η with standard PPO, then decoupled PPO. Stop ends it in its first leg.
+  // Train runs the preset's sweep: every η with standard PPO, then decoupled PPO, staleness held at η,
+  // four steps per batch and 16 relabelled rows on the easy level. Stop ends it in its first leg.
   await page.getByTestId('train').click();
   await untilLab(page, (l) => l.run.running && l.run.comparing, { timeout: 60_000 });
-  const plan = await onLab(page, (l) => l.run.comparison?.plan.map((p) => `${p.eta} ${p.loss}`));
-  expect(plan).toEqual(['0 ppo', '0 decoupled', '2 ppo', '2 decoupled', '8 ppo', '8 decoupled']);
+  const plan = await onLab(page, (l) =>
+    l.run.comparison?.plan.map(
+      (p) => `${p.eta} ${p.loss} ${p.fixedLag} ${p.level} ${p.run?.updatesPerBatch}`,
+    ),
+  );
+  expect(plan).toEqual([
+    '0 ppo true easy 4',
+    '0 decoupled true easy 4',
+    '16 ppo true easy 4',
+    '16 decoupled true easy 4',
+  ]);
   const first = page.getByTestId('view-train');
   const status = first.getByTestId('sweep-status');
-  await expect(status).toHaveText('running leg 1 of 6: η = 0, standard PPO');
-  await expect(page.getByTestId('train-status')).toHaveText(/^Sweeping: leg 1 of 6/);
+  await expect(status).toHaveText('running leg 1 of 4: η = 0, standard PPO');
+  await expect(page.getByTestId('train-status')).toHaveText(/^Sweeping: leg 1 of 4/);
   await expect(first.getByTestId('sweep-point')).toHaveCount(0);
   await page.getByTestId('stop').click();
   await untilLab(page, (l) => !l.run.comparing, { timeout: 60_000 });
   await expect(status).toHaveText(
-    'stopped during leg 1 of 6 (η = 0, standard PPO); the legs after it did not run',
+    'stopped during leg 1 of 4 (η = 0, standard PPO); the legs after it did not run',
   );
 
-  // A short sweep through the page's hook: the chart gains a point as each leg ends.
-  await onLab(page, (l) => void l.run.sweep(32, [0, 8]));
+  // A short fixed-lag sweep through the page's hook: the chart gains a point as each leg ends.
+  await onLab(page, (l) => void l.run.sweep(64, [0, 2], ['ppo', 'decoupled'], { fixedLag: true }));
   await untilLab(page, (l) => l.run.comparison?.legs.length === 1 && l.run.comparing, { timeout: 90_000 });
   await expect(first.getByTestId('sweep-point')).toHaveCount(1);
   await untilLab(page, (l) => !l.run.comparing, { timeout: 150_000 });
   await expect(page.getByTestId('run-error')).toHaveCount(0);
   const legs = await onLab(page, (l) => l.run.comparison?.legs ?? []);
-  expect(legs.map((g) => `${g.eta} ${g.loss}`)).toEqual(['0 ppo', '0 decoupled', '8 ppo', '8 decoupled']);
+  expect(legs.map((g) => `${g.eta} ${g.loss}`)).toEqual(['0 ppo', '0 decoupled', '2 ppo', '2 decoupled']);
   const points = first.getByTestId('sweep-point');
   await expect(points).toHaveCount(4);
   for (const loss of ['ppo', 'decoupled'])
-    for (const eta of ['0', '8']) {
+    for (const eta of ['0', '2']) {
       const point = first.locator(`[data-testid="sweep-point"][data-loss="${loss}"][data-eta="${eta}"]`);
       const value = Number(await point.getAttribute('data-value'));
       expect(value, `${loss} at η ${eta}`).toBeGreaterThanOrEqual(0);
@@ -69,7 +79,18 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
     expect(g.success?.train).toBeGreaterThanOrEqual(0);
     expect(Number.isFinite(g.lag.clipped)).toBe(true);
   }
+  // Held at η: each leg's four batches were played 0, 1, 2, 2 versions back at η = 2 (none at η = 0), which
+  // the decoupled loss measures as KL(π_behav ‖ π_prox): about nothing at η = 0, more at η = 2.
+  expect(legs.map((g) => [g.fixedLag, g.meanStaleness])).toEqual([
+    [true, 0],
+    [true, 0],
+    [true, 1.25],
+    [true, 1.25],
+  ]);
   const decoupled = legs.filter((g) => g.loss === 'decoupled');
+  const [kl0, kl2] = decoupled.map((g) => g.lag.kl);
+  expect(kl0).toBeLessThan(1e-4);
+  expect(kl2).toBeGreaterThan(Math.max(1e-4, 10 * (kl0 ?? 0)));
   expect(decoupled.map((g) => Number.isFinite(g.lag.kl) && Number.isFinite(g.lag.masked))).toEqual([
     true,
     true,
