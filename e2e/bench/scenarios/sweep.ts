@@ -3,6 +3,7 @@ import { fixedLagStaleness } from '../../../src/lib/run/comparisons.ts';
 import { summariseSweep, type SweepRun } from '../../../src/lib/run/sweep-summary.ts';
 import type { Scenario } from '../harness.ts';
 import { runPipeline } from '../pipeline-run.ts';
+import { runPresetSweep } from '../sweep-preset.ts';
 import { openLab } from './pipeline.ts';
 
 /**
@@ -17,8 +18,19 @@ import { openLab } from './pipeline.ts';
 const scenario: Scenario = {
   name: 'sweep',
   description:
-    'η ∈ {0, 1, 2, 4, 8, unbounded} × {PPO, decoupled PPO} × seeds at equal samples: throughput, training and held-out success per seed, mean ± sd per cell, and decoupled − PPO at the largest finite η and at 0 (AReaL’s staleness table, in the browser)',
+    '(--preset ID: a comparison preset run with Train, its legs and ordering) η ∈ {0, 1, 2, 4, 8, unbounded} × {PPO, decoupled PPO} × seeds at equal samples: throughput, training and held-out success per seed, mean ± sd per cell, and decoupled − PPO at the largest finite η and at 0 (AReaL’s staleness table, in the browser)',
   async run({ baseUrl, launch, options, log }) {
+    // `--preset ID`: the comparison preset as a user runs it (Train), one seed, its legs as drawn.
+    const presetId = options.preset?.[0];
+    if (presetId) {
+      const browser = await launch();
+      try {
+        const minutes = Number(options.minutes?.[0] ?? 40);
+        return { 'sweep.preset': await runPresetSweep(browser, baseUrl, presetId, minutes * 60_000, log) };
+      } finally {
+        await browser.close();
+      }
+    }
     const samples = Number(options.samples?.[0] ?? 160);
     const workers = Number(options.workers?.[0] ?? 3);
     const etas = (options.etas?.[0] ?? '0,1,2,4,8,inf')
