@@ -41,5 +41,9 @@ describe('the run list labels', () => {
     expect(howLabel({ eta: 4, loss: 'decoupled', code: { updatesPerBatch: 2 } })).toBe(
       'η = 4, decoupled PPO, 2 updates / batch',
     );
+    expect(howLabel({ eta: 0, playLag: 16, loss: 'ppo', code: { updatesPerBatch: 4 } })).toBe(
+      'staleness held at 16, PPO clip, 4 updates / batch',
+    );
+    expect(howLabel({ eta: 0, playLag: 0, loss: 'ppo' })).toBe('η = 0, PPO clip');
   });
 });

@@ -18,10 +18,15 @@ export function trainsLabel(
 
 /** `η = 4, decoupled PPO`: what tells runs apart in the lists (the legs of a race or a sweep). */
 export function howLabel(
-  s: Pick<RunSettings, 'eta' | 'loss'> & { code?: Pick<RunSettings['code'], 'updatesPerBatch'> },
+  s: Pick<RunSettings, 'eta' | 'loss'> & {
+    playLag?: number;
+    code?: Pick<RunSettings['code'], 'updatesPerBatch'>;
+  },
 ): string {
   const updates = s.code?.updatesPerBatch ?? 1;
-  return `η = ${Number.isFinite(s.eta) ? s.eta : '∞'}, ${s.loss === 'ppo' ? 'PPO clip' : 'decoupled PPO'}${updates > 1 ? `, ${updates} updates / batch` : ''}`;
+  // A fixed lag runs at η = 0: the lag it holds is what the run is about.
+  const lag = s.playLag ? `staleness held at ${s.playLag}` : `η = ${Number.isFinite(s.eta) ? s.eta : '∞'}`;
+  return `${lag}, ${s.loss === 'ppo' ? 'PPO clip' : 'decoupled PPO'}${updates > 1 ? `, ${updates} updates / batch` : ''}`;
 }
 
 /**
