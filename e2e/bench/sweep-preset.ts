@@ -36,12 +36,13 @@ export async function runPresetSweep(
   id: string,
   timeoutMs: number,
   log: (line: string) => void,
+  backend?: string,
 ): Promise<PresetSweep> {
   const preset = COMPARISON_PRESETS.find((p) => p.id === id);
   if (!preset)
     throw new Error(`no comparison preset ${id}: ${COMPARISON_PRESETS.map((p) => p.id).join(', ')}`);
   const page = await browser.newPage();
-  await page.goto(`${baseUrl}?debug&wcTimeout=1`);
+  await page.goto(`${baseUrl}?debug&wcTimeout=1${backend ? `&backend=${backend}` : ''}`);
   await untilTrainerSettled(page, 180_000);
   await page.getByTestId('preset').selectOption(id);
   const t0 = Date.now();
@@ -62,6 +63,10 @@ export async function runPresetSweep(
     await page.waitForTimeout(2_000);
   }
   const seconds = (Date.now() - t0) / 1000;
+  if (await lab.evaluate((l) => l.run.comparing))
+    throw new Error(
+      `the preset ${id} was still running after ${(timeoutMs / 60_000).toFixed(0)} min (--minutes)`,
+    );
   const raw = await lab.evaluate((l) => l.run.comparison?.legs ?? []);
   await page.close();
   const legs = raw.map((g) => ({

@@ -11,7 +11,12 @@ import type { PlayedGroup, RolloutJob } from '../../src/lib/pipeline/types';
 import type { CacheStats } from '../../src/lib/sandbox/cache';
 import { withEviction } from '../../src/lib/storage/quota';
 import { putTrajectories } from '../../src/lib/storage/trajectories-store';
-import { latestFullVersion, latestVersion } from '../../src/lib/storage/weights-store';
+import {
+  getVersion,
+  latestFullVersion,
+  latestVersion,
+  listVersions,
+} from '../../src/lib/storage/weights-store';
 import type { RolloutContext } from './context';
 
 /** How the pipeline starts this worker's part of a run. */
@@ -75,6 +80,7 @@ export function engineRunHandlers(ctx: RolloutContext) {
     const r = requireRun();
     if (v <= r.engine.latest) return;
     let weights: Weights;
+    let played = v;
     if (checkpoint.lora) {
       // A store read and an announce can both get here first: they share one read (one base).
       if (!r.base) {
@@ -97,13 +103,35 @@ export function engineRunHandlers(ctx: RolloutContext) {
       weights = mergedWeights(r.base, adapters, checkpoint.lora);
       tf.dispose([...adapters.values()]);
     } else {
-      // With a fixed lag the engine holds version v, played with an older version's weights.
-      const played = r.lagged.push(v, checkpoint).item;
-      const params = paramsFromCheckpoint(played);
+      // With a fixed lag the engine holds version v, played with an older version's weights
+      // (kept without their optimiser state, which playing never reads).
+      const { optimizer: _optimizer, ...playable } = checkpoint;
+      const lagged = r.lagged.push(v, playable);
+      played = lagged.version;
+      const params = paramsFromCheckpoint(lagged.item);
       r.base = params;
       weights = params;
     }
-    r.engine.offer(v, weights, publishedAt, checkpoint.model);
+    r.engine.offer(v, weights, publishedAt, checkpoint.model, played);
+  }
+
+  /**
+   * A fixed lag's versions before the newest stored one, as far as the store still holds them (a
+   * worker that joins a run late: a replacement, a resume), so that it plays η back from the start.
+   */
+  async function holdStoredLag(): Promise<void> {
+    const r = requireRun();
+    if (r.lagged.lag === 0) return;
+    const db = await ctx.database();
+    const versions = await listVersions(db, r.runId);
+    const newest = versions.at(-1) ?? 0;
+    for (const v of versions.filter((x) => x >= newest - r.lagged.lag && x < newest)) {
+      const record = await getVersion(db, r.runId, v);
+      if (record && !record.checkpoint.lora) {
+        const { optimizer: _optimizer, ...playable } = record.checkpoint;
+        r.lagged.push(v, playable);
+      }
+    }
   }
 
   /** Adopts the newest stored version of the run when it is at least `min` (a late announce, a new worker). */
@@ -173,6 +201,7 @@ export function engineRunHandlers(ctx: RolloutContext) {
           }),
         );
       };
+      await holdStoredLag();
       await adoptFromStore(0);
       return { version: engine.version };
     },

@@ -1,5 +1,4 @@
 import { DEFAULT_CODE_RUN } from '../../../src/lib/pipeline/code-workload.ts';
-import { fixedLagStaleness } from '../../../src/lib/run/comparisons.ts';
 import { summariseSweep, type SweepRun } from '../../../src/lib/run/sweep-summary.ts';
 import type { Scenario } from '../harness.ts';
 import { runPipeline } from '../pipeline-run.ts';
@@ -26,7 +25,16 @@ const scenario: Scenario = {
       const browser = await launch();
       try {
         const minutes = Number(options.minutes?.[0] ?? 40);
-        return { 'sweep.preset': await runPresetSweep(browser, baseUrl, presetId, minutes * 60_000, log) };
+        return {
+          'sweep.preset': await runPresetSweep(
+            browser,
+            baseUrl,
+            presetId,
+            minutes * 60_000,
+            log,
+            options.backend?.[0],
+          ),
+        };
       } finally {
         await browser.close();
       }
@@ -64,7 +72,7 @@ const scenario: Scenario = {
               samplesPerSec: f.samplesPerSec,
               successHeldOut: f.successHeldOut,
               successTrain: f.successTrain,
-              meanStaleness: lag === 'fixed' ? fixedLagStaleness(eta, f.steps) : f.meanStaleness,
+              meanStaleness: f.meanStaleness,
               staleDrops: f.staleDrops,
               interrupts: f.interrupts,
             });

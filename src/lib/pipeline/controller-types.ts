@@ -13,6 +13,11 @@ import type { EpisodeOutcome, PlayedGroup, RolloutJob, RolloutPort, StepReport }
 export interface PipelineConfig {
   /** Max staleness η in versions: 0 is synchronous (rollout and training alternate), `Infinity` unbounded. */
   eta: number;
+  /**
+   * A fixed lag (`RunSettings.playLag`): the workers play weights this many versions back, so
+   * samples up to η + playLag versions old are kept, not dropped as stale. Absent: 0.
+   */
+  playLag?: number;
   /** Groups per training batch (B); each group is `groupSize` episodes of one task. */
   batchGroups: number;
   /** Episodes per group. */

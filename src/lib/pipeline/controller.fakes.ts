@@ -61,7 +61,8 @@ export class FakeWorker implements RolloutPort {
       trajectories: Array.from({ length: j.job.samples }, (_, i) => trajectory(v, i === 0)),
       relabelled: [],
       seqs: Array.from({ length: j.job.samples }, (_, i) => j.job.seqBase + i),
-      oldestVersion: j.job.minVersion,
+      // Started at the job's version, or played with older weights (a fixed lag): the older.
+      oldestVersion: Math.min(v, j.job.minVersion),
       newestVersion: v,
       interrupted,
       startedAt: 0,

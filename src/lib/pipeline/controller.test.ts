@@ -95,6 +95,29 @@ describe('Pipeline', () => {
     expect(trainer.calls.flatMap((c) => c.seqs)).not.toContain(base);
   });
 
+  it('with a fixed lag, keeps groups played up to η + lag versions back and reports their staleness', async () => {
+    const { p, trainer, ws, steps, reports } = setup({ eta: 0, playLag: 2 });
+    // Synchronous; the workers play the weights 2 versions back (their tokens say so).
+    while (p.version < 4) {
+      for (const w of ws) for (const k of [...w.jobs.keys()]) w.finish(k, Math.max(0, p.version - 2));
+      await flush();
+      trainer.finish();
+      await flush();
+    }
+    expect(p.counters.staleDrops).toBe(0);
+    expect(steps).toEqual([1, 2, 3, 4]);
+    expect(reports.map((r) => r.staleness)).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+      [2, 2],
+    ]);
+    // Older than η + lag: dropped as stale.
+    for (const w of ws) for (const k of [...w.jobs.keys()]) w.finish(k, p.version - 3);
+    await flush();
+    expect(p.counters.staleDrops).toBe(2);
+  });
+
   it('requeues the jobs of a worker that died at the highest class, and they start first', async () => {
     const { p, ws, events } = setup({ eta: 4, preemptAfterMs: 60_000 }, 2);
     const lost = [...(ws[0]?.jobs.values() ?? [])].map((j) => j.job.task.id);

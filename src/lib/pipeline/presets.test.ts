@@ -40,6 +40,12 @@ describe('teaching presets', () => {
     expect(new Set(knobs).size).toBe(PRESETS.length);
     expect(presetOf(defaultSettings())?.id).toBe('async');
     expect(presetOf({ ...defaultSettings(), eta: 2 })).toBeNull();
+    // A run that held its staleness (a staleness-sweep leg) is not the synchronous preset; a preset clears the lag.
+    const held = { ...defaultSettings(), eta: 0, playLag: 16 };
+    expect(presetOf(held)).toBeNull();
+    const synced = applyPreset(held, preset('sync'));
+    expect([synced.eta, synced.playLag, presetOf(synced)?.id]).toEqual([0, 0, 'sync']);
+    expect(() => validateSettings(applyPreset(held, preset('async')))).not.toThrow();
   });
 
   it('"Learn to use the sandbox" trains on tool-use tasks: their environment, their evaluation, no relabelling', () => {

@@ -112,6 +112,7 @@ export function applyPreset(settings: RunSettings, preset: Preset): RunSettings 
   return {
     ...kinded,
     eta,
+    playLag: 0,
     loss,
     interruptEveryTokens,
     code: { ...kinded.code, curriculum: { ...kinded.code.curriculum, enabled: curriculum } },
@@ -124,6 +125,7 @@ export function presetOf(settings: RunSettings): Preset | null {
     PRESETS.find(
       (p) =>
         p.knobs.eta === settings.eta &&
+        settings.playLag === 0 &&
         p.knobs.loss === settings.loss &&
         p.knobs.interruptEveryTokens === settings.interruptEveryTokens &&
         p.knobs.curriculum === settings.code.curriculum.enabled &&
@@ -138,6 +140,8 @@ export interface SweepLegSettings {
   fixedLag?: boolean;
   /** Code config settings of the legs (optimiser steps per batch, hindsight). */
   run?: Partial<CodeRunConfig>;
+  /** Run settings of the legs (what they train on, from what weights). */
+  settings?: Partial<RunSettings>;
   /** Train and evaluate on this level only. */
   level?: Level;
 }
@@ -165,9 +169,15 @@ export const STALENESS_LEGS: SweepLegSettings = {
   fixedLag: true,
   level: 'easy',
   run: {
+    tasksPerBatch: DEFAULT_CODE_RUN.tasksPerBatch,
+    groupSize: DEFAULT_CODE_RUN.groupSize,
     updatesPerBatch: 4,
+    env: DEFAULT_CODE_RUN.env,
     hindsight: { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 16 },
   },
+  // From fresh full weights on the built-in examples tasks, whatever the panel has; each leg
+  // keeps the largest η + 1 versions, so that a worker joining late still plays η back.
+  settings: { lora: null, startFrom: null, tasks: null, taskKind: 'examples', keepVersions: 17 },
 };
 
 export const COMPARISON_PRESETS: readonly ComparisonPreset[] = [

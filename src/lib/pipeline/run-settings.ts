@@ -324,6 +324,7 @@ export function pipelineConfigOf(s: RunSettings): PipelineConfig {
   const code = s.code;
   return {
     eta: s.eta,
+    playLag: s.playLag,
     batchGroups: code.tasksPerBatch,
     groupSize: code.groupSize,
     slotsPerWorker: s.slotsPerWorker,

@@ -113,7 +113,8 @@ export class TrainerLink<B, T extends EpisodeOutcome> {
     const { counters, feed, hooks } = this.host;
     const version = this.host.version();
     const t = now();
-    for (const g of feed.dropStale(version, this.host.config.eta)) {
+    const { eta, playLag = 0 } = this.host.config;
+    for (const g of feed.dropStale(version, eta + playLag)) {
       counters.staleDrops += 1;
       counters.staleDroppedEpisodes += g.trajectories.length;
       hooks.emit?.({

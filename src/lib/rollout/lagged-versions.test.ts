@@ -26,6 +26,16 @@ describe('LaggedVersions', () => {
     expect(held.push(14, 14).version).toBe(10);
     expect(held.push(15, 15).version).toBe(11);
     expect(() => held.push(11, 11)).toThrow('version 11 came after 15');
-    expect(() => new LaggedVersions(-1)).toThrow('a lag must be a whole number, got -1');
+    expect(() => new LaggedVersions(-1)).toThrow('a lag must be an integer ≥ 0, got -1');
+  });
+
+  it('takes the same version again in place of the copy it held', () => {
+    const held = new LaggedVersions<string>(1);
+    const dropped: string[] = [];
+    held.push(0, 'a');
+    held.push(1, 'b', (w) => dropped.push(w));
+    expect(held.push(1, 'b2', (w) => dropped.push(w))).toEqual({ version: 0, item: 'a' });
+    expect(dropped).toEqual(['b']);
+    expect(held.push(2, 'c').item).toBe('b2');
   });
 });

@@ -121,6 +121,21 @@ describe('RolloutEngine', () => {
     e.dispose();
   });
 
+  it('under a fixed lag, holds the announced version for waiting jobs and stamps tokens with the version played', async () => {
+    const { e, events } = engine();
+    // Version 3 is out; the weights played are version 1's (a lag of 2).
+    e.offer(3, initParams(args, 1), 0, args, 1);
+    expect([e.version, e.played, e.latest]).toEqual([3, 1, 3]);
+    const g = await e.play(job(0, 3));
+    expect(g.status).toBe('done');
+    expect([g.oldestVersion, g.newestVersion]).toEqual([1, 1]);
+    for (const tr of g.trajectories) tr.owned.forEach((o, i) => expect(tr.versions[i]).toBe(o ? 1 : -1));
+    const adopt = events.find((ev) => ev.kind === 'adopt');
+    expect([adopt?.version, adopt?.meta?.plays]).toEqual([3, 1]);
+    expect(events.filter((ev) => ev.kind === 'generate').every((ev) => ev.version === 1)).toBe(true);
+    e.dispose();
+  });
+
   it("samples a job's episodes the same whether it plays alone or joins another job's batch later", async () => {
     // In a worker the moment a job joins the decode batch depends on message timing: each
     // episode samples from its own stream (from the job's seed), so its tokens do not.

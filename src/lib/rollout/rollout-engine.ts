@@ -31,8 +31,16 @@ export { emptyEngineStats, type EngineOptions, type EngineStats };
 export class RolloutEngine {
   /** Version of the weights in use (−1: none yet). */
   version = -1;
+  /** Version whose weights those are: older than `version` under a fixed lag (tokens are stamped with it). */
+  played = -1;
   private weights: Weights | null = null;
-  private pending: { version: number; weights: Weights; publishedAt: number; args: ModelArgs } | null = null;
+  private pending: {
+    version: number;
+    played: number;
+    weights: Weights;
+    publishedAt: number;
+    args: ModelArgs;
+  } | null = null;
   private agent: CachedPolicyAgent | null = null;
   private readonly recorder = new TrajectoryRecorder(-1);
   private readonly jobs = new Map<number, ActiveJob>();
@@ -59,16 +67,23 @@ export class RolloutEngine {
   /**
    * New weights (announced or loaded from the store), with the model args of their checkpoint.
    * Older than what the engine has: released at once. Idle: adopted at once. Otherwise adopted
-   * at the next turn boundary.
+   * at the next turn boundary. `played`: the version the weights are (an older one's under a
+   * fixed lag, `RunSettings.playLag`), which stamps the tokens; jobs wait on `version`.
    */
-  offer(version: number, weights: Weights, publishedAt: number, args: ModelArgs = this.opts.args): void {
+  offer(
+    version: number,
+    weights: Weights,
+    publishedAt: number,
+    args: ModelArgs = this.opts.args,
+    played = version,
+  ): void {
     // A fetch still in flight when the engine was disposed must not build a new agent.
     if (this.disposed || version <= this.latest) {
       this.opts.release(weights);
       return;
     }
     if (this.pending) this.opts.release(this.pending.weights);
-    this.pending = { version, weights, publishedAt, args };
+    this.pending = { version, played, weights, publishedAt, args };
     this.stepsSinceOffer = 0;
     if (!this.looping) this.adopt([]);
     for (const w of this.waiting) if (w.min <= this.latest) w.wake();
@@ -179,8 +194,9 @@ export class RolloutEngine {
     const previous = this.weights;
     this.weights = p.weights;
     this.version = p.version;
+    this.played = p.played;
     this.stats.version = p.version;
-    this.recorder.version = p.version;
+    this.recorder.version = p.played;
     if (!this.agent) {
       this.agent = new CachedPolicyAgent('policy', p.weights, p.args, {
         ...DEFAULT_SAMPLER,
@@ -198,7 +214,11 @@ export class RolloutEngine {
       t0: t,
       t1: t,
       version: p.version,
-      meta: { from, latencyMs: Number((t - p.publishedAt).toFixed(2)) },
+      meta: {
+        from,
+        latencyMs: Number((t - p.publishedAt).toFixed(2)),
+        ...(p.played !== p.version ? { plays: p.played } : {}),
+      },
     });
     const inFlight = live.filter((e) => !e.done && e.tokens.length > e.promptLength);
     if (inFlight.length > 0) {
@@ -244,7 +264,7 @@ export class RolloutEngine {
         if (this.pending && (atBoundary || (every > 0 && this.stepsSinceOffer >= every))) this.adopt(live);
         const agent = this.agent;
         if (!agent) throw new Error('no weights to play with');
-        this.segment ??= { t0: now(), version: this.version, tokens: 0, sandboxMs: 0 };
+        this.segment ??= { t0: now(), version: this.played, tokens: 0, sandboxMs: 0 };
         const prefillsBefore = agent.prefills;
         const tokens = await agent.choose(live, streams);
         alive(); // a decode step (or a prefill) done: the pool sees progress without a message
@@ -340,7 +360,7 @@ export class RolloutEngine {
       interrupted: a.interrupted.size,
       startedAt: a.startedAt,
       endedAt: t,
-      current: this.version,
+      current: this.played,
       turns: a.episodes.map((ep) => ep.turns),
     });
     this.emit({

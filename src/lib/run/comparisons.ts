@@ -23,7 +23,7 @@ export interface Leg {
   trainerBusy: number;
   /** (rollout + train) / max(rollout, train) per step: what overlapping the two could gain. */
   idealSpeedup: number;
-  /** Mean staleness of the trained samples, versions (with a fixed lag: the lag each batch was played at). */
+  /** Mean staleness of the trained samples, versions (with a fixed lag too: tokens carry the version played). */
   meanStaleness: number;
   interrupts: number;
   staleDrops: number;
@@ -79,16 +79,6 @@ export const sweepPlan = (
   return etas.flatMap((eta) => losses.map((loss) => ({ eta, loss, ...shared })));
 };
 
-/**
- * Mean staleness of a fixed-lag run's first `versions` batches: the batch that makes version
- * v + 1 was played by version max(0, v − lag).
- */
-export function fixedLagStaleness(lag: number, versions: number): number {
-  let sum = 0;
-  for (let v = 0; v < versions; v++) sum += Math.min(lag, v);
-  return versions > 0 ? sum / versions : 0;
-}
-
 /** The race's two η: synchronous, then the panel's (4 when the panel's is 0). */
 export const raceEtas = (panelEta: number): number[] => [0, panelEta > 0 ? panelEta : 4];
 
@@ -119,7 +109,7 @@ export interface LegRunner {
 export function legOf(plan: LegPlan, samples: number, o: LegOutcome, success: Leg['success']): Leg {
   const { eta, fixedLag = false } = plan;
   const t = stepThroughput(o.steps, samples);
-  const stale = fixedLag ? [fixedLagStaleness(eta, o.steps.length)] : o.steps.flatMap((st) => st.staleness);
+  const stale = o.steps.flatMap((st) => st.staleness);
   const mean = (pick: (m: StepReport['metrics']) => number) => {
     const xs = o.steps.map((st) => pick(st.metrics)).filter(Number.isFinite);
     return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
@@ -173,7 +163,7 @@ export async function compare(
 /** What a comparison reads of the page's run view: a leg is a run of its own, started there. */
 export interface ComparedView {
   start(opts: {
-    settings: Partial<Pick<RunSettings, 'eta' | 'loss' | 'playLag'>>;
+    settings: Partial<RunSettings>;
     run?: SweepLegSettings['run'];
     level?: Level;
     maxTrainedEpisodes: number;
@@ -199,7 +189,7 @@ export function viewLegRunner(v: ComparedView): LegRunner {
       const { eta, loss, fixedLag } = plan;
       // A fixed lag runs synchronously, its workers η versions behind; otherwise η bounds the lag.
       const lag = fixedLag ? { eta: 0, playLag: eta } : { eta, playLag: 0 };
-      const settings = loss ? { ...lag, loss } : lag;
+      const settings = { ...plan.settings, ...lag, ...(loss ? { loss } : {}) };
       level = plan.level;
       const more = { ...(plan.run ? { run: plan.run } : {}), ...(level ? { level } : {}) };
       await v.start({ settings, ...more, maxTrainedEpisodes: samples, evalEvery: 0 });

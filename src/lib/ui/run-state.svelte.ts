@@ -128,7 +128,7 @@ export class RunState extends RunSettingsState {
     return this.compare('race', plan, samples, false);
   }
 
-  /** The staleness sweep (DESIGN §9): each η of `etas` with each of `losses` (and `legs`' settings), over the same samples, each leg evaluated. */
+  /** The staleness sweep (DESIGN §9): each η of `etas` with each of `losses` and `legs`' settings, each leg evaluated. */
   sweep(samples = SWEEP_SAMPLES, etas = SWEEP_ETAS, losses = SWEEP_LOSSES, legs: SweepLegSettings = {}) {
     return this.compare('sweep', sweepPlan(etas, losses, legs), samples, true);
   }
