@@ -183,10 +183,10 @@ export const STALENESS_LEGS: SweepLegSettings = {
 export const COMPARISON_PRESETS: readonly ComparisonPreset[] = [
   {
     id: 'staleness-sweep',
-    label: 'Staleness: PPO vs decoupled (a sweep, ~9 min)',
+    label: 'Staleness: PPO vs decoupled (a sweep, ~18 min)',
     watch:
-      'Four runs from fresh weights on the easy tasks, η = 0 and 16, each with standard PPO and with decoupled PPO, 300 versions (4 800 episodes) each. Staleness is held at η: rollout and training alternate, and the workers play the weights η versions back, so every batch is η versions old, as in AReaL once its rollouts run ahead. Each run takes four optimiser steps per batch with 16 relabelled rows. The chart in place of the success chart draws greedy success against η as each run ends; under it, the lag: standard PPO’s clipped tokens (ratio to π_behav past 1 ± ε), decoupled PPO’s lag KL(π_behav ‖ π_prox) and masked share (w over the cap). From the second step of a batch, standard PPO’s clip around a 16-version-old π_behav removes about half its tokens and keeps it on the constant programs (27 % of the easy tasks); decoupled PPO clips around π_prox and moves on, as in AReaL’s Table 3. One seed a point: seeds spread (docs/experiments.md).',
+      'Four runs from fresh weights on the easy tasks, η = 0 and 16, each with standard PPO and with decoupled PPO, 600 versions (9 600 episodes, ~4.5 min) each. Staleness is held at η: rollout and training alternate, and the workers play the weights η versions back, so every batch is η versions old, as in AReaL once its rollouts run ahead. Each run takes four optimiser steps per batch with 16 relabelled rows. The chart in place of the success chart draws greedy success against η as each run ends; under it, the lag: standard PPO’s clipped tokens (ratio to π_behav past 1 ± ε), decoupled PPO’s lag KL(π_behav ‖ π_prox) and masked share (w over the cap). From the second step of a batch, standard PPO’s clip around a 16-version-old π_behav removes about half its tokens and keeps it on the constant programs (27 % of the easy tasks); decoupled PPO clips around π_prox and moves on, as in AReaL’s Table 3. One seed a point: seeds spread (docs/experiments.md).',
     runs: 'sweep',
-    sweep: { etas: [0, 16], samples: 4800, legs: STALENESS_LEGS },
+    sweep: { etas: [0, 16], samples: 9600, legs: STALENESS_LEGS },
   },
 ];
