@@ -117,9 +117,14 @@ export class RunState extends RunSettingsState {
     return this.run.resume(runId, opts);
   }
 
-  /** Stops the run: scheduling ends, the trainer's step in progress is published, the run is paused (resumable). */
-  stop(): Promise<void> {
-    return this.run.stop();
+  /**
+   * Stops the run: scheduling ends, the trainer's step in progress is published, the run is paused
+   * (resumable). Resolves once an evaluation still in flight is shown and stored too.
+   */
+  async stop(): Promise<void> {
+    await this.run.stop();
+    await this.evaluations.idle();
+    await this.run.history?.settled();
   }
 
   /** The sync-vs-async race (DESIGN §9): η = 0, then the panel's η (4 when it is 0), over the same samples. */
