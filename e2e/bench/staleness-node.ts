@@ -5,7 +5,8 @@
  * (the default) every batch is played with the weights of version max(0, v − η) while the trainer
  * is at version v: the controller runs synchronously (its η = 0, rollout and training alternate)
  * and each published version hands the rollout engine the weights η versions older, so that every
- * sample is exactly η versions stale, as in AReaL at its bound, whatever the timing. `--lag async`
+ * sample is exactly η versions stale, as in AReaL at its bound, whatever the timing (the page's
+ * `RunSettings.playLag`, the same `LaggedVersions`). `--lag async`
  * runs the pipeline asynchronously with the bound η instead (staleness is then whatever the
  * timing reaches; `meanStaleness` says how much).
  *
@@ -48,6 +49,7 @@ import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
+import { LaggedVersions } from '../../src/lib/rollout/lagged-versions.ts';
 import { flag, greedyEpisodes, nodeEngines } from './node-kit.ts';
 
 // ---- flags -------------------------------------------------------------------------------
@@ -122,8 +124,8 @@ const trainer = new PolicyTrainer(modelArgs, {
 
 const clone = (): Weights => new Map([...trainer.params].map(([k, v]) => [k, tf.clone(v)]));
 const release = (w: Weights) => tf.dispose([...w.values()]);
-/** Fixed lag: the weights of the last η + 1 versions, oldest first. */
-const history: { version: number; weights: Weights }[] = [];
+/** Fixed lag: the weights of the versions played from, as a page worker holds them. */
+const lagged = new LaggedVersions<Weights>(LAG === 'fixed' ? ETA : 0);
 
 const engines = nodeEngines(
   LAG === 'fixed' ? 1 : WORKERS,
@@ -137,22 +139,19 @@ const engines = nodeEngines(
   },
   release,
 );
-/** Version `v` is out: the engines get its weights (async) or those of version max(0, v − η) (fixed). */
+/**
+ * Version `v` is out: the engines get its weights (async) or, as `RunSettings.playLag` has a page
+ * worker do, those of version max(0, v − η) under v's label, their tokens stamped with the version played (fixed).
+ */
 function publish(v: number): void {
   if (LAG === 'async') {
     for (const e of engines) e.offer(v, clone(), performance.now());
     return;
   }
-  history.push({ version: v, weights: clone() });
-  while (history.length > ETA + 1) release(history.shift()?.weights ?? new Map());
-  const played = history[0] as { version: number; weights: Weights };
-  behaviourLag.push(v - played.version);
-  // Labelled v: the controller (η = 0) admits the next batch's jobs at v; they sample from older weights.
-  const copy: Weights = new Map([...played.weights].map(([k, t]) => [k, tf.clone(t)]));
-  for (const e of engines) e.offer(v, copy, performance.now());
+  const played = lagged.push(v, clone(), release);
+  const copy: Weights = new Map([...played.item].map(([k, t]) => [k, tf.clone(t)]));
+  for (const e of engines) e.offer(v, copy, performance.now(), modelArgs, played.version);
 }
-/** Fixed lag: per published version, how many versions older the weights its batch is played with are. */
-const behaviourLag: number[] = [];
 
 // ---- greedy evaluation -------------------------------------------------------------------
 async function greedy(tasks: readonly Task[]): Promise<number> {
@@ -197,6 +196,7 @@ const { pipeline, source } = assemblePipeline(
     settings: {
       ...settings,
       eta: LAG === 'fixed' ? 0 : ETA,
+      playLag: LAG === 'fixed' ? ETA : 0,
       seed: SEED,
       code,
       tasks: null,
@@ -232,11 +232,11 @@ try {
 }
 if (evals.at(-1)?.version !== pipeline.version) await evaluate(pipeline.version);
 for (const e of engines) e.dispose();
+lagged.clear(release);
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const hist = pipeline.counters.stalenessHistogram;
-const asyncStaleness = mean(Object.entries(hist).flatMap(([s, n]) => Array<number>(n).fill(Number(s))));
 const late = evals.filter((e) => e.version >= 0.75 * pipeline.version);
 const run: SweepRun = {
   eta: ETA,
@@ -245,8 +245,7 @@ const run: SweepRun = {
   versions: pipeline.version,
   trainedEpisodes: pipeline.counters.trainedEpisodes,
   seconds: Math.round((performance.now() - t0) / 1000),
-  // Fixed lag: the lag of the weights each trained batch was played with (the last one's is not trained).
-  meanStaleness: r3(LAG === 'fixed' ? mean(behaviourLag.slice(0, pipeline.version)) : asyncStaleness),
+  meanStaleness: r3(mean(Object.entries(hist).flatMap(([s, n]) => Array<number>(n).fill(Number(s))))),
   successTrain: r3(mean(late.map((e) => e.train))),
   successHeldOut: r3(mean(late.map((e) => e.heldOut))),
   finalTrain: r3(evals.at(-1)?.train ?? NaN),
