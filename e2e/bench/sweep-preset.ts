@@ -1,5 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { COMPARISON_PRESETS } from '../../src/lib/pipeline/presets.ts';
+import { summariseSweep, type SweepSummary } from '../../src/lib/run/sweep-summary.ts';
 import { labHandle, untilTrainerSettled } from '../support/lab.ts';
 
 /** What the staleness preset came to in the page: its legs, and the ordering they show. */
@@ -17,8 +18,8 @@ export interface PresetSweep {
     lagKl: number | null;
     masked: number | null;
   }[];
-  /** decoupled − PPO training success at the largest η and at η = 0 (null: a leg missing). */
-  separation: { eta: number; atLargest: number | null; atZero: number | null };
+  /** decoupled − PPO at the largest η and at η = 0, as the sweep bench reports it (one seed). */
+  separation: SweepSummary['separation'];
   /** Standard PPO fell from η = 0 to the largest η, and decoupled PPO ended above it there. */
   ordering: boolean;
 }
@@ -80,19 +81,13 @@ export async function runPresetSweep(
     lagKl: finite(g.lag.kl),
     masked: finite(g.lag.masked),
   }));
+  const scored = legs.flatMap((g) =>
+    g.successTrain === null ? [] : [{ ...g, seed: 1, successTrain: g.successTrain }],
+  );
+  const { separation } = summariseSweep(scored);
   const at = (eta: number, loss: string) => legs.find((g) => g.eta === eta && g.loss === loss)?.successTrain;
-  const gap = (eta: number) => {
-    const [p, d] = [at(eta, 'ppo'), at(eta, 'decoupled')];
-    return p == null || d == null ? null : r3(d - p);
-  };
-  const largest = Math.max(...preset.sweep.etas.filter(Number.isFinite));
+  const largest = separation.largest?.eta ?? NaN;
   const [ppo0, ppoMax, decMax] = [at(0, 'ppo'), at(largest, 'ppo'), at(largest, 'decoupled')];
   const ordering = ppo0 != null && ppoMax != null && decMax != null && ppoMax < ppo0 && decMax > ppoMax;
-  return {
-    preset: id,
-    seconds: r3(seconds),
-    legs,
-    separation: { eta: largest, atLargest: gap(largest), atZero: gap(0) },
-    ordering,
-  };
+  return { preset: id, seconds: r3(seconds), legs, separation, ordering };
 }

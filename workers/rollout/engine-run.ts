@@ -59,6 +59,11 @@ interface EngineRun {
   lagged: LaggedVersions<Checkpoint>;
 }
 
+/** A checkpoint as a fixed lag keeps it: without the optimiser state, which playing never reads. */
+function playable({ optimizer: _optimizer, ...weights }: Checkpoint): Checkpoint {
+  return weights;
+}
+
 /** A code-writing run's rollouts: the engine over this worker's policy replica, fed each published version. */
 export function engineRunHandlers(ctx: RolloutContext) {
   let run: EngineRun | undefined;
@@ -103,10 +108,8 @@ export function engineRunHandlers(ctx: RolloutContext) {
       weights = mergedWeights(r.base, adapters, checkpoint.lora);
       tf.dispose([...adapters.values()]);
     } else {
-      // With a fixed lag the engine holds version v, played with an older version's weights
-      // (kept without their optimiser state, which playing never reads).
-      const { optimizer: _optimizer, ...playable } = checkpoint;
-      const lagged = r.lagged.push(v, playable);
+      // With a fixed lag the engine holds version v, played with an older version's weights.
+      const lagged = r.lagged.push(v, playable(checkpoint));
       played = lagged.version;
       const params = paramsFromCheckpoint(lagged.item);
       r.base = params;
@@ -127,10 +130,7 @@ export function engineRunHandlers(ctx: RolloutContext) {
     const newest = versions.at(-1) ?? 0;
     for (const v of versions.filter((x) => x >= newest - r.lagged.lag && x < newest)) {
       const record = await getVersion(db, r.runId, v);
-      if (record && !record.checkpoint.lora) {
-        const { optimizer: _optimizer, ...playable } = record.checkpoint;
-        r.lagged.push(v, playable);
-      }
+      if (record && !record.checkpoint.lora) r.lagged.push(v, playable(record.checkpoint));
     }
   }
 

@@ -50,7 +50,6 @@ const scenario: Scenario = {
     const lag = options.lag?.[0] ?? 'bounded';
     if (lag !== 'bounded' && lag !== 'fixed') throw new Error(`--lag takes bounded or fixed, got ${lag}`);
     if (lag === 'fixed' && !etas.every(Number.isFinite)) throw new Error('--lag fixed needs finite η values');
-    const hindsight = { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: Number(relabelled) };
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
     const rows: SweepRun[] = [];
     try {
@@ -60,7 +59,9 @@ const scenario: Scenario = {
             const code = {
               seed,
               ...(updates ? { updatesPerBatch: Number(updates) } : {}),
-              ...(relabelled ? { hindsight } : {}),
+              ...(relabelled
+                ? { hindsight: { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: Number(relabelled) } }
+                : {}),
             };
             const held = lag === 'fixed' ? { eta: 0, playLag: eta } : { eta };
             const f = await runPipeline(lab, { ...held, loss, workers, seed }, samples, undefined, code);
