@@ -13,6 +13,9 @@
  *   npx tsx e2e/bench/staleness-node.ts --eta 4 --loss ppo --seed 1 [--maxVersions 150]
  *     [--lag fixed|async] [--workers 1] [--level easy] [--evalEvery 25] [--seconds 600]
  *     [--updates 1] [--lr 0.003] [--relabelled 32] [--maxGradNorm 0.5]
+ *     [--save FILE] [--init FILE] [--stopAt 0.5]
+ *   --save writes the final weights; --init starts from such a file (fresh Adam, version 0);
+ *   --stopAt ends the run at the first evaluation whose training success reaches it (a warm-up)
  *   TRAINER_CONFIG / RUN_CONFIG / MODEL_ARGS: JSON merged as in learn-node.ts; the four flags above
  *   set updatesPerBatch, learningRate, hindsight.samplesPerBatch and the trainer's gradient clip
  *   over them (left out: RUN_CONFIG's or the page's value)
@@ -30,6 +33,7 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { generateTasks } from '../../src/lib/env/families.ts';
 import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
 import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
@@ -43,6 +47,8 @@ import {
 } from '../../src/lib/policy/config.ts';
 import type { StepMetrics } from '../../src/lib/policy/metrics.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
+import { checkpointFromText, checkpointToText } from '../../src/lib/policy/checkpoint-file.ts';
+import { paramsFromCheckpoint } from '../../src/lib/policy/weights.ts';
 import { summariseSweep, type SweepRun } from '../../src/lib/run/sweep-summary.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
 import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
@@ -91,9 +97,12 @@ const code: CodeRunConfig = {
   ...fromJson,
   updatesPerBatch: numberFlag('updates') ?? fromJson.updatesPerBatch,
   learningRate: numberFlag('lr') ?? fromJson.learningRate,
+  maxGradNorm: numberFlag('maxGradNorm') ?? fromJson.maxGradNorm,
   hindsight: { ...fromJson.hindsight, samplesPerBatch: relabelled ?? fromJson.hindsight.samplesPerBatch },
 };
-const maxGradNorm = numberFlag('maxGradNorm');
+const INIT = flag('init', '');
+const SAVE = flag('save', '');
+const STOP_AT = numberFlag('stopAt');
 
 // ---- backend: wasm, single-threaded, as the page's workers run it ------------------------------
 const wasmDir = path.dirname(
@@ -113,14 +122,22 @@ const evalHeld = ofLevel.filter((t) => t.heldOut).map(plain);
 
 const rolloutSandbox = new CachedSandbox(await createNodeQuickJS());
 const evalSandbox = new CachedSandbox(await createNodeQuickJS());
-const trainer = new PolicyTrainer(modelArgs, {
-  ...DEFAULT_TRAINER_CONFIG,
-  seed: SEED,
-  loss: LOSS,
-  learningRate: code.learningRate,
-  ...json<TrainerConfig>('TRAINER_CONFIG'),
-  ...(maxGradNorm === undefined ? {} : { maxGradNorm }),
-});
+/** The weights of a file `--save` wrote (the page's built-in bases are such files). */
+function loadInit(file: string) {
+  return paramsFromCheckpoint(checkpointFromText(readFileSync(file, 'utf8'), file));
+}
+const trainer = new PolicyTrainer(
+  modelArgs,
+  {
+    ...DEFAULT_TRAINER_CONFIG,
+    seed: SEED,
+    loss: LOSS,
+    learningRate: code.learningRate,
+    ...json<TrainerConfig>('TRAINER_CONFIG'),
+    maxGradNorm: code.maxGradNorm,
+  },
+  INIT ? loadInit(INIT) : undefined,
+);
 
 const clone = (): Weights => new Map([...trainer.params].map(([k, v]) => [k, tf.clone(v)]));
 const release = (w: Weights) => tf.dispose([...w.values()]);
@@ -180,7 +197,10 @@ const trainerPort: PipelineTrainerPort = {
     lastEpoch.push(metrics);
     const version = info.fromVersion + 1;
     publish(version);
-    if (EVAL_EVERY > 0 && version % EVAL_EVERY === 0) await evaluate(version);
+    if (EVAL_EVERY > 0 && version % EVAL_EVERY === 0) {
+      await evaluate(version);
+      if (STOP_AT !== undefined && (evals.at(-1)?.train ?? 0) >= STOP_AT) finish();
+    }
     return { version, metrics, startedAt, publishedAt: performance.now() };
   },
 };
@@ -231,6 +251,7 @@ try {
   await pipeline.trainerIdle();
 }
 if (evals.at(-1)?.version !== pipeline.version) await evaluate(pipeline.version);
+if (SAVE) writeFileSync(SAVE, checkpointToText(await trainer.exportPolicy(true)));
 for (const e of engines) e.dispose();
 lagged.clear(release);
 
@@ -273,6 +294,7 @@ console.log(
     ),
     gradNormMax: r3(Math.max(...firstEpoch.map((m) => m.gradNorm))),
     level: LEVEL,
+    init: INIT || undefined,
   }),
 );
 rolloutSandbox.dispose?.();
@@ -295,7 +317,9 @@ async function grid(): Promise<void> {
   for (const eta of etas)
     for (const loss of ['ppo', 'decoupled'])
       for (const seed of seeds) {
-        const args = [...rest, '--eta', String(eta), '--loss', loss, '--seed', String(seed)];
+        // `{seed}` in a flag's value (e.g. `--init warm-{seed}.json`) names this run's seed.
+        const own = rest.map((a) => a.replaceAll('{seed}', String(seed)));
+        const args = [...own, '--eta', String(eta), '--loss', loss, '--seed', String(seed)];
         const out = spawnSync('npx', ['tsx', self, ...args], { encoding: 'utf8', env: process.env });
         const last = out.stdout.trim().split('\n').at(-1) ?? '';
         if (out.status !== 0 || !last.startsWith('{'))
