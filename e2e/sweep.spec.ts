@@ -25,25 +25,31 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   await expect(page.getByTestId('preset-watch')).toHaveAccessibleDescription(/docs\/experiments\.md/);
 
   // Train runs the preset's sweep: every η with standard PPO, then decoupled PPO, staleness held at η,
-  // four steps per batch and 16 relabelled rows on the easy level. Stop ends it in its first leg.
+  // from the built-in base, four steps per batch, 16 relabelled rows and no gradient clip on the easy
+  // level. Stop ends it in its first leg, once that leg has trained from the base.
   await page.getByTestId('train').click();
   await untilLab(page, (l) => l.run.running && l.run.comparing, { timeout: 60_000 });
   const plan = await onLab(page, (l) =>
     l.run.comparison?.plan.map(
-      (p) => `${p.eta} ${p.loss} ${p.fixedLag} ${p.level} ${p.run?.updatesPerBatch}`,
+      (p) =>
+        `${p.eta} ${p.loss} ${p.fixedLag} ${p.level} ${p.run?.updatesPerBatch} ${p.run?.maxGradNorm} ${JSON.stringify(p.settings?.startFrom)}`,
     ),
   );
+  const from = '1000 {"base":"easy-half"}';
   expect(plan).toEqual([
-    '0 ppo true easy 4',
-    '0 decoupled true easy 4',
-    '16 ppo true easy 4',
-    '16 decoupled true easy 4',
+    `0 ppo true easy 4 ${from}`,
+    `0 decoupled true easy 4 ${from}`,
+    `16 ppo true easy 4 ${from}`,
+    `16 decoupled true easy 4 ${from}`,
   ]);
   const first = page.getByTestId('view-train');
   const status = first.getByTestId('sweep-status');
   await expect(status).toHaveText('running leg 1 of 4: η = 0, standard PPO');
   await expect(page.getByTestId('train-status')).toHaveText(/^Sweeping: leg 1 of 4/);
   await expect(first.getByTestId('sweep-point')).toHaveCount(0);
+  // The trainer fetched the base (a page asset, from its worker) and trained on from it.
+  await untilLab(page, (l) => l.run.steps.length > 0, { timeout: 60_000 });
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
   await page.getByTestId('stop').click();
   await untilLab(page, (l) => !l.run.comparing, { timeout: 60_000 });
   await expect(status).toHaveText(

@@ -142,11 +142,12 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
       // The newest version keeps its Adam moments; one without them (stored by an older build,
       // or its newest lost to a fault) restarts them, and the resume says so.
       const notice = freshOptimizerNotice(record.checkpoint, record.version);
-      // The run's loss and learning rate, with the stored Adam moments.
+      // The run's loss, learning rate and gradient clip, with the stored Adam moments.
+      const { seed, loss, learningRate, maxGradNorm } = policy;
       const restored = await restoreTrainer(
         d,
         record,
-        { ...t.config, seed: policy.seed, loss: policy.loss, learningRate: policy.learningRate },
+        { ...t.config, seed, loss, learningRate, maxGradNorm },
         policy.lora ?? undefined,
       );
       t.dispose();

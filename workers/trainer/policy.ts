@@ -7,7 +7,9 @@ import type { StepMetrics } from '../../src/lib/policy/metrics';
 import type { Params } from '../../src/lib/policy/model';
 import { policyFromCheckpoint } from '../../src/lib/rl/restore';
 import { PolicyTrainer } from '../../src/lib/rl/trainer';
-import type { Checkpoint } from '../../src/lib/policy/weights';
+import { paramsFromCheckpoint, type Checkpoint } from '../../src/lib/policy/weights';
+import { loadBuiltInBase } from '../../src/lib/policy/bases';
+import type { StartFrom } from '../../src/lib/pipeline/run-settings';
 import { now, type TimelineEvent } from '../../src/lib/pipeline/events';
 import { imitationBatch } from '../../src/lib/rl/synthetic';
 import { getVersion, loraBaseOf } from '../../src/lib/storage/weights-store';
@@ -112,10 +114,12 @@ export function policyHandlers(ctx: TrainerContext) {
       seed: number;
       loss: TrainerConfig['loss'];
       learningRate: number;
+      /** The gradient clip; omitted keeps the trainer's. */
+      maxGradNorm?: number;
       /** Train LoRA adapters on the fresh base (null: every parameter); omitted keeps the trainer's. */
       lora?: LoraConfig | null;
-      /** Start from this stored version's policy instead of fresh weights from `seed`. */
-      startFrom?: { runId: string; version: number } | null;
+      /** Start from this stored version's policy, or a built-in base, instead of fresh weights from `seed`. */
+      startFrom?: StartFrom | null;
     }): Promise<{ parameters: number }> {
       const t = ctx.requireTrainer();
       const config: TrainerConfig = {
@@ -123,11 +127,16 @@ export function policyHandlers(ctx: TrainerContext) {
         seed: opts.seed,
         loss: opts.loss,
         learningRate: opts.learningRate,
+        maxGradNorm: opts.maxGradNorm ?? t.config.maxGradNorm,
       };
       const lora = opts.lora === undefined ? t.lora : (opts.lora ?? undefined);
       let args = t.args;
       let params: Params | undefined;
-      if (opts.startFrom) {
+      if (opts.startFrom && 'base' in opts.startFrom) {
+        const base = await loadBuiltInBase(opts.startFrom.base);
+        params = paramsFromCheckpoint(base);
+        args = base.model;
+      } else if (opts.startFrom) {
         const { runId, version: v } = opts.startFrom;
         const d = await ctx.database();
         const record = await getVersion(d, runId, v);

@@ -1,4 +1,5 @@
 import { DEFAULT_CODE_RUN } from '../../../src/lib/pipeline/code-workload.ts';
+import { BUILT_IN_BASES, isBuiltInBase } from '../../../src/lib/policy/bases.ts';
 import { summariseSweep, type SweepRun } from '../../../src/lib/run/sweep-summary.ts';
 import type { Scenario } from '../harness.ts';
 import { runPipeline } from '../pipeline-run.ts';
@@ -12,7 +13,8 @@ import { openLab } from './pipeline.ts';
  * version greedily. `--lag bounded` (the default): η bounds the staleness and a run reaches what
  * its workers attain (`meanStaleness`). `--lag fixed`: the staleness is held at η
  * (`RunSettings.playLag`: synchronous, the workers play the weights η versions back), as
- * `e2e/bench/staleness-node.ts` holds it in node.
+ * `e2e/bench/staleness-node.ts` holds it in node. `--base ID` starts every run from a built-in
+ * base instead of fresh weights; `--maxGradNorm N` sets the gradient clip.
  */
 const scenario: Scenario = {
   name: 'sweep',
@@ -48,6 +50,10 @@ const scenario: Scenario = {
     const updates = options.updates?.[0];
     const relabelled = options.relabelled?.[0];
     const lag = options.lag?.[0] ?? 'bounded';
+    const base = options.base?.[0];
+    if (base !== undefined && !isBuiltInBase(base))
+      throw new Error(`--base takes ${Object.keys(BUILT_IN_BASES).join(', ')}, got ${base}`);
+    const maxGradNorm = Number(options.maxGradNorm?.[0] ?? DEFAULT_CODE_RUN.maxGradNorm);
     if (lag !== 'bounded' && lag !== 'fixed') throw new Error(`--lag takes bounded or fixed, got ${lag}`);
     if (lag === 'fixed' && !etas.every(Number.isFinite)) throw new Error('--lag fixed needs finite η values');
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
@@ -58,13 +64,16 @@ const scenario: Scenario = {
           for (const seed of seeds) {
             const code = {
               seed,
+              maxGradNorm,
               ...(updates ? { updatesPerBatch: Number(updates) } : {}),
               ...(relabelled
                 ? { hindsight: { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: Number(relabelled) } }
                 : {}),
             };
             const held = lag === 'fixed' ? { eta: 0, playLag: eta } : { eta };
-            const f = await runPipeline(lab, { ...held, loss, workers, seed }, samples, undefined, code);
+            const startFrom = base ? { base } : null;
+            const settings = { ...held, loss, workers, seed, startFrom };
+            const f = await runPipeline(lab, settings, samples, undefined, code);
             log(`η = ${eta}, ${loss}, seed ${seed}: ${JSON.stringify(f)}`);
             rows.push({
               eta,
@@ -92,6 +101,8 @@ const scenario: Scenario = {
       'sweep.lag': lag,
       'sweep.updatesPerBatch': Number(updates ?? DEFAULT_CODE_RUN.updatesPerBatch),
       'sweep.relabelled': Number(relabelled ?? DEFAULT_CODE_RUN.hindsight.samplesPerBatch),
+      'sweep.base': base ?? null,
+      'sweep.maxGradNorm': maxGradNorm,
       'sweep.seeds': seeds,
       'sweep.rows': rows.map((r) => ({ ...r, eta: eta(r.eta) })),
       'sweep.cells': cells.map((c) => ({ ...c, eta: eta(c.eta) })),

@@ -39,6 +39,11 @@ export interface CodeRunConfig {
   /** Adam learning rate of the run (set on the trainer, with a fresh optimiser state, at start). */
   learningRate: number;
   /**
+   * The gradient's global norm is clipped to this before each step (0.5, CleanRL's). Far above the
+   * norms a run reaches (1 000), it is off: standard PPO's unbounded w·A then reaches the step.
+   */
+  maxGradNorm: number;
+  /**
    * Versions over which the learning rate halves (0: constant), down to a tenth of
    * `learningRate`; Adam keeps its moments as the rate changes (docs/experiments.md: the schedule).
    */
@@ -86,6 +91,7 @@ export const DEFAULT_CODE_RUN: CodeRunConfig = {
   estimator: 'rloo',
   updatesPerBatch: 1,
   learningRate: 3e-3,
+  maxGradNorm: 0.5,
   lrHalfLife: 600,
   gamma: 1,
   lambda: 0.95,

@@ -105,6 +105,7 @@ describe('LoRA in the run settings', () => {
       seed: 1,
       loss: 'decoupled',
       learningRate: s.code.learningRate,
+      maxGradNorm: 0.5,
       lora: s.lora,
     });
     const old = settingsToJson(defaultSettings());
@@ -133,6 +134,35 @@ describe('starting from a stored run', () => {
     expect(from('', 3)).toThrow(/no run named/);
     expect(from('run-1', -1)).toThrow(/non-negative integer, got -1/);
     expect(from('run-1', 1.5)).toThrow(/non-negative integer/);
+  });
+
+  it('takes a built-in base by name, round-trips it, and refuses one the page does not ship', () => {
+    const base = (name: string) => ({ ...defaultSettings(), startFrom: { base: name } }) as RunSettings;
+    expect(() => validateSettings(base('easy-half'))).not.toThrow();
+    const back = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(base('easy-half')))));
+    expect(back.startFrom).toEqual({ base: 'easy-half' });
+    expect(() => validateSettings(base('hard-full'))).toThrow(/no built-in base "hard-full"/);
+    expect(() => validateSettings(base('constructor'))).toThrow(/no built-in base/);
+  });
+});
+
+describe('the gradient clip in the run settings', () => {
+  it('is 0.5 by default and for a run stored before it existed, and must be a positive number', () => {
+    expect(defaultSettings().code.maxGradNorm).toBe(0.5);
+    const old = JSON.parse(JSON.stringify(settingsToJson(defaultSettings()))) as {
+      code: Record<string, unknown>;
+    };
+    delete old.code.maxGradNorm;
+    expect(settingsFromJson(old).code.maxGradNorm).toBe(0.5);
+    const clip = (maxGradNorm: number) => () =>
+      validateSettings({ ...defaultSettings(), code: { ...defaultSettings().code, maxGradNorm } });
+    expect(clip(1000)).not.toThrow();
+    expect(clip(0)).toThrow(/maxGradNorm \(the gradient clip\) must be a positive number/);
+    expect(clip(NaN)).toThrow(/gradient clip/);
+    expect(
+      policyReset({ ...defaultSettings(), code: { ...defaultSettings().code, maxGradNorm: 1000 } })
+        .maxGradNorm,
+    ).toBe(1000);
   });
 });
 

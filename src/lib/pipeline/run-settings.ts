@@ -6,11 +6,15 @@ import { BIG } from '../env/tokenizer';
 import { DEFAULT_CODE_RUN, type CodeRunConfig } from './code-workload';
 import { DEFAULT_MODEL_ARGS, type TrainerConfig } from '../policy/config';
 import type { LoraConfig } from '../policy/lora';
+import { isBuiltInBase, type BuiltInBase } from '../policy/bases';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
 import { validateRunTasks } from './run-tasks';
 import type { PipelineConfig } from './controller';
 
 /** Everything a training run of the code-writing policy is started with (stored with the run). */
+/** A stored version of a run, or a policy that ships with the page (`BUILT_IN_BASES`). */
+export type StartFrom = { runId: string; version: number } | { base: BuiltInBase };
+
 export interface RunSettings {
   /** Rollout workers, 1–8. */
   workers: number;
@@ -54,10 +58,10 @@ export interface RunSettings {
   lora: LoraConfig | null;
   /**
    * Start from a stored version of another run (its policy as it runs: a LoRA version merged
-   * into its base) instead of fresh weights from `seed`; Adam starts fresh. With `lora`, the
+   * into its base), or from a built-in base, instead of fresh weights from `seed`; Adam starts fresh. With `lora`, the
    * stored policy is the frozen base the adapters adapt (fine-tuning a trained policy).
    */
-  startFrom: { runId: string; version: number } | null;
+  startFrom: StartFrom | null;
   /**
    * Train on these tasks instead of the built-in suite's training tasks: a copy of a saved suite
    * (e.g. "my tasks", written in the page), taken when it is chosen and stored with the run, so
@@ -140,6 +144,8 @@ export const SETTINGS_LIMITS = {
   updatesPerBatch: 32,
   /** Adam's learning rate (the default is 3·10⁻³). */
   learningRate: 1,
+  /** The gradient clip (global norm; the default is 0.5). */
+  maxGradNorm: 1_000_000,
   /** Sampling temperature: at 10 the policy samples near uniformly already. */
   temperature: 10,
   /** Tasks drawn per job to pick the most valuable one from. */
@@ -242,6 +248,7 @@ export function validateSettings(s: RunSettings): void {
   checkNumber('replay epsilon', s.replay.epsilon, 0, 1, true);
   // The optimiser and the advantages.
   checkNumber('learningRate', s.code.learningRate, 0, L.learningRate, true);
+  checkNumber('maxGradNorm (the gradient clip)', s.code.maxGradNorm, 0, L.maxGradNorm, true);
   checkInteger('updatesPerBatch', s.code.updatesPerBatch, 1, L.updatesPerBatch);
   checkNumber('gamma (the GAE discount)', s.code.gamma, 0, 1);
   checkNumber('lambda (the GAE λ)', s.code.lambda, 0, 1);
@@ -290,6 +297,11 @@ export function validateSettings(s: RunSettings): void {
   }
   if (s.startFrom !== null) {
     checkObject('start from', s.startFrom);
+  }
+  if (s.startFrom !== null && 'base' in s.startFrom) {
+    if (!isBuiltInBase(s.startFrom.base))
+      throw new Error(`start from: there is no built-in base ${shown(s.startFrom.base)}`);
+  } else if (s.startFrom !== null) {
     const { runId, version } = s.startFrom;
     if (typeof runId !== 'string' || runId === '') throw new Error('start from: no run named');
     if (!Number.isInteger(version) || version < 0)
@@ -307,6 +319,8 @@ export interface PolicySettings {
   seed: number;
   loss: RunSettings['loss'];
   learningRate: number;
+  /** The gradient clip (global norm). */
+  maxGradNorm: number;
   lora: LoraConfig | null;
 }
 
@@ -316,7 +330,8 @@ export interface PolicySettings {
  */
 
 export function policyReset(s: RunSettings): PolicySettings {
-  return { seed: s.seed, loss: s.loss, learningRate: s.code.learningRate, lora: s.lora };
+  const { learningRate, maxGradNorm } = s.code;
+  return { seed: s.seed, loss: s.loss, learningRate, maxGradNorm, lora: s.lora };
 }
 
 /** The pipeline a run of these settings drives: its code config's batches, hindsight and env. */

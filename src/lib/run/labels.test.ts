@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { howLabel, resumable, trainsLabel } from './labels';
+import { howLabel, resumable, startFromOf, startFromValue, trainsLabel } from './labels';
 
 describe('resumable', () => {
   const run = (status: 'created' | 'running' | 'paused' | 'finished' | 'failed', latestVersion = 3) => ({
@@ -34,6 +34,9 @@ describe('the run list labels', () => {
     expect(
       trainsLabel({ lora: { rank: 4, alpha: 8 }, tasks: null, startFrom: { runId: 'run-a', version: 12 } }),
     ).toBe('LoRA, rank 4, from run-a version 12');
+    expect(trainsLabel({ lora: null, tasks: null, startFrom: { base: 'easy-half' } })).toBe(
+      'every parameter, from the built-in base: half the easy tasks solved',
+    );
     expect(howLabel({ eta: Infinity, loss: 'ppo' })).toBe('η = ∞, PPO clip');
     expect(howLabel({ eta: 4, loss: 'decoupled', code: { updatesPerBatch: 1 } })).toBe(
       'η = 4, decoupled PPO',
@@ -45,5 +48,17 @@ describe('the run list labels', () => {
       'staleness held at 16, PPO clip, 4 updates / batch',
     );
     expect(howLabel({ eta: 0, playLag: 0, loss: 'ppo' })).toBe('η = 0, PPO clip');
+  });
+});
+
+describe('the start-from select', () => {
+  const runs = [{ id: 'run-a', latestVersion: 40 }];
+  it('names fresh weights, a built-in base and a stored run’s newest version, and back', () => {
+    for (const from of [null, { base: 'easy-half' as const }, { runId: 'run-a', version: 40 }])
+      expect(startFromOf(startFromValue(from), runs)).toEqual(from);
+    expect(startFromValue({ base: 'easy-half' })).toBe('base:easy-half');
+    // A name that is neither a base nor a stored run starts from fresh weights.
+    expect(startFromOf('base:nothing', runs)).toBeNull();
+    expect(startFromOf('run-gone', runs)).toBeNull();
   });
 });

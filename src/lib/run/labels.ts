@@ -1,4 +1,5 @@
-import type { RunSettings } from '../pipeline/run-settings';
+import type { RunSettings, StartFrom } from '../pipeline/run-settings';
+import { BUILT_IN_BASES, isBuiltInBase } from '../policy/bases';
 import type { RunRecord } from '../storage/db';
 
 /** How the run panel names what a run trains. */
@@ -6,12 +7,38 @@ export function loraLabel(lora: RunSettings['lora']): string {
   return lora ? `LoRA, rank ${lora.rank}` : 'every parameter';
 }
 
+/** The stored version a run starts from, or null (fresh weights, a built-in base). */
+export const storedStart = (s: StartFrom | null | undefined) => (s && 'runId' in s ? s : null);
+
+/** The start-from select's value: '' (fresh), `base:<id>`, or a stored run's id. */
+export const startFromValue = (s: StartFrom | null): string =>
+  s === null ? '' : 'base' in s ? `base:${s.base}` : s.runId;
+
+/** What the start-from select's value names: a built-in base, a stored run's newest version, or fresh weights. */
+export function startFromOf(
+  value: string,
+  runs: readonly Pick<RunRecord, 'id' | 'latestVersion'>[],
+): StartFrom | null {
+  const base = value.startsWith('base:') ? value.slice(5) : null;
+  if (isBuiltInBase(base)) return { base };
+  const from = runs.find((r) => r.id === value);
+  return from ? { runId: from.id, version: from.latestVersion } : null;
+}
+
+/** `, from run-3 version 40` or `, from the built-in base: …`; empty for fresh weights. */
+export function startLabel(s: StartFrom | null | undefined): string {
+  if (!s) return '';
+  return 'base' in s
+    ? `, from the ${BUILT_IN_BASES[s.base].label}`
+    : `, from ${s.runId} version ${s.version}`;
+}
+
 /** What a stored run trains, and on which tasks when they are a suite of the user's. */
 export function trainsLabel(
   s: Pick<RunSettings, 'lora' | 'tasks'> & Partial<Pick<RunSettings, 'startFrom'>>,
 ): string {
   const what = loraLabel(s.lora);
-  const from = s.startFrom ? `, from ${s.startFrom.runId} version ${s.startFrom.version}` : '';
+  const from = startLabel(s.startFrom);
   const n = s.tasks?.tasks.length ?? 0;
   return `${what}${s.tasks ? `, on "${s.tasks.name}" (${n} ${n === 1 ? 'task' : 'tasks'})` : ''}${from}`;
 }

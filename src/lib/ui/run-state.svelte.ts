@@ -21,7 +21,7 @@ import {
 } from '../run/comparisons';
 import { dashboardOf, episodeTotals, machineCores, StorageEstimates, type Dashboard } from '../run/dashboard';
 import type { Evaluations } from '../run/evaluations';
-import { howLabel, trainsLabel } from '../run/labels';
+import { howLabel, storedStart, trainsLabel } from '../run/labels';
 import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run/options';
 import type { PipelineSession } from '../run/session';
 import { appended } from '../view/thin';
@@ -237,7 +237,7 @@ export class RunState extends RunSettingsState {
           this.show([], [], []);
         }
         if (this.runId === runId && !this.running) this.runId = null;
-        if (this.settings.startFrom?.runId === runId) this.settings.startFrom = null;
+        if (storedStart(this.settings.startFrom)?.runId === runId) this.settings.startFrom = null;
       }
     } catch (err) {
       this.error = `run ${runId} could not be deleted: ${errorMessage(err)}`;

@@ -78,7 +78,7 @@ export const GLOSSARY = {
   startFrom: {
     label: 'start from',
     explanation:
-      'Fresh weights, or the newest stored version of another run: its weights only (Adam starts afresh), in a run of its own. With LoRA that version is the frozen base.',
+      'Fresh weights, a built-in base (a policy that ships with the page, trained on the easy level until it solved half its training tasks), or the newest stored version of another run: its weights only (Adam starts afresh), in a run of its own. With LoRA that version is the frozen base.',
   },
   trainOn: {
     label: 'train on',
@@ -132,6 +132,11 @@ export const GLOSSARY = {
     explanation:
       'the learning rate can halve every so many versions, down to a tenth, so that late versions move less (Adam keeps its moments)',
   },
+  gradClipTip: {
+    label: 'gradient clip',
+    explanation:
+      'the gradient’s global norm is scaled down to this before each step (0.5); off (1 000, never reached), standard PPO’s unbounded w·A on stale tokens reaches the step, which the staleness preset shows',
+  },
   loraTip: {
     label: 'train',
     explanation:
@@ -140,7 +145,7 @@ export const GLOSSARY = {
   startFromTip: {
     label: 'start from',
     explanation:
-      'fresh weights from the seed, or the newest version of a stored run (fine-tune it; with LoRA its policy is the frozen base the adapters adapt)',
+      'fresh weights from the seed, a built-in base, or the newest version of a stored run (fine-tune it; with LoRA its policy is the frozen base the adapters adapt)',
   },
   trainOnTip: {
     label: 'train on',

@@ -1,0 +1,29 @@
+import { checkpointFromText } from './checkpoint-file';
+import type { Checkpoint } from './weights';
+
+/**
+ * Policies that ship with the page, to start a run from as AReaL starts from a pre-trained model.
+ * Each file is a `checkpoint-file` the node staleness bench saved (`--save`); the command that
+ * makes it is in docs/experiments.md.
+ */
+export const BUILT_IN_BASES = {
+  'easy-half': {
+    label: 'built-in base: half the easy tasks solved',
+    about:
+      'seed 1 trained synchronously on the easy level until greedy play solved half its training tasks (375 versions): past the constant programs',
+    url: new URL('./bases/easy-half.json', import.meta.url).href,
+  },
+} as const;
+
+export type BuiltInBase = keyof typeof BUILT_IN_BASES;
+
+export const isBuiltInBase = (v: unknown): v is BuiltInBase =>
+  typeof v === 'string' && Object.hasOwn(BUILT_IN_BASES, v);
+
+/** Fetches a built-in base's weights (from the page's own assets). */
+export async function loadBuiltInBase(base: BuiltInBase): Promise<Checkpoint> {
+  const { url } = BUILT_IN_BASES[base];
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`the built-in base ${base} could not be loaded (HTTP ${res.status})`);
+  return checkpointFromText(await res.text(), `the built-in base ${base}`);
+}
