@@ -39,8 +39,8 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   expect(plan).toEqual([
     `0 ppo true easy 4 ${from}`,
     `0 decoupled true easy 4 ${from}`,
-    `16 ppo true easy 4 ${from}`,
-    `16 decoupled true easy 4 ${from}`,
+    `32 ppo true easy 4 ${from}`,
+    `32 decoupled true easy 4 ${from}`,
   ]);
   const first = page.getByTestId('view-train');
   const status = first.getByTestId('sweep-status');

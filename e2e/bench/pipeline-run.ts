@@ -1,5 +1,6 @@
 import type { JSHandle } from 'playwright-core';
 import type { TimelineEvent } from '../../src/lib/pipeline/events.ts';
+import type { EvalPoint } from '../../src/lib/storage/records.ts';
 import {
   adoptionLatencies,
   busyCoreMs,
@@ -60,6 +61,11 @@ export interface PipelineFigures {
   meanLagSamples: number | null;
   successTrain: number;
   successHeldOut: number | null;
+  /**
+   * With `evalEvery`: the mean greedy success of the evaluations over the run's last quarter (the
+   * final one included), as `staleness-node.ts` reads a run (greedy answers flip between versions).
+   */
+  late: { successTrain: number; successHeldOut: number | null; evaluations: number } | null;
   /** Turns of the episodes the rollout workers played (every finished group, trained or not). */
   turns: TurnSpread;
   /** Median and 95th percentile of a finished group's rollout time, start to end, ms (null without groups). */
@@ -100,6 +106,7 @@ export async function runPipeline(
   samples: number,
   cpu?: CpuSampler,
   run: NonNullable<RunOptions['run']> = {},
+  evalEvery = 0,
 ): Promise<PipelineFigures> {
   cpu?.start();
   const r = await lab.evaluate(
@@ -109,7 +116,7 @@ export async function runPipeline(
       const run = l.run
         .start({
           level: 'easy',
-          evalEvery: 0,
+          evalEvery: a.evalEvery,
           maxTrainedEpisodes: a.samples,
           settings: a.settings,
           run: a.run,
@@ -132,9 +139,11 @@ export async function runPipeline(
       unsubscribe?.();
       if (l.run.error) return { error: l.run.error };
       const evaluation = await l.run.evaluateLatest('easy');
+      await l.run.evaluationsDone();
       return {
         error: null,
         evaluation,
+        evals: l.run.evals,
         steps: l.run.steps,
         events: l.run.events,
         dashboard: l.run.dashboard,
@@ -143,7 +152,7 @@ export async function runPipeline(
         maxTurns,
       };
     },
-    { settings, samples, run },
+    { settings, samples, run, evalEvery },
   );
   cpu?.stop();
   if (r.error !== null || !r.dashboard || !r.steps || !r.events || !r.evaluation || !r.turns || !r.groupMs)
@@ -232,8 +241,21 @@ export async function runPipeline(
     meanLagSamples: lagSamples === null ? null : round(lagSamples, 1),
     successTrain: round(r.evaluation.successTrain),
     successHeldOut: r.evaluation.successHeldOut === null ? null : round(r.evaluation.successHeldOut),
+    late: evalEvery > 0 ? lateSuccess(r.evals ?? [], r.evaluation.iteration) : null,
     turns: roundSpread(turnSpread(r.turns, r.maxTurns ?? 0)),
     groupMsP50: r.groupMs.length ? round(percentile(r.groupMs, 50), 1) : null,
     groupMsP95: r.groupMs.length ? round(percentile(r.groupMs, 95), 1) : null,
+  };
+}
+
+/** Mean greedy success of the evaluations at versions ≥ 3/4 of `last` (the run's last quarter). */
+function lateSuccess(evals: readonly EvalPoint[], last: number): NonNullable<PipelineFigures['late']> {
+  const late = evals.filter((e) => e.iteration >= 0.75 * last);
+  const mean = (xs: number[]) => round(xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length));
+  const held = late.flatMap((e) => (e.successHeldOut === null ? [] : [e.successHeldOut]));
+  return {
+    successTrain: mean(late.map((e) => e.successTrain)),
+    successHeldOut: held.length ? mean(held) : null,
+    evaluations: late.length,
   };
 }

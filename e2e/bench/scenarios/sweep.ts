@@ -14,7 +14,9 @@ import { openLab } from './pipeline.ts';
  * its workers attain (`meanStaleness`). `--lag fixed`: the staleness is held at η
  * (`RunSettings.playLag`: synchronous, the workers play the weights η versions back), as
  * `e2e/bench/staleness-node.ts` holds it in node. `--base ID` starts every run from a built-in
- * base instead of fresh weights; `--maxGradNorm N` sets the gradient clip.
+ * base instead of fresh weights; `--maxGradNorm N` sets the gradient clip. `--evalEvery N` evaluates
+ * every N versions and reads a run's success as the mean over its last quarter, as the node script
+ * does (without it: the newest version's).
  */
 const scenario: Scenario = {
   name: 'sweep',
@@ -54,6 +56,7 @@ const scenario: Scenario = {
     if (base !== undefined && !isBuiltInBase(base))
       throw new Error(`--base takes ${Object.keys(BUILT_IN_BASES).join(', ')}, got ${base}`);
     const maxGradNorm = Number(options.maxGradNorm?.[0] ?? DEFAULT_CODE_RUN.maxGradNorm);
+    const evalEvery = Number(options.evalEvery?.[0] ?? 0);
     if (lag !== 'bounded' && lag !== 'fixed') throw new Error(`--lag takes bounded or fixed, got ${lag}`);
     if (lag === 'fixed' && !etas.every(Number.isFinite)) throw new Error('--lag fixed needs finite η values');
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
@@ -73,15 +76,16 @@ const scenario: Scenario = {
             const held = lag === 'fixed' ? { eta: 0, playLag: eta } : { eta };
             const startFrom = base ? { base } : null;
             const settings = { ...held, loss, workers, seed, startFrom };
-            const f = await runPipeline(lab, settings, samples, undefined, code);
+            const f = await runPipeline(lab, settings, samples, undefined, code, evalEvery);
             log(`η = ${eta}, ${loss}, seed ${seed}: ${JSON.stringify(f)}`);
             rows.push({
               eta,
               loss,
               seed,
               samplesPerSec: f.samplesPerSec,
-              successHeldOut: f.successHeldOut,
-              successTrain: f.successTrain,
+              successHeldOut: f.late?.successHeldOut ?? f.successHeldOut,
+              successTrain: f.late?.successTrain ?? f.successTrain,
+              finalTrain: f.successTrain,
               meanStaleness: f.meanStaleness,
               staleDrops: f.staleDrops,
               interrupts: f.interrupts,
@@ -103,6 +107,10 @@ const scenario: Scenario = {
       'sweep.relabelled': Number(relabelled ?? DEFAULT_CODE_RUN.hindsight.samplesPerBatch),
       'sweep.base': base ?? null,
       'sweep.maxGradNorm': maxGradNorm,
+      'sweep.success':
+        evalEvery > 0
+          ? `mean of the evaluations over the last quarter (every ${evalEvery} versions)`
+          : 'the newest version',
       'sweep.seeds': seeds,
       'sweep.rows': rows.map((r) => ({ ...r, eta: eta(r.eta) })),
       'sweep.cells': cells.map((c) => ({ ...c, eta: eta(c.eta) })),

@@ -184,7 +184,7 @@ export const STALENESS_LEGS: SweepLegSettings = {
     startFrom: { base: 'easy-half' },
     tasks: null,
     taskKind: 'examples',
-    keepVersions: 17,
+    keepVersions: 33,
   },
 };
 
@@ -195,6 +195,6 @@ export const COMPARISON_PRESETS: readonly ComparisonPreset[] = [
     watch:
       'Four runs from fresh weights on the easy tasks, η = 0 and 16, each with standard PPO and with decoupled PPO, 600 versions (9 600 episodes, ~4.5 min) each. Staleness is held at η: rollout and training alternate, and the workers play the weights η versions back, so every batch is η versions old, as in AReaL once its rollouts run ahead. Each run takes four optimiser steps per batch with 16 relabelled rows. The chart in place of the success chart draws greedy success against η as each run ends; under it, the lag: standard PPO’s clipped tokens (ratio to π_behav past 1 ± ε), decoupled PPO’s lag KL(π_behav ‖ π_prox) and masked share (w over the cap). From the second step of a batch, standard PPO’s clip around a 16-version-old π_behav removes about half its tokens, which tends to hold it on the constant programs (27 % of the easy tasks); decoupled PPO clips around π_prox instead. With the default seed, 1, the chart shows AReaL’s Table 3 ordering (η = 16: 0.31 against 0.85). Over five seeds at η = 16, standard PPO 0.50 ± 0.19 and decoupled PPO 0.61 ± 0.27 (both ~0.9 at η = 0): seeds 4 and 5 reverse it, so one run a point shows one seed (docs/experiments.md).',
     runs: 'sweep',
-    sweep: { etas: [0, 16], samples: 4800, legs: STALENESS_LEGS },
+    sweep: { etas: [0, 32], samples: 4800, legs: STALENESS_LEGS },
   },
 ];

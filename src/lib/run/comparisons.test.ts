@@ -186,6 +186,9 @@ describe('comparisons', () => {
     expect(preset?.watch).toContain(`η = ${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`);
     expect(preset?.watch).toContain('docs/experiments.md');
     expect(PRESETS.map((p) => p.id)).not.toContain(preset?.id);
+    // Each leg keeps the versions its workers play back: the largest η and the newest.
+    const largest = Math.max(...(preset?.sweep.etas ?? []));
+    expect(preset?.sweep.legs.settings?.keepVersions).toBeGreaterThanOrEqual(largest + 1);
   });
 
   it("starts each leg in the page's run view with its η and loss, and reports the loss it ran with", async () => {
