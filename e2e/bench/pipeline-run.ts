@@ -1,6 +1,7 @@
 import type { JSHandle } from 'playwright-core';
 import type { TimelineEvent } from '../../src/lib/pipeline/events.ts';
 import type { EvalPoint } from '../../src/lib/storage/records.ts';
+import { lateSuccess } from '../../src/lib/run/comparisons.ts';
 import {
   adoptionLatencies,
   busyCoreMs,
@@ -241,21 +242,20 @@ export async function runPipeline(
     meanLagSamples: lagSamples === null ? null : round(lagSamples, 1),
     successTrain: round(r.evaluation.successTrain),
     successHeldOut: r.evaluation.successHeldOut === null ? null : round(r.evaluation.successHeldOut),
-    late: evalEvery > 0 ? lateSuccess(r.evals ?? [], r.evaluation.iteration) : null,
+    late: evalEvery > 0 ? lateFigures(r.evals ?? [], r.evaluation.iteration) : null,
     turns: roundSpread(turnSpread(r.turns, r.maxTurns ?? 0)),
     groupMsP50: r.groupMs.length ? round(percentile(r.groupMs, 50), 1) : null,
     groupMsP95: r.groupMs.length ? round(percentile(r.groupMs, 95), 1) : null,
   };
 }
 
-/** Mean greedy success of the evaluations at versions ≥ 3/4 of `last` (the run's last quarter). */
-function lateSuccess(evals: readonly EvalPoint[], last: number): NonNullable<PipelineFigures['late']> {
-  const late = evals.filter((e) => e.iteration >= 0.75 * last);
-  const mean = (xs: number[]) => round(xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length));
-  const held = late.flatMap((e) => (e.successHeldOut === null ? [] : [e.successHeldOut]));
+/** The run's last quarter, as a sweep leg reads it (`lateSuccess`), rounded, with its count. */
+function lateFigures(evals: readonly EvalPoint[], last: number): NonNullable<PipelineFigures['late']> {
+  const { train, heldOut } = lateSuccess(evals, last);
+  const evaluations = evals.filter((e) => e.iteration >= 0.75 * last).length;
   return {
-    successTrain: mean(late.map((e) => e.successTrain)),
-    successHeldOut: held.length ? mean(held) : null,
-    evaluations: late.length,
+    successTrain: round(train),
+    successHeldOut: heldOut === null ? null : round(heldOut),
+    evaluations,
   };
 }

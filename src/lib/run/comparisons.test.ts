@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { storedStepMetrics } from '../policy/metrics';
 import type { TimelineEvent } from '../pipeline/events';
-import type { StepReport } from '../pipeline/types';
+import type { EvalPoint, StepReport } from '../pipeline/types';
 import { COMPARISON_PRESETS, PRESETS } from '../pipeline/presets';
 import {
   compare,
+  lateSuccess,
   legOf,
   raceEtas,
   sweepPlan,
@@ -198,6 +199,8 @@ describe('comparisons', () => {
       evaluateLatest: async () => {
         throw new Error('not asked');
       },
+      evaluationsDone: async () => undefined,
+      evals: [],
       runId: 'run-1',
       settings: { loss: 'decoupled', level: null },
       steps: [],
@@ -216,5 +219,43 @@ describe('comparisons', () => {
       { eta: 4, playLag: 0 },
       { eta: 0, playLag: 16, loss: 'ppo' }, // held at 16: synchronous, the workers 16 versions behind
     ]);
+  });
+
+  it('reads a leg evaluated as it trained as the mean of its last quarter, the final evaluation included', async () => {
+    const point = (iteration: number, successTrain: number, successHeldOut: number | null): EvalPoint => ({
+      iteration,
+      seconds: 0,
+      episodes: 0,
+      level: 'easy',
+      suite: null,
+      successTrain,
+      successHeldOut,
+      successGeneralisation: null,
+      meanRewardTrain: successTrain,
+    });
+    // Versions 75 and 100 are the last quarter of 100; 50 is not.
+    const evals = [point(50, 0, 0), point(75, 0.5, 0.2), point(100, 1, null)];
+    expect(lateSuccess(evals, 100)).toEqual({ train: 0.75, heldOut: 0.2 });
+    const started: number[] = [];
+    const view = {
+      start: async (opts: { evalEvery: number }) => void started.push(opts.evalEvery),
+      evaluateLatest: async () => point(100, 1, null),
+      evaluationsDone: async () => undefined,
+      evals,
+      runId: 'run-1',
+      settings: { loss: 'decoupled' as const, level: 'easy' as const },
+      steps: [],
+      dashboard: null,
+      error: null,
+      events: [],
+      curriculum: null,
+      comparison: null,
+    } satisfies ComparedView;
+    const runner = viewLegRunner(view);
+    await runner.run({ eta: 4, loss: 'ppo', evalEvery: 25 }, 10);
+    expect(await runner.evaluate()).toEqual({ train: 0.75, heldOut: 0.2 });
+    await runner.run({ eta: 4, loss: 'ppo' }, 10); // no evaluations as it trains: its last version's
+    expect(await runner.evaluate()).toEqual({ train: 1, heldOut: null });
+    expect(started).toEqual([25, 0]);
   });
 });

@@ -170,6 +170,10 @@ export interface ComparedView {
     evalEvery: number;
   }): Promise<void>;
   evaluateLatest(level: Level | 'all'): Promise<EvalPoint>;
+  /** Resolves when every evaluation asked for is done. */
+  evaluationsDone(): Promise<void>;
+  /** The run's evaluations, oldest first. */
+  readonly evals: readonly EvalPoint[];
   readonly runId: string | null;
   readonly settings: Pick<RunSettings, 'loss' | 'level'>;
   readonly steps: readonly StepReport[];
@@ -181,18 +185,28 @@ export interface ComparedView {
   comparison: Comparison | null;
 }
 
+/** Mean greedy success of the evaluations at versions ≥ 3/4 of `last`: a leg's last quarter. */
+export function lateSuccess(evals: readonly EvalPoint[], last: number): NonNullable<Leg['success']> {
+  const late = evals.filter((e) => e.iteration >= 0.75 * last);
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+  const held = late.flatMap((e) => (e.successHeldOut === null ? [] : [e.successHeldOut]));
+  return { train: mean(late.map((e) => e.successTrain)), heldOut: held.length ? mean(held) : null };
+}
+
 /** The legs of a comparison run in the page's run view, each read as its panels show it once it ended. */
 export function viewLegRunner(v: ComparedView): LegRunner {
   let level: Level | undefined;
+  let evalEvery = 0;
   return {
     run: async (plan, samples) => {
       const { eta, loss, fixedLag } = plan;
+      evalEvery = plan.evalEvery ?? 0;
       // A fixed lag runs synchronously, its workers η versions behind; otherwise η bounds the lag.
       const lag = fixedLag ? { eta: 0, playLag: eta } : { eta, playLag: 0 };
       const settings = { ...plan.settings, ...lag, ...(loss ? { loss } : {}) };
       level = plan.level;
       const more = { ...(plan.run ? { run: plan.run } : {}), ...(level ? { level } : {}) };
-      await v.start({ settings, ...more, maxTrainedEpisodes: samples, evalEvery: 0 });
+      await v.start({ settings, ...more, maxTrainedEpisodes: samples, evalEvery });
       const counters = v.dashboard?.counters;
       const { runId, steps, error, events } = v;
       return { runId, loss: loss ?? v.settings.loss, steps, counters, error, events };
@@ -200,7 +214,9 @@ export function viewLegRunner(v: ComparedView): LegRunner {
     evaluate: async () => {
       const at = level ?? v.settings.level ?? (v.curriculum?.enabled ? v.curriculum.level : 'all');
       const e = await v.evaluateLatest(at);
-      return { train: e.successTrain, heldOut: e.successHeldOut };
+      if (evalEvery === 0) return { train: e.successTrain, heldOut: e.successHeldOut };
+      await v.evaluationsDone();
+      return lateSuccess(v.evals, e.iteration);
     },
     progress: (c) => (v.comparison = c),
   };
