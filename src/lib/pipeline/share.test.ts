@@ -28,6 +28,9 @@ describe('share links', () => {
       .replace(/\//g, '_')
       .replace(/=+$/, '');
     expect(await settingsFromShare(plain)).toEqual({ ...s, startFrom: null });
+    // The built-in base ships with every copy of the page: it travels.
+    const based = { ...s, startFrom: { base: 'easy-half' as const } };
+    expect(await settingsFromShare(await shareParam(based))).toEqual(based);
   });
 
   it('refuse a cut, garbled or invalid link, saying what is wrong', async () => {

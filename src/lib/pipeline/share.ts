@@ -1,5 +1,11 @@
 import { errorMessage } from '../errors';
-import { settingsFromJson, settingsToJson, validateSettings, type RunSettings } from './run-settings';
+import {
+  settingsFromJson,
+  settingsToJson,
+  validateSettings,
+  type RunSettings,
+  type StartFrom,
+} from './run-settings';
 
 /**
  * A share link (DESIGN §9): a run's settings and seed in the page's URL (`?run=…`, deflated
@@ -63,9 +69,12 @@ async function inflate(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   return new TextDecoder('utf-8', { fatal: true }).decode(all);
 }
 
+/** A built-in base travels in a link; a stored run (in one browser's storage) does not. */
+const portableStart = (s: StartFrom | null): StartFrom | null => (s && 'base' in s ? s : null);
+
 /** The value of `?run=` for `settings`: their JSON, deflated, as base64url. */
 export async function shareParam(settings: RunSettings): Promise<string> {
-  const json = JSON.stringify(settingsToJson({ ...settings, startFrom: null }));
+  const json = JSON.stringify(settingsToJson({ ...settings, startFrom: portableStart(settings.startFrom) }));
   return DEFLATED + toBase64Url(await deflate(json));
 }
 
@@ -118,7 +127,8 @@ export async function settingsFromShare(param: string): Promise<RunSettings> {
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw new Error("the share link's settings are not an object of settings");
-  const settings = { ...settingsFromJson(json as Record<string, unknown>), startFrom: null };
+  const read = settingsFromJson(json as Record<string, unknown>);
+  const settings = { ...read, startFrom: portableStart(read.startFrom) };
   try {
     validateSettings(settings);
   } catch (err) {
