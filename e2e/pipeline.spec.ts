@@ -498,7 +498,8 @@ test('a new run starts from a stored run’s newest version, here with LoRA on i
   const first = await storedRun(page, 3);
   await openView(page, 'advanced');
   await page.getByTestId('run-start-from').selectOption(first ?? '');
-  const from = await onLab(page, (l) => l.run.settings.startFrom);
+  const start = await onLab(page, (l) => l.run.settings.startFrom);
+  const from = start && 'runId' in start ? start : null;
   expect(from?.runId).toBe(first);
   expect(from?.version).toBeGreaterThanOrEqual(3);
   await page.getByTestId('run-lora').selectOption({ label: 'LoRA, rank 4' });
