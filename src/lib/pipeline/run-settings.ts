@@ -11,10 +11,10 @@ import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
 import { validateRunTasks } from './run-tasks';
 import type { PipelineConfig } from './controller';
 
-/** Everything a training run of the code-writing policy is started with (stored with the run). */
 /** A stored version of a run, or a policy that ships with the page (`BUILT_IN_BASES`). */
 export type StartFrom = { runId: string; version: number } | { base: BuiltInBase };
 
+/** Everything a training run of the code-writing policy is started with (stored with the run). */
 export interface RunSettings {
   /** Rollout workers, 1–8. */
   workers: number;
@@ -58,8 +58,8 @@ export interface RunSettings {
   lora: LoraConfig | null;
   /**
    * Start from a stored version of another run (its policy as it runs: a LoRA version merged
-   * into its base), or from a built-in base, instead of fresh weights from `seed`; Adam starts fresh. With `lora`, the
-   * stored policy is the frozen base the adapters adapt (fine-tuning a trained policy).
+   * into its base), or from a built-in base, instead of fresh weights from `seed`; Adam starts
+   * fresh. With `lora`, that policy is the frozen base the adapters adapt (fine-tuning it).
    */
   startFrom: StartFrom | null;
   /**
@@ -295,9 +295,7 @@ export function validateSettings(s: RunSettings): void {
     checkInteger('LoRA rank', s.lora.rank, 1, MAX_LORA_RANK);
     checkNumber('LoRA alpha', s.lora.alpha, 0, L.loraAlpha, true);
   }
-  if (s.startFrom !== null) {
-    checkObject('start from', s.startFrom);
-  }
+  if (s.startFrom !== null) checkObject('start from', s.startFrom);
   if (s.startFrom !== null && 'base' in s.startFrom) {
     if (!isBuiltInBase(s.startFrom.base))
       throw new Error(`start from: there is no built-in base ${shown(s.startFrom.base)}`);
