@@ -252,7 +252,7 @@ export async function runPipeline(
 /** The run's last quarter, as a sweep leg reads it (`lateSuccess`), rounded, with its count. */
 function lateFigures(evals: readonly EvalPoint[], last: number): NonNullable<PipelineFigures['late']> {
   const { train, heldOut } = lateSuccess(evals, last);
-  const evaluations = evals.filter((e) => e.iteration >= 0.75 * last).length;
+  const evaluations = new Set(evals.map((e) => e.iteration).filter((v) => v >= 0.75 * last)).size;
   return {
     successTrain: round(train),
     successHeldOut: heldOut === null ? null : round(heldOut),

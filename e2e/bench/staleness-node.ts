@@ -124,7 +124,10 @@ const rolloutSandbox = new CachedSandbox(await createNodeQuickJS());
 const evalSandbox = new CachedSandbox(await createNodeQuickJS());
 /** The weights of a file `--save` wrote (the page's built-in bases are such files). */
 function loadInit(file: string) {
-  return paramsFromCheckpoint(checkpointFromText(readFileSync(file, 'utf8'), file));
+  const ckpt = checkpointFromText(readFileSync(file, 'utf8'), file);
+  if (JSON.stringify(ckpt.model) !== JSON.stringify(modelArgs))
+    throw new Error(`${file} holds a model of ${JSON.stringify(ckpt.model)}, not the run's`);
+  return paramsFromCheckpoint(ckpt);
 }
 const trainer = new PolicyTrainer(
   modelArgs,

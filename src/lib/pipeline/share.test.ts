@@ -31,6 +31,9 @@ describe('share links', () => {
     // The built-in base ships with every copy of the page: it travels.
     const based = { ...s, startFrom: { base: 'easy-half' as const } };
     expect(await settingsFromShare(await shareParam(based))).toEqual(based);
+    // A link whose start point is not an object opens from fresh weights.
+    const odd = btoa(JSON.stringify({ ...settingsToJson(s), startFrom: 'x' })).replace(/=+$/, '');
+    expect((await settingsFromShare(odd)).startFrom).toBeNull();
   });
 
   it('refuse a cut, garbled or invalid link, saying what is wrong', async () => {

@@ -70,7 +70,8 @@ async function inflate(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
 }
 
 /** A built-in base travels in a link; a stored run (in one browser's storage) does not. */
-const portableStart = (s: StartFrom | null): StartFrom | null => (s && 'base' in s ? s : null);
+const portableStart = (s: StartFrom | null): StartFrom | null =>
+  typeof s === 'object' && s !== null && 'base' in s ? s : null;
 
 /** The value of `?run=` for `settings`: their JSON, deflated, as base64url. */
 export async function shareParam(settings: RunSettings): Promise<string> {

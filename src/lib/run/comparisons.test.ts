@@ -233,9 +233,11 @@ describe('comparisons', () => {
       successGeneralisation: null,
       meanRewardTrain: successTrain,
     });
-    // Versions 75 and 100 are the last quarter of 100; 50 is not.
+    // Versions 75 and 100 are the last quarter of 100; 50 is not. A version evaluated twice (the
+    // final evaluation repeating the periodic one) counts once.
     const evals = [point(50, 0, 0), point(75, 0.5, 0.2), point(100, 1, null)];
     expect(lateSuccess(evals, 100)).toEqual({ train: 0.75, heldOut: 0.2 });
+    expect(lateSuccess([...evals, point(100, 1, null)], 100)).toEqual({ train: 0.75, heldOut: 0.2 });
     const started: number[] = [];
     const view = {
       start: async (opts: { evalEvery: number }) => void started.push(opts.evalEvery),

@@ -185,9 +185,13 @@ export interface ComparedView {
   comparison: Comparison | null;
 }
 
-/** Mean greedy success of the evaluations at versions ≥ 3/4 of `last`: a leg's last quarter. */
+/**
+ * Mean greedy success of the evaluations at versions ≥ 3/4 of `last`: a leg's last quarter, each
+ * version once (the newest of its evaluations: the final one may repeat a periodic one).
+ */
 export function lateSuccess(evals: readonly EvalPoint[], last: number): NonNullable<Leg['success']> {
-  const late = evals.filter((e) => e.iteration >= 0.75 * last);
+  const byVersion = new Map(evals.map((e) => [e.iteration, e]));
+  const late = [...byVersion.values()].filter((e) => e.iteration >= 0.75 * last);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
   const held = late.flatMap((e) => (e.successHeldOut === null ? [] : [e.successHeldOut]));
   return { train: mean(late.map((e) => e.successTrain)), heldOut: held.length ? mean(held) : null };
@@ -201,6 +205,8 @@ export function viewLegRunner(v: ComparedView): LegRunner {
     run: async (plan, samples) => {
       const { eta, loss, fixedLag } = plan;
       evalEvery = plan.evalEvery ?? 0;
+      // An evaluation of an earlier run still in flight must not land among this leg's.
+      await v.evaluationsDone();
       // A fixed lag runs synchronously, its workers η versions behind; otherwise η bounds the lag.
       const lag = fixedLag ? { eta: 0, playLag: eta } : { eta, playLag: 0 };
       const settings = { ...plan.settings, ...lag, ...(loss ? { loss } : {}) };

@@ -37,6 +37,11 @@ describe('the run list labels', () => {
     expect(trainsLabel({ lora: null, tasks: null, startFrom: { base: 'easy-half' } })).toBe(
       'every parameter, from the built-in base: half the easy tasks solved',
     );
+    // A stored run from a base this build does not ship still gets its label.
+    const gone = { base: 'retired' } as unknown as { base: 'easy-half' };
+    expect(trainsLabel({ lora: null, tasks: null, startFrom: gone })).toBe(
+      'every parameter, from the base retired',
+    );
     expect(howLabel({ eta: Infinity, loss: 'ppo' })).toBe('η = ∞, PPO clip');
     expect(howLabel({ eta: 4, loss: 'decoupled', code: { updatesPerBatch: 1 } })).toBe(
       'η = 4, decoupled PPO',

@@ -28,9 +28,9 @@ export function startFromOf(
 /** `, from run-3 version 40` or `, from the built-in base: …`; empty for fresh weights. */
 export function startLabel(s: StartFrom | null | undefined): string {
   if (!s) return '';
-  return 'base' in s
-    ? `, from the ${BUILT_IN_BASES[s.base].label}`
-    : `, from ${s.runId} version ${s.version}`;
+  if (!('base' in s)) return `, from ${s.runId} version ${s.version}`;
+  // A base a later build no longer ships still names itself in a stored run's label.
+  return isBuiltInBase(s.base) ? `, from the ${BUILT_IN_BASES[s.base].label}` : `, from the base ${s.base}`;
 }
 
 /** What a stored run trains, and on which tasks when they are a suite of the user's. */
