@@ -192,24 +192,28 @@ describe('comparisons', () => {
     expect(preset?.sweep.legs.settings?.keepVersions).toBeGreaterThanOrEqual(largest + 1);
   });
 
+  /** A run view that starts nothing and has nothing to show, with `over` in place. */
+  const quietView = (over: Partial<ComparedView>): ComparedView => ({
+    start: async () => undefined,
+    evaluateLatest: async () => {
+      throw new Error('not asked');
+    },
+    evaluationsDone: async () => undefined,
+    evals: [],
+    runId: 'run-1',
+    settings: { loss: 'decoupled', level: null },
+    steps: [],
+    dashboard: null,
+    error: null,
+    events: [],
+    curriculum: null,
+    comparison: null,
+    ...over,
+  });
+
   it("starts each leg in the page's run view with its η and loss, and reports the loss it ran with", async () => {
     const started: unknown[] = [];
-    const view: ComparedView = {
-      start: async (opts) => void started.push(opts.settings),
-      evaluateLatest: async () => {
-        throw new Error('not asked');
-      },
-      evaluationsDone: async () => undefined,
-      evals: [],
-      runId: 'run-1',
-      settings: { loss: 'decoupled', level: null },
-      steps: [],
-      dashboard: null,
-      error: null,
-      events: [],
-      curriculum: null,
-      comparison: null,
-    };
+    const view = quietView({ start: async (opts) => void started.push(opts.settings) });
     const runner = viewLegRunner(view);
     expect((await runner.run({ eta: 8, loss: 'ppo' }, 10)).loss).toBe('ppo');
     expect((await runner.run({ eta: 4 }, 10)).loss).toBe('decoupled'); // the race: the panel's loss
@@ -239,20 +243,12 @@ describe('comparisons', () => {
     expect(lateSuccess(evals, 100)).toEqual({ train: 0.75, heldOut: 0.2 });
     expect(lateSuccess([...evals, point(100, 1, null)], 100)).toEqual({ train: 0.75, heldOut: 0.2 });
     const started: number[] = [];
-    const view = {
-      start: async (opts: { evalEvery: number }) => void started.push(opts.evalEvery),
+    const view = quietView({
+      start: async (opts) => void started.push(opts.evalEvery),
       evaluateLatest: async () => point(100, 1, null),
-      evaluationsDone: async () => undefined,
       evals,
-      runId: 'run-1',
-      settings: { loss: 'decoupled' as const, level: 'easy' as const },
-      steps: [],
-      dashboard: null,
-      error: null,
-      events: [],
-      curriculum: null,
-      comparison: null,
-    } satisfies ComparedView;
+      settings: { loss: 'decoupled', level: 'easy' },
+    });
     const runner = viewLegRunner(view);
     await runner.run({ eta: 4, loss: 'ppo', evalEvery: 25 }, 10);
     expect(await runner.evaluate()).toEqual({ train: 0.75, heldOut: 0.2 });
