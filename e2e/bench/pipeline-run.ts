@@ -1,7 +1,7 @@
 import type { JSHandle } from 'playwright-core';
 import type { TimelineEvent } from '../../src/lib/pipeline/events.ts';
 import type { EvalPoint } from '../../src/lib/storage/records.ts';
-import { lateSuccess } from '../../src/lib/run/comparisons.ts';
+import { lastQuarter, lateSuccess } from '../../src/lib/run/comparisons.ts';
 import {
   adoptionLatencies,
   busyCoreMs,
@@ -252,10 +252,9 @@ export async function runPipeline(
 /** The run's last quarter, as a sweep leg reads it (`lateSuccess`), rounded, with its count. */
 function lateFigures(evals: readonly EvalPoint[], last: number): NonNullable<PipelineFigures['late']> {
   const { train, heldOut } = lateSuccess(evals, last);
-  const evaluations = new Set(evals.map((e) => e.iteration).filter((v) => v >= 0.75 * last)).size;
   return {
     successTrain: round(train),
     successHeldOut: heldOut === null ? null : round(heldOut),
-    evaluations,
+    evaluations: lastQuarter(evals, last).length,
   };
 }

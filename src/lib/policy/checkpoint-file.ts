@@ -67,6 +67,7 @@ export function checkpointFromText(text: string, name: string): Checkpoint {
     throw new Error(`${name}: its data is not base64`);
   }
   if (data.byteLength % 4 !== 0) throw new Error(`${name}: its data is not whole float32 values`);
-  const step = Number.isInteger(f.step) && (f.step ?? -1) >= 0 ? (f.step as number) : 0;
+  // A missing or odd step count reads 0: it is a label, nothing is computed from it.
+  const step = typeof f.step === 'number' && Number.isInteger(f.step) && f.step >= 0 ? f.step : 0;
   return { format: f.format, model: f.model, step, params: { entries: f.entries, data } };
 }

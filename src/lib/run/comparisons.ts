@@ -186,12 +186,17 @@ export interface ComparedView {
 }
 
 /**
- * Mean greedy success of the evaluations at versions ≥ 3/4 of `last`: a leg's last quarter, each
- * version once (the newest of its evaluations: the final one may repeat a periodic one).
+ * The evaluations at versions ≥ 3/4 of `last` (a leg's last quarter), each version once: the
+ * newest of its evaluations (the final one may repeat a periodic one).
  */
-export function lateSuccess(evals: readonly EvalPoint[], last: number): NonNullable<Leg['success']> {
+export function lastQuarter(evals: readonly EvalPoint[], last: number): EvalPoint[] {
   const byVersion = new Map(evals.map((e) => [e.iteration, e]));
-  const late = [...byVersion.values()].filter((e) => e.iteration >= 0.75 * last);
+  return [...byVersion.values()].filter((e) => e.iteration >= 0.75 * last);
+}
+
+/** Mean greedy success of a leg's last quarter (`lastQuarter`). */
+export function lateSuccess(evals: readonly EvalPoint[], last: number): NonNullable<Leg['success']> {
+  const late = lastQuarter(evals, last);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
   const held = late.flatMap((e) => (e.successHeldOut === null ? [] : [e.successHeldOut]));
   return { train: mean(late.map((e) => e.successTrain)), heldOut: held.length ? mean(held) : null };
