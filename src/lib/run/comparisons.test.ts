@@ -186,6 +186,10 @@ describe('comparisons', () => {
     const shown = (preset?.sweep.etas ?? []).map((e) => (Number.isFinite(e) ? String(e) : '∞'));
     expect(preset?.watch).toContain(`η = ${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`);
     expect(preset?.watch).toContain('docs/experiments.md');
+    // The text names the versions each leg trains for: its episodes over a batch's.
+    const run = preset?.sweep.legs.run;
+    const perVersion = (run?.tasksPerBatch ?? 0) * (run?.groupSize ?? 0);
+    expect(preset?.watch).toContain(`${(preset?.sweep.samples ?? 0) / perVersion} versions`);
     expect(PRESETS.map((p) => p.id)).not.toContain(preset?.id);
     // Each leg keeps the versions its workers play back: the largest η and the newest.
     const largest = Math.max(...(preset?.sweep.etas ?? []));
