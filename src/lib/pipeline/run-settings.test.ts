@@ -267,6 +267,13 @@ describe('every field of the settings is checked', () => {
       ['lora', { rank: '4', alpha: 8 }, /LoRA rank must be an integer from 1 to 16, got "4"/],
       ['lora', false, /LoRA must be an object of settings, got false/],
       ['startFrom', { runId: 'r', version: '3' }, /version must be a non-negative integer, got "3"/],
+      [
+        'startFrom',
+        { base: 'easy-half', runId: 'r' },
+        /name \{ base \} or \{ runId, version \}, got the keys base, runId/,
+      ],
+      ['startFrom', { runId: 'r' }, /got the keys runId$/],
+      ['startFrom', {}, /got the keys \(none\)/],
       ['code', 5, /the code config must be an object of settings, got 5/],
       ['replay', null, /the replay config must be an object of settings, got null/],
     ];

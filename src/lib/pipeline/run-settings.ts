@@ -295,7 +295,7 @@ export function validateSettings(s: RunSettings): void {
     checkInteger('LoRA rank', s.lora.rank, 1, MAX_LORA_RANK);
     checkNumber('LoRA alpha', s.lora.alpha, 0, L.loraAlpha, true);
   }
-  if (s.startFrom !== null) checkObject('start from', s.startFrom);
+  if (s.startFrom !== null) checkStartKeys(s.startFrom);
   if (s.startFrom !== null && 'base' in s.startFrom) {
     if (!isBuiltInBase(s.startFrom.base))
       throw new Error(`start from: there is no built-in base ${shown(s.startFrom.base)}`);
@@ -310,6 +310,16 @@ export function validateSettings(s: RunSettings): void {
     throw new Error(
       `a worker decodes at most 32 episodes: ${s.slotsPerWorker} slots × ${s.code.groupSize} is more`,
     );
+}
+
+/** A start point names a built-in base or a stored run's version, never a mix of the two. */
+function checkStartKeys(from: unknown): void {
+  checkObject('start from', from);
+  const keys = Object.keys(from as object)
+    .sort()
+    .join(', ');
+  if (keys !== 'base' && keys !== 'runId, version')
+    throw new Error(`start from: name { base } or { runId, version }, got the keys ${keys || '(none)'}`);
 }
 
 /** What the trainer needs of a run's settings to build or restore its policy. */
