@@ -133,6 +133,19 @@ describe('CodeRun', () => {
     expect(g.lease.state.holder).toBeNull();
   });
 
+  it('resumes a run that started from a built-in base this build no longer ships', async () => {
+    const f = await fixture();
+    const config = settingsToJson({ ...settings, startFrom: { base: 'easy-half' } });
+    const gone = { ...config, startFrom: { base: 'retired-base' } };
+    await ensureRun(f.db, { id: 'run-based', name: 'run-based', config: gone, kind: 'code' });
+    const ended = f.run.resume('run-based');
+    await until(() => f.steps() >= 1 || f.errors().length > 0);
+    await f.run.stop();
+    await ended;
+    expect(f.errors()).toEqual([]);
+    expect(f.calls).toContain('resume run-based');
+  });
+
   it("passes on the trainer's word that a resume starts with fresh optimiser moments", async () => {
     const notice = 'version 40 kept no optimiser state: Adam starts with fresh moments';
     const f = await fixture({ trainer: memoryTrainer({ resumeNotice: notice }) });

@@ -266,7 +266,9 @@ export class CodeRun {
           `run ${resumeId} is ${runKind(record) === 'custom' ? "a custom environment's training" : "the trainer panel's saved weights"}: the run panel does not resume it`,
         );
       const settings = settingsFromJson(record.config);
-      validateSettings(settings);
+      // A resumed run restores its own versions: where it started (perhaps a built-in base this
+      // build no longer ships) only labels it.
+      validateSettings({ ...settings, startFrom: null });
       this.emit({ kind: 'settings', runId: resumeId, settings });
       const point = await su.step(TRAINER, api.resumeRun(runInit(resumeId, settings), policyReset(settings)));
       if (point.notice) this.emit({ kind: 'notice', message: point.notice });
