@@ -135,8 +135,7 @@ describe('CodeRun', () => {
 
   it('resumes a run that started from a built-in base this build no longer ships', async () => {
     const f = await fixture();
-    const config = settingsToJson({ ...settings, startFrom: { base: 'easy-half' } });
-    const gone = { ...config, startFrom: { base: 'retired-base' } };
+    const gone = { ...settingsToJson(settings), startFrom: { base: 'retired-base' } };
     await ensureRun(f.db, { id: 'run-based', name: 'run-based', config: gone, kind: 'code' });
     const ended = f.run.resume('run-based');
     await until(() => f.steps() >= 1 || f.errors().length > 0);
