@@ -17,6 +17,7 @@
  *     [--saveWeights FILE] [--loadWeights FILE]   the parameters at the end; a warm start from them
  *     [--mix examples]             train on the examples kind's training tasks too
  *     [--hindsight on|off]         relabelling (default: the kind's; `on` takes DEFAULT_HINDSIGHT)
+ *     [--losses 1]                 print every version's losses (to compare two builds)
  *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
  *   RUN_CONFIG='{"lrHalfLife":0}' merged (shallowly) into the run's code config (DEFAULT_CODE_RUN)
  *   TRAINER_CONFIG='{"valueCoef":0}' merged into the trainer's config (DEFAULT_TRAINER_CONFIG)
@@ -77,6 +78,8 @@ const WORKERS = Number(flag('workers', '1'));
 const MAX_VERSIONS = Number(flag('maxVersions', 'Infinity'));
 const TASK_SEED = Number(flag('taskSeed', '1'));
 const LEVEL = flag('level', 'easy');
+/** `--losses`: one line per version with the step's losses, to compare two builds step by step. */
+const LOSSES = flag('losses', '') !== '';
 if (!(LEVELS as readonly string[]).includes(LEVEL))
   throw new Error(`--level takes ${LEVELS.join(', ')}, not ${LEVEL}`);
 const KIND = TASK_KINDS.find((k) => k === flag('kind', 'examples'));
@@ -330,6 +333,10 @@ const trainerPort: PipelineTrainerPort = {
     });
     lastMetrics = metrics;
     const version = info.fromVersion + 1;
+    if (LOSSES)
+      console.log(
+        `loss v${version} ${metrics.loss} pg ${metrics.pgLoss} value ${metrics.valueLoss} entropy ${metrics.entropy} gradNorm ${metrics.gradNorm}`,
+      );
     publish(version);
     trainMs += performance.now() - startedAt;
     // With η = 0 the rollouts are idle here: the evaluation pauses the whole run.
