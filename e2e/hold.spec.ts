@@ -39,7 +39,7 @@ test('Pause holds a run still, Resume goes on, Step trains exactly one version a
   const status = page.getByTestId('run-hold');
   await expect(page.getByTestId('pause')).toBeDisabled(); // no run to hold
   await expect(page.getByTestId('step')).toBeDisabled();
-  await onLab(page, (l) => void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 0 }));
+  await onLab(page, (l) => void l.run.start({ config: { pipeline: { eta: 2, workers: 1 } }, evalEvery: 0 }));
   await untilPast(page, { version: 2, stored: 0 });
 
   // Pause: the work in progress finishes, then nothing moves for 5 s.

@@ -14,7 +14,7 @@ test('RL on the easy tasks, trainer on webgpu: greedy mean reward rises clearly 
   // Evaluates the untrained policy (iteration 0), trains, evaluates again on the same tasks.
   await onLab(
     page,
-    (lab, n) => void lab.run.start({ level: 'easy', evalEvery: n, maxIterations: n }),
+    (lab, n) => void lab.run.start({ config: { task: { level: 'easy' } }, evalEvery: n, maxIterations: n }),
     ITERATIONS,
   );
   await untilLabWith(

@@ -12,8 +12,8 @@ import { openView } from './support/views';
 // The trainer on wasm: these tests are about the pipeline's behaviour, not WebGPU speed.
 const QUERY = '?debug&backend=wasm&wcTimeout=3000';
 
-async function startRun(page: Page, settings: RunOptions['settings']): Promise<void> {
-  await onLab(page, (l, s) => void l.run.start({ settings: s, evalEvery: 0 }), settings);
+async function startRun(page: Page, pipeline: NonNullable<RunOptions['config']>['pipeline']): Promise<void> {
+  await onLab(page, (l, p) => void l.run.start({ config: { pipeline: p }, evalEvery: 0 }), pipeline);
 }
 
 /** Waits until the run has published `version` (and has no error). */
@@ -315,7 +315,7 @@ test('a Stop during a run’s start-up stops what the start-up built: nothing tr
   // to stop; the start-up then went on, and the run trained with no Stop to end it.
   const stopped = await onLab(page, async (l) => {
     const r = l.run;
-    const run = r.start({ settings: { eta: 2, workers: 1 }, evalEvery: 0 });
+    const run = r.start({ config: { pipeline: { eta: 2, workers: 1 } }, evalEvery: 0 });
     const stopping = r.stop();
     const whileStopping = r.running;
     await stopping;
@@ -423,7 +423,7 @@ test('a LoRA run publishes adapters only; its workers and evaluator merge them i
   // LoRA on fresh weights: the panel says that it has nothing to adapt and what to do instead.
   await expect(page.getByTestId('run-lora-hint')).toContainText('start from');
   await onLab(page, (l) => {
-    void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+    void l.run.start({ config: { pipeline: { eta: 2, workers: 1 } }, evalEvery: 2 });
   });
   await untilVersion(page, 4);
   // Version 0 is the full base; every later version holds only the rank-4 adapters.
@@ -498,7 +498,7 @@ test('a new run starts from a stored run’s newest version, here with LoRA on i
   const first = await storedRun(page, 3);
   await openView(page, 'advanced');
   await page.getByTestId('run-start-from').selectOption(first ?? '');
-  const start = await onLab(page, (l) => l.run.settings.startFrom);
+  const start = await onLab(page, (l) => l.run.settings.policy.startFrom);
   const from = start && 'runId' in start ? start : null;
   expect(from?.runId).toBe(first);
   expect(from?.version).toBeGreaterThanOrEqual(3);
@@ -654,7 +654,7 @@ test('a run on a large suite of the user’s own scores a sample of it, and its 
     'and 19,992 more); the greedy evaluations score 512 of them',
   );
   await onLab(page, (l) => {
-    void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+    void l.run.start({ config: { pipeline: { eta: 2, workers: 1 } }, evalEvery: 2 });
   });
   await untilLab(page, (l) => l.run.evals.length >= 2, { timeout: 120_000 });
   await expect(page.getByTestId('eval-sample')).toContainText("512 of the suite's 20,000 tasks");
@@ -701,7 +701,7 @@ test('a run trains on a suite of the user’s own tasks: its jobs pose only them
   const mine = new Set(['triple-minus-two', 'double-plus-one']);
 
   await onLab(page, (l) => {
-    void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+    void l.run.start({ config: { pipeline: { eta: 2, workers: 1 } }, evalEvery: 2 });
   });
   await untilVersion(page, 4);
   // Both tasks are medium: the curriculum starts there, not at an easy level it has no task of.
@@ -762,7 +762,7 @@ test('the tasks panel evaluates a stored run’s trained policy beside the basel
   // alone: once the curriculum promotes, its evaluations score medium tasks, which this budget does
   // not learn (a CI run timed out so when the curriculum still promoted on 20 lucky episodes).
   await onLab(page, (l) => {
-    void l.run.start({ settings: { eta: 2, workers: 1 }, level: 'easy', evalEvery: 5 });
+    void l.run.start({ config: { pipeline: { eta: 2, workers: 1 }, task: { level: 'easy' } }, evalEvery: 5 });
   });
   await untilLab(
     page,
@@ -822,7 +822,7 @@ test('a stopped run’s charts, timeline and hindsight pool are stored: Show bri
 }) => {
   await openReady(page, QUERY);
   await onLab(page, (l) => {
-    void l.run.start({ settings: { eta: 2, workers: 1 }, evalEvery: 2 });
+    void l.run.start({ config: { pipeline: { eta: 2, workers: 1 } }, evalEvery: 2 });
   });
   await untilVersion(page, 6);
   await untilLab(page, (l) => l.run.evals.length >= 2, { timeout: 120_000 });

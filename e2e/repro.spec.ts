@@ -27,7 +27,7 @@ async function synchronousRun(browser: Browser, baseURL: string | undefined): Pr
   try {
     const page = await context.newPage();
     await openReady(page, QUERY);
-    await onLab(page, (l) => void l.run.start({ settings: { eta: 0, workers: 1, seed: 7 }, evalEvery: 0 }));
+    await onLab(page, (l) => void l.run.start({ config: { pipeline: { eta: 0, workers: 1 }, seed: 7 }, evalEvery: 0 }));
     await untilLabWith(
       page,
       ([l, v]) => {
@@ -76,11 +76,11 @@ test('the share link says that an asynchronous run differs, and not for a synchr
 }) => {
   await openReady(page, QUERY);
   await openView(page, 'runs');
-  await onLab(page, (l) => void (l.run.settings.eta = 2));
+  await onLab(page, (l) => void (l.run.settings.pipeline.eta = 2));
   await page.getByTestId('run-share').click();
   await expect(page.getByTestId('run-share-link')).toBeVisible();
   await expect(page.getByTestId('run-share-async')).toContainText('depends on timing');
-  await onLab(page, (l) => void (l.run.settings.eta = 0));
+  await onLab(page, (l) => void (l.run.settings.pipeline.eta = 0));
   await page.getByTestId('run-share').click();
   await expect(page.getByTestId('run-share-link')).toBeVisible();
   await expect(page.getByTestId('run-share-async')).toHaveCount(0);

@@ -79,7 +79,7 @@ test('Train starts a run with the preset picked on the first screen, Stop stops 
 }) => {
   await openReady(page, '?debug&backend=wasm&wcTimeout=1');
   await page.getByTestId('preset').selectOption('sync');
-  expect(await onLab(page, (lab) => lab.run.settings.eta)).toBe(0);
+  expect(await onLab(page, (lab) => lab.run.settings.pipeline.eta)).toBe(0);
   // The Settings view shows the same preset and its η.
   await openView(page, 'advanced');
   await expect(page.getByTestId('run-preset').locator('option:checked')).toHaveText(/synchronous baseline/);
@@ -92,7 +92,7 @@ test('Train starts a run with the preset picked on the first screen, Stop stops 
   await expect(page.getByTestId('train-version')).toHaveText(/version [1-9]/, { timeout: 120_000 });
   await expect(page.getByTestId('flow-version')).toHaveText(/^[1-9]/);
   await expect(page.getByTestId('success-newest')).toContainText('training', { timeout: 120_000 });
-  expect(await onLab(page, (lab) => lab.run.session?.settings.eta)).toBe(0);
+  expect(await onLab(page, (lab) => lab.run.session?.settings.pipeline.eta)).toBe(0);
   await page.getByTestId('stop').click();
   await expect(page.getByTestId('train-status')).toHaveText('Stopped: Train starts a new run', {
     timeout: 120_000,

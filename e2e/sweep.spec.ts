@@ -32,7 +32,7 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   const plan = await onLab(page, (l) =>
     l.run.comparison?.plan.map(
       (p) =>
-        `${p.eta} ${p.loss} ${p.fixedLag} ${p.level} ${p.run?.updatesPerBatch} ${p.run?.maxGradNorm} ${JSON.stringify(p.settings?.startFrom)}`,
+        `${p.eta} ${p.loss} ${p.fixedLag} ${p.level} ${p.config?.learner?.updatesPerBatch} ${p.config?.learner?.maxGradNorm} ${JSON.stringify(p.config?.policy?.startFrom)}`,
     ),
   );
   const from = '1000 {"base":"easy-half"}';

@@ -10,11 +10,11 @@ test('"Learn to use the sandbox" trains on tool-use tasks; the feed shows a run,
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
   await page.getByTestId('preset').selectOption({ label: 'Learn to use the sandbox (tool use)' });
   await expect(page.getByTestId('preset-watch')).toHaveAccessibleDescription(/read the report under a turn/);
-  expect(await onLab(page, (lab) => lab.run.settings.taskKind)).toBe('tooluse');
+  expect(await onLab(page, (lab) => lab.run.settings.task.kind)).toBe('tooluse');
   await page.getByTestId('train').click();
   await expect(page.getByTestId('train-status')).toHaveText('Training', { timeout: 60_000 });
   await expect
-    .poll(() => onLab(page, (lab) => lab.run.session?.settings.taskKind ?? 'no session yet'), {
+    .poll(() => onLab(page, (lab) => lab.run.session?.settings.task.kind ?? 'no session yet'), {
       timeout: 30_000,
     })
     .toBe('tooluse');

@@ -1,4 +1,5 @@
 import type { Browser } from 'playwright-core';
+import type { RunOverrides } from '../../src/lib/config/run-config.ts';
 
 /** What every bench scenario gets from the harness. */
 export interface BenchContext {
@@ -8,6 +9,8 @@ export interface BenchContext {
   distDir: string;
   /** Launches headless Chromium, with `--enable-unsafe-webgpu` unless `webgpu` is false. */
   launch(opts?: { webgpu?: boolean }): Promise<Browser>;
+  /** The run config fields every run of the bench sets (`--set group.field=value`, checked before anything starts). */
+  config: RunOverrides;
   /** Command-line options after `--`, e.g. `--programs FILE` → { programs: ['FILE'] }. */
   options: Record<string, string[]>;
   /** Progress line on stderr (stdout's last line is the JSON object). */

@@ -18,10 +18,9 @@
  *     [--mix examples]             train on the examples kind's training tasks too
  *     [--hindsight on|off]         relabelling (default: the kind's; `on` takes DEFAULT_HINDSIGHT)
  *     [--losses 1]                 print every version's losses (to compare two builds)
- *   MODEL_ARGS='{"dModel":32}'   merged into DEFAULT_MODEL_ARGS (unknown keys passed through)
- *   RUN_CONFIG='{"lrHalfLife":0}' merged (shallowly) into the run's code config (DEFAULT_CODE_RUN)
- *   TRAINER_CONFIG='{"valueCoef":0}' merged into the trainer's config (DEFAULT_TRAINER_CONFIG)
- *   GATE_BIAS=2                   the copy head's gate bias at the start (with MODEL_ARGS pointerDim)
+ *     [--set group.field=value]... any run config field (`config/run-config.ts`), after the flags
+ *                                  above: `--set learner.clipEps=0.1 --set policy.model.dModel=32`
+ *   GATE_BIAS=2                   the copy head's gate bias at the start (with policy.model.pointerDim)
  *
  * `--seconds` is training time: greedy evaluations pause the run and are not counted (the page
  * evaluates in a worker of its own, beside the run). Evaluations: every `evalEvery` versions and
@@ -47,18 +46,10 @@ import {
 import { FAMILIES, suiteTask } from '../../src/lib/env/families.ts';
 import { HeldOutIndex, PROBE_INPUTS } from '../../src/lib/env/decontaminate.ts';
 import { builtInTasks, generalisationOf } from '../../src/lib/env/task-kinds.ts';
-import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
-import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
+import { defaultRunConfig, withTaskKind, type RunConfig } from '../../src/lib/config/run-config.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
 import { runHeldOutTasks, runTrainingTasks } from '../../src/lib/pipeline/run-tasks.ts';
 import type { PipelineTrainerPort, RolloutPort, StepReport } from '../../src/lib/pipeline/types.ts';
-import {
-  DEFAULT_MODEL_ARGS,
-  DEFAULT_TRAINER_CONFIG,
-  validateModelArgs,
-  type ModelArgs,
-  type TrainerConfig,
-} from '../../src/lib/policy/config.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
 import { PolicyTrainer, type StepMetrics } from '../../src/lib/rl/trainer.ts';
 import { DEFAULT_HINDSIGHT, relabelledKey } from '../../src/lib/rl/hindsight.ts';
@@ -66,7 +57,8 @@ import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
-import { flag, greedyEpisodes, nodeEngines } from './node-kit.ts';
+import { flag, greedyEpisodes, nodeEngines, withSets } from './node-kit.ts';
+import { scheduledRate, trainerConfigOf } from '../../src/lib/rl/learner-config.ts';
 
 // ---- flags -------------------------------------------------------------------------------
 const SECONDS = Number(flag('seconds', '300'));
@@ -86,42 +78,24 @@ const KIND = TASK_KINDS.find((k) => k === flag('kind', 'examples'));
 if (!KIND) throw new Error(`--kind takes ${TASK_KINDS.join(', ')}, not ${flag('kind', '')}`);
 const kind: TaskKind = KIND;
 
-const modelArgs = {
-  ...DEFAULT_MODEL_ARGS,
-  // Checked by validateModelArgs below: a field of the wrong type is refused with its name.
-  ...(process.env.MODEL_ARGS ? (JSON.parse(process.env.MODEL_ARGS) as Partial<ModelArgs>) : {}),
-};
-try {
-  validateModelArgs(modelArgs);
-} catch (err) {
-  // Optional non-integer fields a variant adds would trip the integer check: say so, go on.
-  console.log(`# note: validateModelArgs: ${err instanceof Error ? err.message : String(err)}`);
-}
-
 // The learn bench's settings: the page's defaults, level easy, seed 1 (η and workers: see below).
-const settings = withTaskKind(defaultSettings(2), kind);
+const kinded = withTaskKind(defaultRunConfig(2), kind);
 const TURNS = flag('turns', '');
 const HINDSIGHT = flag('hindsight', '');
-const code: CodeRunConfig = {
-  ...settings.code,
+const settings: RunConfig = withSets({
+  ...kinded,
   seed: SEED,
+  pipeline: { ...kinded.pipeline, eta: ETA },
   // One turn is a submit (no `<run>`): the tool-use bench's one-turn arm.
   ...(TURNS
-    ? {
-        env:
-          Number(TURNS) === 1
-            ? oneTurn(settings.code.env)
-            : { ...settings.code.env, maxTurns: Number(TURNS) },
-      }
+    ? { env: Number(TURNS) === 1 ? oneTurn(kinded.env) : { ...kinded.env, maxTurns: Number(TURNS) } }
     : {}),
   ...(HINDSIGHT
-    ? {
-        hindsight:
-          HINDSIGHT === 'on' ? DEFAULT_HINDSIGHT : { ...settings.code.hindsight, samplesPerBatch: 0 },
-      }
+    ? { hindsight: HINDSIGHT === 'on' ? DEFAULT_HINDSIGHT : { ...kinded.hindsight, samplesPerBatch: 0 } }
     : {}),
-  ...(process.env.RUN_CONFIG ? (JSON.parse(process.env.RUN_CONFIG) as Partial<CodeRunConfig>) : {}),
-};
+});
+const code = settings.learner;
+const modelArgs = settings.policy.model;
 
 // ---- backend -----------------------------------------------------------------------------
 async function useBackend(name: 'wasm' | 'cpu'): Promise<void> {
@@ -177,7 +151,7 @@ const mixed: TaskSuite | null = MIX
       ].map(suiteTask),
     }
   : null;
-const trainTasks = runTrainingTasks({ tasks: mixed, level: LEVEL as Level }, builtIn);
+const trainTasks = runTrainingTasks({ suite: mixed, level: LEVEL as Level }, builtIn);
 const ofLevel = builtIn.filter((t) => t.level === LEVEL);
 const evalTrain = ofLevel.filter((t) => !t.heldOut);
 const evalHeld = ofLevel.filter((t) => t.heldOut);
@@ -194,13 +168,7 @@ const relabelKey = (t: Task) =>
 // ---- the pieces --------------------------------------------------------------------------
 const rolloutSandbox = new CachedSandbox(await createNodeQuickJS());
 const evalSandbox = new CachedSandbox(await createNodeQuickJS());
-const trainer = new PolicyTrainer(modelArgs, {
-  ...DEFAULT_TRAINER_CONFIG,
-  seed: SEED,
-  loss: settings.loss,
-  learningRate: code.learningRate,
-  ...(process.env.TRAINER_CONFIG ? (JSON.parse(process.env.TRAINER_CONFIG) as Partial<TrainerConfig>) : {}),
-});
+const trainer = new PolicyTrainer(modelArgs, trainerConfigOf(code, settings.seed));
 if (process.env.GATE_BIAS) {
   const bias = tf.tensor1d([Number(process.env.GATE_BIAS)]);
   trainer.params.get('ptr.gate.b')?.assign(bias);
@@ -227,16 +195,16 @@ if (LOAD) {
 const snapshot = (): Weights => new Map([...trainer.params].map(([k, v]) => [k, tf.clone(v)]));
 const release = (w: Weights) => tf.dispose([...w.values()]);
 
-const rows = settings.slotsPerWorker * code.groupSize;
+const rows = settings.pipeline.slotsPerWorker * code.groupSize;
 const engines = nodeEngines(
   WORKERS,
   rolloutSandbox,
   {
     args: modelArgs,
     rows: rows,
-    interruptEveryTokens: settings.interruptEveryTokens,
-    temperature: code.temperature,
-    seed: SEED,
+    interruptEveryTokens: settings.pipeline.interruptEveryTokens,
+    temperature: settings.policy.temperature,
+    seed: settings.seed,
   },
   release,
 );
@@ -267,7 +235,7 @@ interface EvalResult {
 }
 const evals: EvalResult[] = [];
 const greedy = (tasks: readonly Task[]): Promise<Episode[]> =>
-  greedyEpisodes(tasks, trainer.params, modelArgs, evalSandbox, code.env);
+  greedyEpisodes(tasks, trainer.params, modelArgs, evalSandbox, settings.env);
 const short = (id: string) =>
   id
     .replace(/^constant:/, 'c:')
@@ -349,7 +317,7 @@ const trainerPort: PipelineTrainerPort = {
 const { pipeline, source } = assemblePipeline(
   {
     runId: 'node-learn',
-    settings: { ...settings, eta: ETA, seed: SEED, code, tasks: mixed, level: LEVEL as Level },
+    settings: { ...settings, task: { ...settings.task, suite: mixed, level: LEVEL as Level } },
     suite: builtIn,
   },
   {
@@ -365,8 +333,8 @@ const { pipeline, source } = assemblePipeline(
 
 console.log(
   `# backend ${tf.getBackend()}, ${trainer.parameterCount} parameters, model ${JSON.stringify(modelArgs)}\n` +
-    `# η ${ETA}, workers ${WORKERS} × ${settings.slotsPerWorker} slots × group ${code.groupSize}, batch ${code.tasksPerBatch} groups + ${code.hindsight.samplesPerBatch} relabelled, ` +
-    `lr ${code.learningRate} (half-life ${code.lrHalfLife}), ${code.estimator}, ${settings.loss}, updates ${code.updatesPerBatch}, seed ${SEED}, ` +
+    `# η ${ETA}, workers ${WORKERS} × ${settings.pipeline.slotsPerWorker} slots × group ${code.groupSize}, batch ${code.tasksPerBatch} groups + ${settings.hindsight.samplesPerBatch} relabelled, ` +
+    `lr ${code.learningRate} (half-life ${code.lrHalfLife}), ${code.estimator}, ${code.loss}, updates ${code.updatesPerBatch}, seed ${settings.seed}, ` +
     `tasks (${kind}${mixed ? ' and examples' : ''}): ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
 );
 
@@ -408,8 +376,8 @@ console.log(
     backend: tf.getBackend(),
     model: modelArgs,
     parameters: trainer.parameterCount,
-    seed: SEED,
-    eta: ETA,
+    seed: settings.seed,
+    eta: settings.pipeline.eta,
     seconds: Math.round(seconds),
     evalSeconds: Math.round(evalMs / 1000),
     versions: pipeline.version,
@@ -433,7 +401,7 @@ console.log(
     finalGeneralisation: last.successGeneralisation,
     kind,
     finalMeanRuns: last.meanRuns,
-    turns: code.env.maxTurns,
+    turns: settings.env.maxTurns,
     finalMeanTurnsHeldOut: last.meanTurnsHeldOut,
     finalRunFractionHeldOut: last.runFractionHeldOut,
     bestHeldOut: best ? { value: best.successHeldOut, ...at(best) } : null,

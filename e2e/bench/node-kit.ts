@@ -9,6 +9,7 @@ import type { ModelArgs } from '../../src/lib/policy/config.ts';
 import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
 import type { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import type { Sandbox } from '../../src/lib/sandbox/types.ts';
+import { overridesFromSets, withOverrides, type RunConfig } from '../../src/lib/config/run-config.ts';
 
 const argv = process.argv.slice(2);
 
@@ -18,6 +19,22 @@ export function flag(name: string, fallback: string): string {
   if (i >= 0 && argv[i + 1] !== undefined) return argv[i + 1] as string;
   const eq = argv.find((a) => a.startsWith(`--${name}=`));
   return eq ? eq.slice(name.length + 3) : fallback;
+}
+
+/**
+ * `base` with every `--set group.field=value` of the command line laid on it, in order; a bad
+ * one stops the script with its field's name and range before anything runs.
+ */
+export function withSets(base: RunConfig): RunConfig {
+  const sets = argv.flatMap((a, i) =>
+    a === '--set' && argv[i + 1] !== undefined ? [argv[i + 1] as string] : a.startsWith('--set=') ? [a.slice(6)] : [],
+  );
+  try {
+    return withOverrides(base, overridesFromSets(sets, base));
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(2);
+  }
 }
 
 /**

@@ -12,10 +12,10 @@ import {
   turnSpread,
   type TurnSpread,
 } from '../../src/lib/view/metrics.ts';
-import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
+import { defaultRunConfig, withTaskKind, type RunOverrides } from '../../src/lib/config/run-config.ts';
 import type { TaskKind } from '../../src/lib/env/suite.ts';
 import { CpuSampler } from './cpu.ts';
-import type { Lab, RunOptions } from '../support/lab.ts';
+import type { Lab } from '../support/lab.ts';
 
 /** What one run of the pipeline came to. */
 export interface PipelineFigures {
@@ -78,12 +78,9 @@ export interface PipelineFigures {
  * What `runPipeline` takes to train on `kind`'s built-in tasks as a page run would
  * (`withTaskKind`): the setting, and the code config's environment and hindsight.
  */
-export function taskKindOverrides(kind: TaskKind): {
-  settings: Pick<NonNullable<RunOptions['settings']>, 'taskKind'>;
-  run: NonNullable<RunOptions['run']>;
-} {
-  const s = withTaskKind(defaultSettings(), kind);
-  return { settings: { taskKind: s.taskKind }, run: { env: s.code.env, hindsight: s.code.hindsight } };
+export function taskKindOverrides(kind: TaskKind): RunOverrides {
+  const s = withTaskKind(defaultRunConfig(), kind);
+  return { task: { kind }, env: s.env, hindsight: s.hindsight };
 }
 
 const round = (v: number, d = 3) => Math.round(v * 10 ** d) / 10 ** d;
@@ -103,10 +100,9 @@ const roundSpread = (t: TurnSpread): TurnSpread => ({
  */
 export async function runPipeline(
   lab: JSHandle<Lab>,
-  settings: NonNullable<RunOptions['settings']>,
+  settings: RunOverrides,
   samples: number,
   cpu?: CpuSampler,
-  run: NonNullable<RunOptions['run']> = {},
   evalEvery = 0,
 ): Promise<PipelineFigures> {
   cpu?.start();
@@ -116,11 +112,9 @@ export async function runPipeline(
       let ended = false;
       const run = l.run
         .start({
-          level: 'easy',
           evalEvery: a.evalEvery,
           maxTrainedEpisodes: a.samples,
-          settings: a.settings,
-          run: a.run,
+          config: { ...a.settings, task: { ...a.settings.task, level: 'easy' } },
         })
         .finally(() => (ended = true));
       // The run's session appears once it has started: follow the groups its controller takes
@@ -135,7 +129,7 @@ export async function runPipeline(
         turns.push(group.trajectories.map((t) => t.turns));
         groupMs.push(group.endedAt - group.startedAt);
       });
-      const maxTurns = session?.settings.code.env.maxTurns ?? 0;
+      const maxTurns = session?.settings.env.maxTurns ?? 0;
       await run;
       unsubscribe?.();
       if (l.run.error) return { error: l.run.error };
@@ -153,7 +147,7 @@ export async function runPipeline(
         maxTurns,
       };
     },
-    { settings, samples, run, evalEvery },
+    { settings, samples, evalEvery },
   );
   cpu?.stop();
   if (r.error !== null || !r.dashboard || !r.steps || !r.events || !r.evaluation || !r.turns || !r.groupMs)
@@ -216,10 +210,10 @@ export async function runPipeline(
   const lat = adoptionLatencies(r.events, lanes);
   const stale = steps.flatMap((s) => s.staleness);
   const lagSamples = policyLag(steps).meanSamples;
-  const eta = settings.eta;
+  const eta = settings.pipeline?.eta;
   return {
     eta: eta !== undefined && Number.isFinite(eta) ? eta : null,
-    loss: String(settings.loss ?? 'decoupled'),
+    loss: String(settings.learner?.loss ?? 'decoupled'),
     trainedEpisodes: trained,
     steps: steps.length,
     samplesPerSec: round(t.samplesPerSec),

@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { preview } from 'vite';
 import { BASE_ARGS, WEBGPU_ARGS, ensureChromium } from '../support/chromium.ts';
+import { overridesFromSets } from '../../src/lib/config/run-config.ts';
 import type { BenchResult, Scenario } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -49,6 +50,9 @@ async function loadScenarios(): Promise<Map<string, Scenario>> {
 
 async function main(): Promise<void> {
   const { scenarios: wanted, json, options } = parseArgs(process.argv.slice(2));
+  // Every `--set` is checked before anything is built or run: a bad one names its field.
+  const config = overridesFromSets(options.set ?? []);
+  delete options.set;
   const available = await loadScenarios();
   const names = wanted.length ? wanted : [...available.keys()];
   for (const n of names) {
@@ -79,6 +83,7 @@ async function main(): Promise<void> {
         await scenario.run({
           baseUrl,
           distDir: join(root, 'dist'),
+          config,
           options,
           log,
           shared,
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
   if (!json) {
     for (const [k, v] of Object.entries(results)) console.log(`${k.padEnd(28)} ${JSON.stringify(v)}`);
   }
+  if (Object.keys(config).length > 0) results.set = config;
   console.log(JSON.stringify(results));
 }
 

@@ -6,7 +6,7 @@
  * is at version v: the controller runs synchronously (its η = 0, rollout and training alternate)
  * and each published version hands the rollout engine the weights η versions older, so that every
  * sample is exactly η versions stale, as in AReaL at its bound, whatever the timing (the page's
- * `RunSettings.playLag`, the same `LaggedVersions`). `--lag async`
+ * `RunConfig.playLag`, the same `LaggedVersions`). `--lag async`
  * runs the pipeline asynchronously with the bound η instead (staleness is then whatever the
  * timing reaches; `meanStaleness` says how much).
  *
@@ -16,9 +16,9 @@
  *     [--save FILE] [--init FILE] [--stopAt 0.5]
  *   --save writes the final weights; --init starts from such a file (fresh Adam, version 0);
  *   --stopAt ends the run at the first evaluation whose training success reaches it (a warm-up)
- *   TRAINER_CONFIG / RUN_CONFIG / MODEL_ARGS: JSON merged as in learn-node.ts; the four flags above
- *   set updatesPerBatch, learningRate, hindsight.samplesPerBatch and the trainer's gradient clip
- *   over them (left out: RUN_CONFIG's or the page's value)
+ *   the four flags above set learner.updatesPerBatch, learner.learningRate,
+ *   hindsight.samplesPerBatch and learner.maxGradNorm; `--set group.field=value` (any run config
+ *   field, `config/run-config.ts`) goes over them
  *   npx tsx e2e/bench/staleness-node.ts --grid [--etas 0,1,2,4,8] [--seeds 1,2,3] [...one run's flags]
  *     runs each η × {ppo, decoupled} × seed in a child process, one at a time, and prints the
  *     summary (`summariseSweep`) as the last line.
@@ -36,15 +36,8 @@ import { fileURLToPath } from 'node:url';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { generateTasks } from '../../src/lib/env/families.ts';
 import { LEVELS, type Level, type Task } from '../../src/lib/env/suite.ts';
-import { scheduledRate, type CodeRunConfig } from '../../src/lib/pipeline/code-workload.ts';
-import { defaultSettings } from '../../src/lib/pipeline/run-settings.ts';
+import { defaultRunConfig, type RunConfig } from '../../src/lib/config/run-config.ts';
 import type { PipelineTrainerPort, RolloutPort } from '../../src/lib/pipeline/types.ts';
-import {
-  DEFAULT_MODEL_ARGS,
-  DEFAULT_TRAINER_CONFIG,
-  type ModelArgs,
-  type TrainerConfig,
-} from '../../src/lib/policy/config.ts';
 import type { StepMetrics } from '../../src/lib/policy/metrics.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
 import { checkpointFromText, checkpointToText } from '../../src/lib/policy/checkpoint-file.ts';
@@ -56,12 +49,11 @@ import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
 import { LaggedVersions } from '../../src/lib/rollout/lagged-versions.ts';
-import { flag, greedyEpisodes, nodeEngines } from './node-kit.ts';
+import { flag, greedyEpisodes, nodeEngines, withSets } from './node-kit.ts';
+import { scheduledRate, trainerConfigOf } from '../../src/lib/rl/learner-config.ts';
 
 // ---- flags -------------------------------------------------------------------------------
 const argv = process.argv.slice(2);
-const json = <T>(name: string): Partial<T> =>
-  process.env[name] ? (JSON.parse(process.env[name]) as Partial<T>) : {};
 
 if (argv.includes('--grid')) {
   await grid();
@@ -82,9 +74,6 @@ if (LOSS !== 'ppo' && LOSS !== 'decoupled') throw new Error('--loss takes ppo or
 if (LAG !== 'fixed' && LAG !== 'async') throw new Error('--lag takes fixed or async');
 if (!(Number.isInteger(ETA) && ETA >= 0)) throw new Error('--eta takes a whole number');
 
-const modelArgs: ModelArgs = { ...DEFAULT_MODEL_ARGS, ...json<ModelArgs>('MODEL_ARGS') };
-const settings = defaultSettings(2);
-const fromJson: CodeRunConfig = { ...settings.code, seed: SEED, ...json<CodeRunConfig>('RUN_CONFIG') };
 /** A numeric flag, or undefined when it is not given. */
 const numberFlag = (name: string): number | undefined => {
   const v = flag(name, '');
@@ -92,14 +81,25 @@ const numberFlag = (name: string): number | undefined => {
   if (!Number.isFinite(Number(v))) throw new Error(`--${name} takes a number`);
   return Number(v);
 };
+const base = defaultRunConfig(2);
 const relabelled = numberFlag('relabelled');
-const code: CodeRunConfig = {
-  ...fromJson,
-  updatesPerBatch: numberFlag('updates') ?? fromJson.updatesPerBatch,
-  learningRate: numberFlag('lr') ?? fromJson.learningRate,
-  maxGradNorm: numberFlag('maxGradNorm') ?? fromJson.maxGradNorm,
-  hindsight: { ...fromJson.hindsight, samplesPerBatch: relabelled ?? fromJson.hindsight.samplesPerBatch },
-};
+// The flags, then every `--set group.field=value` over them.
+const settings: RunConfig = withSets({
+  ...base,
+  seed: SEED,
+  learner: {
+    ...base.learner,
+    loss: LOSS,
+    updatesPerBatch: numberFlag('updates') ?? base.learner.updatesPerBatch,
+    learningRate: numberFlag('lr') ?? base.learner.learningRate,
+    maxGradNorm: numberFlag('maxGradNorm') ?? base.learner.maxGradNorm,
+  },
+  hindsight: { ...base.hindsight, samplesPerBatch: relabelled ?? base.hindsight.samplesPerBatch },
+  pipeline: { ...base.pipeline, eta: LAG === 'fixed' ? 0 : ETA, playLag: LAG === 'fixed' ? ETA : 0 },
+  task: { ...base.task, suite: null, level: LEVEL as Level },
+});
+const code = settings.learner;
+const modelArgs = settings.policy.model;
 const INIT = flag('init', '');
 const SAVE = flag('save', '');
 const STOP_AT = numberFlag('stopAt');
@@ -131,14 +131,7 @@ function loadInit(file: string) {
 }
 const trainer = new PolicyTrainer(
   modelArgs,
-  {
-    ...DEFAULT_TRAINER_CONFIG,
-    seed: SEED,
-    loss: LOSS,
-    learningRate: code.learningRate,
-    ...json<TrainerConfig>('TRAINER_CONFIG'),
-    maxGradNorm: code.maxGradNorm,
-  },
+  trainerConfigOf(code, settings.seed),
   INIT ? loadInit(INIT) : undefined,
 );
 
@@ -152,15 +145,15 @@ const engines = nodeEngines(
   rolloutSandbox,
   {
     args: modelArgs,
-    rows: settings.slotsPerWorker * code.groupSize,
-    interruptEveryTokens: settings.interruptEveryTokens,
-    temperature: code.temperature,
-    seed: SEED,
+    rows: settings.pipeline.slotsPerWorker * code.groupSize,
+    interruptEveryTokens: settings.pipeline.interruptEveryTokens,
+    temperature: settings.policy.temperature,
+    seed: settings.seed,
   },
   release,
 );
 /**
- * Version `v` is out: the engines get its weights (async) or, as `RunSettings.playLag` has a page
+ * Version `v` is out: the engines get its weights (async) or, as `RunConfig.playLag` has a page
  * worker do, those of version max(0, v − η) under v's label, their tokens stamped with the version played (fixed).
  */
 function publish(v: number): void {
@@ -216,15 +209,7 @@ const done = new Promise<void>((resolve, reject) => {
 const { pipeline, source } = assemblePipeline(
   {
     runId: 'node-staleness',
-    settings: {
-      ...settings,
-      eta: LAG === 'fixed' ? 0 : ETA,
-      playLag: LAG === 'fixed' ? ETA : 0,
-      seed: SEED,
-      code,
-      tasks: null,
-      level: LEVEL as Level,
-    },
+    settings,
     suite: builtIn,
   },
   {
@@ -244,7 +229,7 @@ engines.forEach((e, i) => {
 });
 console.log(
   `# η ${ETA} (${LAG}), ${LOSS}, seed ${SEED}, ${MAX_VERSIONS} versions, updates ${code.updatesPerBatch}, lr ${code.learningRate}, ` +
-    `clip ${trainer.config.clipEps}, grad norm ${trainer.config.maxGradNorm}, batch ${code.tasksPerBatch}×${code.groupSize} + ${code.hindsight.samplesPerBatch} relabelled, ${LEVEL}`,
+    `clip ${trainer.config.clipEps}, grad norm ${trainer.config.maxGradNorm}, batch ${code.tasksPerBatch}×${code.groupSize} + ${settings.hindsight.samplesPerBatch} relabelled, ${LEVEL}`,
 );
 pipeline.start();
 try {
@@ -288,7 +273,7 @@ console.log(
     relabelled: source.hindsight.added,
     updates: code.updatesPerBatch,
     lr: code.learningRate,
-    relabelledPerBatch: code.hindsight.samplesPerBatch,
+    relabelledPerBatch: settings.hindsight.samplesPerBatch,
     maxGradNorm: trainer.config.maxGradNorm,
     // The gradient's global norm before the clip, on each batch's first step: mean, median, max.
     gradNorm: r3(mean(firstEpoch.map((m) => m.gradNorm))),

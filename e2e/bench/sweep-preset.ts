@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { COMPARISON_PRESETS } from '../../src/lib/pipeline/presets.ts';
+import { COMPARISON_PRESETS } from '../../src/lib/config/presets.ts';
 import { summariseSweep, type SweepSummary } from '../../src/lib/run/sweep-summary.ts';
 import { labHandle, untilTrainerSettled } from '../support/lab.ts';
 

@@ -33,7 +33,7 @@ export interface EngineRunInit {
   seed: number;
   /** Read a version from the store when its announce has not arrived after this long, ms. */
   fetchAfterMs: number;
-  /** Play version max(0, v − playLag)'s weights when version v comes (`RunSettings.playLag`). */
+  /** Play version max(0, v − playLag)'s weights when version v comes (`RunConfig.playLag`). */
   playLag: number;
 }
 

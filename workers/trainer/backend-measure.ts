@@ -20,12 +20,13 @@ import {
   type BackendTiming,
   type MeasurePlan,
 } from '../../src/lib/policy/backend-choice';
-import type { ModelArgs, TrainerConfig } from '../../src/lib/policy/config';
+import { type ModelArgs } from '../../src/lib/policy/config';
 import type { LoraConfig } from '../../src/lib/policy/lora';
 import { now, type TimelineEvent } from '../../src/lib/pipeline/events';
 import { PolicyTrainer } from '../../src/lib/rl/trainer';
 import { imitationBatch } from '../../src/lib/rl/synthetic';
 import { abortBackend, initBackend, releaseBackend, startBackend, useBackend } from '../tfjs-backends';
+import { type TrainerConfig } from '../../src/lib/rl/learner-config';
 
 /** The policy the trainer will train: the measurement times its training step. */
 export interface MeasuredPolicy {

@@ -1,10 +1,10 @@
-import type { TrainerConfig } from '../../src/lib/policy/config';
 import type { LoraConfig } from '../../src/lib/policy/lora';
 import { trainerFromCheckpoint } from '../../src/lib/rl/restore';
 import type { PolicyTrainer } from '../../src/lib/rl/trainer';
 import type { TimelineEvent } from '../../src/lib/pipeline/events';
 import { LabDbConnection, type LabDB, type WeightsRecord } from '../../src/lib/storage/db';
 import { loraBaseOf } from '../../src/lib/storage/weights-store';
+import { type TrainerConfig } from '../../src/lib/rl/learner-config';
 
 /** What the trainer worker's features share: the policy, its version, the store and the timeline. */
 export class TrainerContext {

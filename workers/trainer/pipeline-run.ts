@@ -2,7 +2,8 @@ import { metricNumbers } from '../../src/lib/policy/metrics';
 import { packOptimizer, type Checkpoint } from '../../src/lib/policy/weights';
 import { now } from '../../src/lib/pipeline/events';
 import { PARAMS_CHANNEL, type VersionAnnounce } from '../../src/lib/pipeline/params-channel';
-import type { PolicySettings } from '../../src/lib/pipeline/run-settings';
+import type { TrainerSlice } from '../../src/lib/config/run-config';
+import { trainerConfigOf } from '../../src/lib/rl/learner-config';
 import type { TrainOutcome } from '../../src/lib/pipeline/types';
 import type { TokenBatch } from '../../src/lib/rl/batch';
 import { freshOptimizerNotice } from '../../src/lib/rl/restore';
@@ -128,10 +129,10 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
 
     /**
      * Resumes a stored run: the trainer continues from its newest version, with its optimiser
-     * state and step count, and the run's policy settings (`policy`: its loss, learning rate and
-     * LoRA setting). The rollout workers adopt the same version from the store.
+     * state and step count, and the run's learner and LoRA setting (its start point is in its
+     * versions already). The rollout workers adopt the same version from the store.
      */
-    async resumeRun(init: PipelineRunInit, policy: PolicySettings): Promise<ResumePoint> {
+    async resumeRun(init: PipelineRunInit, settings: TrainerSlice): Promise<ResumePoint> {
       const t = ctx.requireTrainer();
       const t0 = now();
       const d = await ctx.database();
@@ -142,13 +143,12 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
       // The newest version keeps its Adam moments; one without them (stored by an older build,
       // or its newest lost to a fault) restarts them, and the resume says so.
       const notice = freshOptimizerNotice(record.checkpoint, record.version);
-      // The run's loss, learning rate and gradient clip, with the stored Adam moments.
-      const { seed, loss, learningRate, maxGradNorm } = policy;
+      // The run's learner, with the stored Adam moments.
       const restored = await restoreTrainer(
         d,
         record,
-        { ...t.config, seed, loss, learningRate, maxGradNorm },
-        policy.lora ?? undefined,
+        trainerConfigOf(settings.learner, settings.seed),
+        settings.policy.lora ?? undefined,
       );
       t.dispose();
       ctx.trainer = restored;

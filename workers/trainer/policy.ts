@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 import { selectBackend, type BackendName, type BackendReport } from '../../src/lib/policy/backend';
 import type { BackendChoice } from '../../src/lib/policy/backend-choice';
-import type { ModelArgs, TrainerConfig } from '../../src/lib/policy/config';
+import { type ModelArgs } from '../../src/lib/policy/config';
 import type { LoraConfig } from '../../src/lib/policy/lora';
 import type { StepMetrics } from '../../src/lib/policy/metrics';
 import type { Params } from '../../src/lib/policy/model';
@@ -9,7 +9,7 @@ import { policyFromCheckpoint } from '../../src/lib/rl/restore';
 import { PolicyTrainer } from '../../src/lib/rl/trainer';
 import { paramsFromCheckpoint, type Checkpoint } from '../../src/lib/policy/weights';
 import { loadBuiltInBase } from '../../src/lib/policy/bases';
-import type { StartFrom } from '../../src/lib/pipeline/run-settings';
+import type { TrainerSlice } from '../../src/lib/config/run-config';
 import { now, type TimelineEvent } from '../../src/lib/pipeline/events';
 import { imitationBatch } from '../../src/lib/rl/synthetic';
 import { getVersion, loraBaseOf } from '../../src/lib/storage/weights-store';
@@ -17,6 +17,7 @@ import { injectFault } from '../fault';
 import { initBackend } from '../tfjs-backends';
 import { chooseByMeasurement } from './backend-measure';
 import type { TrainerContext } from './context';
+import { trainerConfigOf, type TrainerConfig } from '../../src/lib/rl/learner-config';
 
 /** How the page starts the trainer. */
 export interface TrainerInit {
@@ -107,37 +108,23 @@ export function policyHandlers(ctx: TrainerContext) {
     },
 
     /**
-     * Fresh weights for a new run: the policy re-initialised from `seed` (every parameter trained,
-     * or LoRA adapters on it), with the given policy loss and learning rate and a fresh Adam state.
+     * Fresh weights for a new run: the policy of `run.policy` (its model re-initialised from
+     * `run.seed`, or its start point; every parameter trained, or LoRA adapters on it), with the
+     * run's learner and a fresh Adam state.
      */
-    async resetPolicy(opts: {
-      seed: number;
-      loss: TrainerConfig['loss'];
-      learningRate: number;
-      /** The gradient clip; omitted keeps the trainer's. */
-      maxGradNorm?: number;
-      /** Train LoRA adapters on the fresh base (null: every parameter); omitted keeps the trainer's. */
-      lora?: LoraConfig | null;
-      /** Start from this stored version's policy, or a built-in base, instead of fresh weights from `seed`. */
-      startFrom?: StartFrom | null;
-    }): Promise<{ parameters: number }> {
+    async resetPolicy(run: TrainerSlice): Promise<{ parameters: number }> {
       const t = ctx.requireTrainer();
-      const config: TrainerConfig = {
-        ...t.config,
-        seed: opts.seed,
-        loss: opts.loss,
-        learningRate: opts.learningRate,
-        maxGradNorm: opts.maxGradNorm ?? t.config.maxGradNorm,
-      };
-      const lora = opts.lora === undefined ? t.lora : (opts.lora ?? undefined);
-      let args = t.args;
+      const config: TrainerConfig = trainerConfigOf(run.learner, run.seed);
+      const { startFrom } = run.policy;
+      const lora = run.policy.lora ?? undefined;
+      let args = run.policy.model;
       let params: Params | undefined;
-      if (opts.startFrom && 'base' in opts.startFrom) {
-        const base = await loadBuiltInBase(opts.startFrom.base);
+      if (startFrom && 'base' in startFrom) {
+        const base = await loadBuiltInBase(startFrom.base);
         params = paramsFromCheckpoint(base);
         args = base.model;
-      } else if (opts.startFrom) {
-        const { runId, version: v } = opts.startFrom;
+      } else if (startFrom) {
+        const { runId, version: v } = startFrom;
         const d = await ctx.database();
         const record = await getVersion(d, runId, v);
         if (!record)

@@ -26,7 +26,7 @@ const scenario: Scenario = {
       }));
     try {
       await lab.evaluate(
-        (l, w) => void l.run.start({ settings: { eta: 4, workers: w }, evalEvery: 0 }),
+        (l, w) => void l.run.start({ config: { pipeline: { eta: 4, workers: w } }, evalEvery: 0 }),
         workers,
       );
       for (let deadline = Date.now() + 180_000; (await read()).version < 1;) {

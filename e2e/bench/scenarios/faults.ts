@@ -26,7 +26,7 @@ const scenario: Scenario = {
     };
     try {
       await lab.evaluate((l, w) => {
-        void l.run.start({ settings: { eta: 4, workers: w }, evalEvery: 0 });
+        void l.run.start({ config: { pipeline: { eta: 4, workers: w } }, evalEvery: 0 });
       }, workers);
       await untilVersion(3);
       const injected: { kind: 'crash' | 'hang'; lane: string; at: number }[] = [];

@@ -1,12 +1,13 @@
 import type { JSHandle } from 'playwright-core';
 import * as tf from '@tensorflow/tfjs';
-import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../../../src/lib/policy/config.ts';
+import { DEFAULT_MODEL_ARGS } from '../../../src/lib/policy/config.ts';
 import { DEFAULT_LORA } from '../../../src/lib/policy/lora.ts';
 import { PolicyTrainer } from '../../../src/lib/rl/trainer.ts';
-import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
+import { withinOverrides, type RunOverrides } from '../../../src/lib/config/run-config.ts';
 import type { Scenario } from '../harness.ts';
 import { TRAINED_POLICY } from '../portable.ts';
-import { labHandle, untilTrainerSettled, type Lab, type RunOptions } from '../../support/lab.ts';
+import { labHandle, untilTrainerSettled, type Lab } from '../../support/lab.ts';
+import { DEFAULT_TRAINER_CONFIG } from '../../../src/lib/rl/learner-config';
 
 const round = (v: number | null | undefined, d = 3) =>
   v === null || v === undefined ? null : Math.round(v * 10 ** d) / 10 ** d;
@@ -32,7 +33,7 @@ async function bytesPerVersion(): Promise<{ full: number; lora: number; loraRank
 async function compareEstimators(
   lab: JSHandle<Lab>,
   iterations: number,
-  settings: NonNullable<RunOptions['settings']>,
+  settings: RunOverrides,
   log: (line: string) => void,
 ): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
@@ -45,11 +46,9 @@ async function compareEstimators(
     const r = await lab.evaluate(
       async (l, a) => {
         await l.run.start({
-          level: 'easy',
           evalEvery: 0,
           maxIterations: a.n,
-          run: { estimator: a.estimator },
-          settings: a.settings,
+          config: { ...a.settings, learner: { ...a.settings.learner, estimator: a.estimator } },
         });
         const last = l.run.error ? null : await l.run.evaluateLatest('easy');
         return { error: l.run.error, last, episodes: l.run.dashboard?.counters.trainedEpisodes ?? 0 };
@@ -77,7 +76,7 @@ const scenario: Scenario = {
   name: 'learn',
   description:
     'trains the code-writing policy on the easy level (`--level medium`: the medium level alone; the pipeline with its default config, seed 1) until an evaluation meets the goal (greedy success ≥ 0.9 on easy training tasks and ≥ 0.7 on held-out ones; on medium ≥ 0.7 and ≥ 0.5; with `--until train90`, the first alone; with `--until budget`, none) or the budget',
-  async run({ baseUrl, launch, options, log, shared }) {
+  async run({ baseUrl, launch, options, log, shared, config }) {
     const budget = Number(options.budget?.[0] ?? 300);
     const evalEvery = Number(options.evalEvery?.[0] ?? 5);
     const backend = options.backend?.[0];
@@ -97,49 +96,17 @@ const scenario: Scenario = {
       const lab = await labHandle(page);
       const trainerError = await lab.evaluate((l) => l.trainer.error);
       if (trainerError) throw new Error(`trainer failed to start: ${trainerError}`);
-      // `--updates N`, `--estimator rloo|grpo|gae`, `--lr X`, `--eta N`, `--workers N`, `--lora R`, `--pretrain S`,
-      // `--hindsight N` (relabelled episodes per batch, 0: off), `--lrHalfLife N`, `--valueWindow N`
-      // override the defaults.
-      const run: NonNullable<RunOptions['run']> = {};
-      // `--poolCapacity N`: the hindsight pool's window (relabelled programs kept);
-      // `--mutations N`: one-token variants relabelled beside each program.
-      if (options.hindsight?.[0] || options.poolCapacity?.[0] || options.mutations?.[0])
-        run.hindsight = {
-          ...DEFAULT_HINDSIGHT,
-          ...(options.hindsight?.[0] ? { samplesPerBatch: Number(options.hindsight[0]) } : {}),
-          ...(options.poolCapacity?.[0] ? { capacity: Number(options.poolCapacity[0]) } : {}),
-          ...(options.mutations?.[0] ? { mutations: Number(options.mutations[0]) } : {}),
-        };
-      if (options.updates?.[0]) run.updatesPerBatch = Number(options.updates[0]);
-      if (options.estimator?.[0]) {
-        const name = options.estimator[0];
-        const estimator = (['rloo', 'grpo', 'gae'] as const).find((e) => e === name);
-        if (!estimator) throw new Error(`--estimator takes rloo, grpo or gae, not ${name}`);
-        run.estimator = estimator;
-      }
-      if (options.lrHalfLife?.[0]) run.lrHalfLife = Number(options.lrHalfLife[0]);
-      if (options.valueWindow?.[0]) run.valueWindow = Number(options.valueWindow[0]);
-      const settings: NonNullable<RunOptions['settings']> = {};
-      if (options.eta?.[0]) settings.eta = options.eta[0] === 'inf' ? Infinity : Number(options.eta[0]);
-      if (options.workers?.[0]) settings.workers = Number(options.workers[0]);
-      // `--lora R`: train rank-R adapters (alpha 2R, as the run panel) on a frozen base.
-      if (options.lora?.[0])
-        settings.lora = { rank: Number(options.lora[0]), alpha: 2 * Number(options.lora[0]) };
-      const learningRate = options.lr?.[0] ? Number(options.lr[0]) : undefined;
+      // Every knob of the run comes from `--set group.field=value` (e.g. `--set learner.clipEps=0.1`).
+      const settings: RunOverrides = withinOverrides(config, { task: { level } });
       // `--pretrain S`: first train every parameter for S seconds; the measured run then starts
       // from that run's newest version (with `--lora R`: LoRA on a trained base).
       const pretrain = Number(options.pretrain?.[0] ?? 0);
       if (pretrain > 0) {
-        const { lora: _lora, ...full } = settings;
-        settings.startFrom = await lab.evaluate(
+        // The pretraining trains every parameter (with `--set policy.lora.rank=R`, the measured run is LoRA on it).
+        const full = withinOverrides(settings, { policy: { lora: null } });
+        const startFrom = await lab.evaluate(
           async (l, a) => {
-            void l.run.start({
-              level: a.level,
-              evalEvery: 0,
-              run: a.run,
-              learningRate: a.learningRate,
-              settings: a.full,
-            });
+            void l.run.start({ evalEvery: 0, config: a.full });
             await new Promise((r) => setTimeout(r, a.pretrain * 1000));
             if (l.run.error) throw new Error(`the pretraining run failed: ${l.run.error}`);
             await l.run.stop();
@@ -148,21 +115,16 @@ const scenario: Scenario = {
             if (!from) throw new Error('the pretraining run is not stored');
             return { runId: from.id, version: from.latestVersion };
           },
-          { run, learningRate, full, pretrain, level },
+          { full, pretrain },
         );
-        log(`pretrained ${pretrain} s: starting from ${JSON.stringify(settings.startFrom)}`);
+        settings.policy = { ...settings.policy, startFrom };
+        log(`pretrained ${pretrain} s: starting from ${JSON.stringify(startFrom)}`);
       }
       const t0 = Date.now(); // the budget is the measured run's
       await lab.evaluate(
         (l, a) =>
-          void l.run.start({
-            level: a.level,
-            evalEvery: a.evalEvery,
-            run: a.run,
-            learningRate: a.learningRate,
-            settings: a.settings,
-          }),
-        { evalEvery, run, learningRate, settings, level },
+          void l.run.start({ evalEvery: a.evalEvery, config: a.settings }),
+        { evalEvery, settings },
       );
       let secondsToTrain90: number | null = null;
       let secondsToGoal: number | null = null;
@@ -199,6 +161,8 @@ const scenario: Scenario = {
           until === 'goal' ? secondsToGoal !== null : until === 'train90' ? secondsToTrain90 !== null : false;
         if (done || (Date.now() - t0) / 1000 > budget || !s.running) break;
       }
+      // The learner the run trained with, as its session holds it (`--set learner.…` included).
+      const learner = await lab.evaluate((l) => l.run.session?.settings.learner ?? null);
       await lab.evaluate((l) => l.run.stop());
       const final = await lab.evaluate(
         async (l, lv) => ({
@@ -256,8 +220,9 @@ const scenario: Scenario = {
         'learn.iterations': final.iterations,
         'learn.trainSteps': final.steps,
         'learn.backend': final.backend,
-        // What the run trained: null for every parameter, else the LoRA config (`--lora R`).
-        'learn.lora': settings.lora ?? null,
+        'learn.learner': learner,
+        // What the run trained: null for every parameter, else the LoRA config (`--set policy.lora.rank=R`).
+        'learn.lora': settings.policy?.lora ?? null,
         // `--pretrain S`: the seconds a full run trained first (the measured run started from it).
         'learn.pretrainSeconds': pretrain,
         'learn.budgetSeconds': budget,

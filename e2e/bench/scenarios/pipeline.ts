@@ -1,4 +1,5 @@
 import type { JSHandle } from 'playwright-core';
+import { withinOverrides } from '../../../src/lib/config/run-config.ts';
 import type { Scenario } from '../harness.ts';
 import { CpuSampler } from '../cpu.ts';
 import { runPipeline, taskKindOverrides, type PipelineFigures } from '../pipeline-run.ts';
@@ -79,7 +80,7 @@ const scenario: Scenario = {
   name: 'pipeline',
   description:
     'trains the same number of samples synchronously (η = 0) and asynchronously (η = 4), 3 rollout workers, same seed: throughput, speedup against the ideal, trainer busy, adoption latency, interrupts, stale drops, held-out success; then the same pair on tool-use tasks (1–4 turns an episode, `pipeline.multiTurn.*`, off with --multiTurn 0)',
-  async run({ baseUrl, launch, options, log }) {
+  async run({ baseUrl, launch, options, log, config }) {
     const samples = Number(options.samples?.[0] ?? 1600);
     const workers = Number(options.workers?.[0] ?? 3);
     const eta = options.eta?.[0] === 'inf' ? Infinity : Number(options.eta?.[0] ?? 4);
@@ -88,10 +89,10 @@ const scenario: Scenario = {
     try {
       log(`η = 0, ${workers} workers, ${samples} samples…`);
       const cpu = new CpuSampler();
-      const sync = await runPipeline(lab, { eta: 0, workers }, samples, cpu);
+      const sync = await runPipeline(lab, withinOverrides({ pipeline: { eta: 0, workers } }, config), samples, cpu);
       log(`sync: ${JSON.stringify(sync)}`);
       log(`η = ${eta}…`);
-      const async_ = await runPipeline(lab, { eta, workers }, samples, new CpuSampler());
+      const async_ = await runPipeline(lab, withinOverrides({ pipeline: { eta, workers } }, config), samples, new CpuSampler());
       log(`async: ${JSON.stringify(async_)}`);
       const speedup = async_.samplesPerSec / Math.max(1e-9, sync.samplesPerSec);
       let multi: Record<string, unknown> = {};
@@ -100,11 +101,11 @@ const scenario: Scenario = {
         const tool = taskKindOverrides('tooluse');
         log(`tool use: η = 0, ${workers} workers, ${samples} samples…`);
         const mcpu = new CpuSampler();
-        const msync = await runPipeline(lab, { eta: 0, workers, ...tool.settings }, samples, mcpu, tool.run);
+        const msync = await runPipeline(lab, withinOverrides({ ...tool, pipeline: { eta: 0, workers } }, config), samples, mcpu);
         log(`tool use sync: ${JSON.stringify(msync)}`);
         log(`tool use: η = ${eta}…`);
-        const mtool = { eta, workers, ...tool.settings };
-        const masync = await runPipeline(lab, mtool, samples, new CpuSampler(), tool.run);
+        const mtool = withinOverrides({ ...tool, pipeline: { eta, workers } }, config);
+        const masync = await runPipeline(lab, mtool, samples, new CpuSampler());
         log(`tool use async: ${JSON.stringify(masync)}`);
         multi = multiTurnKeys(msync, masync, mcpu.cores);
       }

@@ -1,4 +1,6 @@
-import { DEFAULT_CODE_RUN } from '../../../src/lib/pipeline/code-workload.ts';
+import { DEFAULT_LEARNER } from '../../../src/lib/rl/learner-config.ts';
+import { withinOverrides } from '../../../src/lib/config/run-config.ts';
+import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
 import { BUILT_IN_BASES, isBuiltInBase } from '../../../src/lib/policy/bases.ts';
 import { summariseSweep, type SweepRun } from '../../../src/lib/run/sweep-summary.ts';
 import type { Scenario } from '../harness.ts';
@@ -12,7 +14,7 @@ import { openLab } from './pipeline.ts';
  * `--updates` optimiser steps per batch, `--relabelled` rows a batch), then plays the newest
  * version greedily. `--lag bounded` (the default): η bounds the staleness and a run reaches what
  * its workers attain (`meanStaleness`). `--lag fixed`: the staleness is held at η
- * (`RunSettings.playLag`: synchronous, the workers play the weights η versions back), as
+ * (`RunConfig.playLag`: synchronous, the workers play the weights η versions back), as
  * `e2e/bench/staleness-node.ts` holds it in node. `--base ID` starts every run from a built-in
  * base instead of fresh weights; `--maxGradNorm N` sets the gradient clip. `--evalEvery N` evaluates
  * every N versions and reads a run's success as the mean over its last quarter, as the node script
@@ -22,7 +24,7 @@ const scenario: Scenario = {
   name: 'sweep',
   description:
     '(--preset ID: a comparison preset run with Train, its legs and ordering) η ∈ {0, 1, 2, 4, 8, unbounded} × {PPO, decoupled PPO} × seeds at equal samples: throughput, training and held-out success per seed, mean ± sd per cell, and decoupled − PPO at the largest finite η and at 0 (AReaL’s staleness table, in the browser)',
-  async run({ baseUrl, launch, options, log }) {
+  async run({ baseUrl, launch, options, log, config }) {
     // `--preset ID`: the comparison preset as a user runs it (Train), one seed, its legs as drawn.
     const presetId = options.preset?.[0];
     if (presetId) {
@@ -55,7 +57,7 @@ const scenario: Scenario = {
     const base = options.base?.[0];
     if (base !== undefined && !isBuiltInBase(base))
       throw new Error(`--base takes ${Object.keys(BUILT_IN_BASES).join(', ')}, got ${base}`);
-    const maxGradNorm = Number(options.maxGradNorm?.[0] ?? DEFAULT_CODE_RUN.maxGradNorm);
+    const maxGradNorm = Number(options.maxGradNorm?.[0] ?? DEFAULT_LEARNER.maxGradNorm);
     const evalEvery = Number(options.evalEvery?.[0] ?? 0);
     if (lag !== 'bounded' && lag !== 'fixed') throw new Error(`--lag takes bounded or fixed, got ${lag}`);
     if (lag === 'fixed' && !etas.every(Number.isFinite)) throw new Error('--lag fixed needs finite η values');
@@ -65,18 +67,18 @@ const scenario: Scenario = {
       for (const eta of etas) {
         for (const loss of ['ppo', 'decoupled'] as const) {
           for (const seed of seeds) {
-            const code = {
-              seed,
-              maxGradNorm,
-              ...(updates ? { updatesPerBatch: Number(updates) } : {}),
-              ...(relabelled
-                ? { hindsight: { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: Number(relabelled) } }
-                : {}),
-            };
             const held = lag === 'fixed' ? { eta: 0, playLag: eta } : { eta };
-            const startFrom = base ? { base } : null;
-            const settings = { ...held, loss, workers, seed, startFrom };
-            const f = await runPipeline(lab, settings, samples, undefined, code, evalEvery);
+            const settings = withinOverrides(
+              {
+                seed,
+                pipeline: { ...held, workers },
+                learner: { loss, maxGradNorm, ...(updates ? { updatesPerBatch: Number(updates) } : {}) },
+                ...(relabelled ? { hindsight: { samplesPerBatch: Number(relabelled) } } : {}),
+                policy: { startFrom: base ? { base } : null },
+              },
+              config,
+            );
+            const f = await runPipeline(lab, settings, samples, undefined, evalEvery);
             log(`η = ${eta}, ${loss}, seed ${seed}: ${JSON.stringify(f)}`);
             rows.push({
               eta,
@@ -103,8 +105,8 @@ const scenario: Scenario = {
       'sweep.samples': samples,
       'sweep.workers': workers,
       'sweep.lag': lag,
-      'sweep.updatesPerBatch': Number(updates ?? DEFAULT_CODE_RUN.updatesPerBatch),
-      'sweep.relabelled': Number(relabelled ?? DEFAULT_CODE_RUN.hindsight.samplesPerBatch),
+      'sweep.updatesPerBatch': Number(updates ?? DEFAULT_LEARNER.updatesPerBatch),
+      'sweep.relabelled': Number(relabelled ?? DEFAULT_HINDSIGHT.samplesPerBatch),
       'sweep.base': base ?? null,
       'sweep.maxGradNorm': maxGradNorm,
       'sweep.success':

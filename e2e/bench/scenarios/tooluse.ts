@@ -4,7 +4,8 @@ import { oneTurn } from '../../../src/lib/env/evaluate.ts';
 import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
 import { band } from '../../../src/lib/run/sweep-summary.ts';
 import type { Scenario } from '../harness.ts';
-import type { Lab, RunOptions } from '../../support/lab.ts';
+import type { Lab } from '../../support/lab.ts';
+import { withinOverrides, type RunOverrides } from '../../../src/lib/config/run-config.ts';
 import { openLab } from './pipeline.ts';
 
 const round = (v: number | null | undefined, d = 3) =>
@@ -37,17 +38,18 @@ async function trainArm(
   seed: number,
   env: EnvConfig,
   limit: { seconds: number } | { episodes: number },
+  config: RunOverrides,
 ): Promise<Arm> {
-  const settings: NonNullable<RunOptions['settings']> = { taskKind: 'tooluse', seed };
-  const run: NonNullable<RunOptions['run']> = { seed, env, hindsight: DEFAULT_HINDSIGHT };
+  const settings = withinOverrides(
+    { seed, task: { kind: 'tooluse', level: 'easy' }, env, hindsight: DEFAULT_HINDSIGHT },
+    config,
+  );
   const r = await lab.evaluate(
     async (l, a) => {
       const t0 = performance.now();
       const started = l.run.start({
-        level: 'easy',
         evalEvery: 0,
-        settings: a.settings,
-        run: a.run,
+        config: a.settings,
         ...('episodes' in a.limit ? { maxTrainedEpisodes: a.limit.episodes } : {}),
       });
       if ('seconds' in a.limit) {
@@ -67,7 +69,7 @@ async function trainArm(
         versions: l.run.steps.at(-1)?.version ?? 0,
       };
     },
-    { settings, run, limit },
+    { settings, limit },
   );
   if (r.error !== null || !r.point) throw new Error(`tool-use run failed: ${r.error ?? 'no evaluation'}`);
   return {
@@ -90,7 +92,7 @@ const scenario: Scenario = {
   name: 'tooluse',
   description:
     'tool-use tasks (one example shown, `<run>` answers with a test report): per seed, held-out greedy success of a policy trained with the turn budget and of one trained and evaluated with one turn, at equal trained episodes; the share of solved held-out episodes that used `<run>`, mean turns; per-seed rows and mean ± sd',
-  async run({ baseUrl, launch, options, log }) {
+  async run({ baseUrl, launch, options, log, config }) {
     const seeds = (options.seeds?.[0] ?? '1,2,3').split(',').map(Number);
     const samples = options.samples?.[0] ? Number(options.samples[0]) : null;
     const seconds = Number(options.seconds?.[0] ?? 600);
@@ -101,9 +103,9 @@ const scenario: Scenario = {
     try {
       for (const seed of seeds) {
         // The turn budget trains `--samples` episodes, or `--seconds`; one turn then as many episodes.
-        const m = await trainArm(lab, seed, multi, samples ? { episodes: samples } : { seconds });
+        const m = await trainArm(lab, seed, multi, samples ? { episodes: samples } : { seconds }, config);
         log(`seed ${seed}, ${multi.maxTurns} turns: ${JSON.stringify(m)}`);
-        const o = await trainArm(lab, seed, single, { episodes: samples ?? m.episodes });
+        const o = await trainArm(lab, seed, single, { episodes: samples ?? m.episodes }, config);
         log(`seed ${seed}, one turn: ${JSON.stringify(o)}`);
         rows.push({ seed, multiTurn: m, oneTurn: o });
       }

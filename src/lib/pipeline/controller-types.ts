@@ -14,7 +14,7 @@ export interface PipelineConfig {
   /** Max staleness η in versions: 0 is synchronous (rollout and training alternate), `Infinity` unbounded. */
   eta: number;
   /**
-   * A fixed lag (`RunSettings.playLag`): the workers play weights this many versions back, so
+   * A fixed lag (`RunConfig.playLag`): the workers play weights this many versions back, so
    * samples up to η + playLag versions old are kept, not dropped as stale. Absent: 0.
    */
   playLag?: number;

@@ -6,12 +6,12 @@ import { generateToolUseTasks, toolUseGeneralisationTasks } from '../env/tooluse
 import type { Task, TaskSuite } from '../env/suite';
 import { CodeJobSource } from './code-workload';
 import {
-  defaultSettings,
-  settingsFromJson,
-  settingsToJson,
-  validateSettings,
+  defaultRunConfig,
+  runConfigFromJson,
+  runConfigToJson,
+  validateRunConfig,
   withTaskKind,
-} from './run-settings';
+} from './run-config';
 import {
   EVAL_TRAINING_TASKS,
   evaluationSample,
@@ -35,7 +35,7 @@ const mine: TaskSuite = {
 
 describe("a run's tasks", () => {
   it('are the built-in training tasks by default, never a held-out one', () => {
-    const s = defaultSettings();
+    const s = defaultRunConfig();
     const train = runTrainingTasks(s, builtIn);
     const held = new Set(builtIn.filter((t) => t.heldOut).map((t) => t.id));
     expect(train).toHaveLength(builtIn.length - held.size);
@@ -45,7 +45,7 @@ describe("a run's tasks", () => {
   });
 
   it("are the user's suite when one is chosen, filtered by the run's level", () => {
-    const s = { ...defaultSettings(), tasks: mine };
+    const s = { ...defaultRunConfig(), tasks: mine };
     expect(runTrainingTasks(s, builtIn).map((t) => t.id)).toEqual(['triple-minus-two', 'hard-one']);
     expect(runTrainingTasks({ ...s, level: 'hard' }, builtIn).map((t) => t.id)).toEqual(['hard-one']);
   });
@@ -99,7 +99,7 @@ describe("a run's tasks", () => {
     const guard = runHeldOutTasks(builtIn);
     const ids = new Set(guard.map((t) => t.id));
     expect(guard).toHaveLength(builtIn.filter((t) => t.heldOut).length + generalisationTasks(builtIn).length);
-    expect(runTrainingTasks(defaultSettings(), builtIn).some((t) => ids.has(t.id))).toBe(false);
+    expect(runTrainingTasks(defaultRunConfig(), builtIn).some((t) => ids.has(t.id))).toBe(false);
     expect(new Set(guard.map((t) => t.level))).toEqual(new Set(['easy', 'medium', 'hard']));
   });
 
@@ -110,29 +110,29 @@ describe("a run's tasks", () => {
   });
 
   it('are checked: a broken suite, a reserved id or no task at the level is refused with a message', () => {
-    const ok = { ...defaultSettings(), tasks: mine };
-    expect(() => validateSettings(ok)).not.toThrow();
+    const ok = { ...defaultRunConfig(), tasks: mine };
+    expect(() => validateRunConfig(ok)).not.toThrow();
     const noHidden = { ...mine, tasks: [{ ...linear('t', 1, 1), hidden: [] }] };
-    expect(() => validateSettings({ ...ok, tasks: noHidden })).toThrow(
+    expect(() => validateRunConfig({ ...ok, tasks: noHidden })).toThrow(
       /the run's tasks: \$\.tasks\[0\]\.hidden: must not be empty/,
     );
     const reserved = { ...mine, tasks: [linear('hindsight:1,2', 1, 1)] };
-    expect(() => validateSettings({ ...ok, tasks: reserved })).toThrow(/reserved for relabelled tasks/);
-    expect(() => validateSettings({ ...ok, level: 'easy' })).toThrow(/"my tasks"\) have no easy task/);
-    expect(() => validateSettings({ ...ok, tasks: { name: 'empty', tasks: [] } })).toThrow(
+    expect(() => validateRunConfig({ ...ok, tasks: reserved })).toThrow(/reserved for relabelled tasks/);
+    expect(() => validateRunConfig({ ...ok, level: 'easy' })).toThrow(/"my tasks"\) have no easy task/);
+    expect(() => validateRunConfig({ ...ok, tasks: { name: 'empty', tasks: [] } })).toThrow(
       /must not be empty/,
     );
   });
 
   it('are stored with the run and travel in a share link', async () => {
-    const s = { ...defaultSettings(), tasks: mine };
-    const stored = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(s))) as Record<string, unknown>);
+    const s = { ...defaultRunConfig(), tasks: mine };
+    const stored = runConfigFromJson(JSON.parse(JSON.stringify(runConfigToJson(s))) as Record<string, unknown>);
     expect(stored.tasks).toEqual(mine);
     expect((await settingsFromShare(await shareParam(s))).tasks).toEqual(mine);
     // A run stored before the field trains on the built-in tasks, as it did.
-    const old = settingsToJson(defaultSettings());
+    const old = runConfigToJson(defaultRunConfig());
     delete old.tasks;
-    expect(settingsFromJson(old).tasks).toBeNull();
+    expect(runConfigFromJson(old).tasks).toBeNull();
   });
 });
 
@@ -140,7 +140,7 @@ describe("a tool-use run's tasks", () => {
   const toolUse = generateToolUseTasks(1);
 
   it('are the built-in tool-use tasks, keeping their kind and tests, with their own held-out ones', () => {
-    const s = withTaskKind(defaultSettings(), 'tooluse');
+    const s = withTaskKind(defaultRunConfig(), 'tooluse');
     const train = runTrainingTasks(s, toolUse);
     expect(train).toHaveLength(toolUse.filter((t) => !t.heldOut).length);
     expect(train.every((t) => t.kind === 'tooluse' && t.tests?.length === 8)).toBe(true);
@@ -163,11 +163,11 @@ describe("a tool-use run's tasks", () => {
   });
 
   it('train from a job source that never draws a held-out one', () => {
-    const s = withTaskKind(defaultSettings(), 'tooluse');
-    validateSettings(s);
-    expect(s.code.env.maxTurns).toBe(4);
+    const s = withTaskKind(defaultRunConfig(), 'tooluse');
+    validateRunConfig(s);
+    expect(s.env.maxTurns).toBe(4);
     // Relabelled episodes submit at once: on one shown example they would teach guessing.
-    expect(s.code.hindsight).toMatchObject({ samplesPerBatch: 0, taskFraction: 0 });
+    expect(s.hindsight).toMatchObject({ samplesPerBatch: 0, taskFraction: 0 });
     const source = new CodeJobSource(runTrainingTasks(s, toolUse), s.code, runHeldOutTasks(toolUse));
     const held = new Set(toolUse.filter((t) => t.heldOut).map((t) => t.id));
     for (let i = 0; i < 20; i++) {

@@ -1,15 +1,15 @@
 import type { EvalTask } from '../env/evaluate';
 import type { GeneratedTask } from '../env/families';
-import { parseSuite, type Level, type Task } from '../env/suite';
+import type { Level, Task } from '../env/suite';
 import { generalisationOf } from '../env/task-kinds';
-import type { RunSettings } from './run-settings';
+import type { TaskConfig } from '../config/run-config';
 
 /**
  * Which tasks a run trains on and which its evaluations score (DESIGN §3: users write their own
  * tasks in the page). A run trains on the built-in suite's training tasks, or on a saved suite
- * of the user's (`RunSettings.tasks`, e.g. "my tasks"); held-out tasks are the built-in suite's
+ * of the user's (`task.suite`, e.g. "my tasks"); held-out tasks are the built-in suite's
  * in both cases, so that "held-out" always means tasks the run never trained on. The built-in
- * suite is that of the run's task kind (`RunSettings.taskKind`, `env/task-kinds.ts`).
+ * suite is that of the run's task kind (`task.kind`, `env/task-kinds.ts`).
  */
 
 /** A task without what the generator adds (family, program, split); a tool-use task keeps its kind and tests. */
@@ -22,21 +22,12 @@ const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task => ({
   hidden,
 });
 
-/** Throws with a readable message when `tasks` cannot be a run's own training tasks. */
-export function validateRunTasks(tasks: RunSettings['tasks'], level: RunSettings['level']): void {
-  if (tasks === null) return;
-  const parsed = parseSuite(JSON.stringify(tasks));
-  if (!parsed.ok) throw new Error(`the run's tasks: ${parsed.path}: ${parsed.message}`);
-  if (level && !parsed.suite.tasks.some((t) => t.level === level))
-    throw new Error(`the run's tasks ("${tasks.name}") have no ${level} task`);
-}
-
 /** The tasks a run of these settings trains on: its own suite's, or the built-in training tasks. */
 export function runTrainingTasks(
-  s: Pick<RunSettings, 'tasks' | 'level'>,
+  s: Pick<TaskConfig, 'suite' | 'level'>,
   builtIn: readonly GeneratedTask[],
 ): Task[] {
-  const pool = s.tasks ? s.tasks.tasks : builtIn.filter((t) => !t.heldOut);
+  const pool = s.suite ? s.suite.tasks : builtIn.filter((t) => !t.heldOut);
   return pool.filter((t) => !s.level || t.level === s.level).map(plain);
 }
 
@@ -58,7 +49,7 @@ export function runHeldOutTasks(builtIn: readonly GeneratedTask[]): Task[] {
  * tasks is scored on that many of them, evenly spaced (`evaluationSample`).
  */
 export function runEvaluationTasks(
-  s: Pick<RunSettings, 'tasks'>,
+  s: Pick<TaskConfig, 'suite'>,
   builtIn: readonly GeneratedTask[],
   level: Level | 'all',
 ): EvalTask[] {
@@ -66,7 +57,7 @@ export function runEvaluationTasks(
     generalisationOf(builtIn)
       .filter((t) => keep(t.level))
       .map((t) => ({ ...plain(t), heldOut: true, generalisation: true }));
-  if (!s.tasks) {
+  if (!s.suite) {
     return [
       ...builtIn
         .filter((t) => level === 'all' || t.level === level)
@@ -74,9 +65,9 @@ export function runEvaluationTasks(
       ...general((l) => level === 'all' || l === level),
     ];
   }
-  const levels = new Set(s.tasks.tasks.map((t) => t.level));
+  const levels = new Set(s.suite.tasks.map((t) => t.level));
   return [
-    ...evaluationSample(s.tasks.tasks).map((t) => ({ ...plain(t), heldOut: false })),
+    ...evaluationSample(s.suite.tasks).map((t) => ({ ...plain(t), heldOut: false })),
     ...builtIn.filter((t) => t.heldOut && levels.has(t.level)).map((t) => ({ ...plain(t), heldOut: true })),
     ...general((l) => levels.has(l)),
   ];

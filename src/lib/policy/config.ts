@@ -33,43 +33,6 @@ export const DEFAULT_MODEL_ARGS: ModelArgs = {
   dMlp: 256,
 };
 
-/** Optimisation settings of one trainer (CleanRL-style: one typed object, a doc per field). */
-export interface TrainerConfig {
-  /** Adam learning rate. */
-  learningRate: number;
-  /** Global gradient-norm clip (DESIGN §5). */
-  maxGradNorm: number;
-  /** Weight of the value loss ½(V − R)². */
-  valueCoef: number;
-  /** Weight of the entropy bonus. */
-  entropyCoef: number;
-  /** Episodes per training batch. */
-  batchSize: number;
-  /**
-   * Policy loss: `pg` (−A·log π, the imitation smoke test), `ppo` (clip against the behaviour
-   * policy), `decoupled` (AReaL: clip against the proximal policy, weighted by π_prox/π_behav).
-   */
-  loss: 'pg' | 'ppo' | 'decoupled';
-  /** PPO clip range ε. */
-  clipEps: number;
-  /** Decoupled PPO: tokens with w = π_prox/π_behav above this are masked. */
-  wCap: number;
-  /** Seed for parameter initialisation and synthetic batches. */
-  seed: number;
-}
-
-export const DEFAULT_TRAINER_CONFIG: TrainerConfig = {
-  learningRate: 3e-3,
-  maxGradNorm: 0.5,
-  valueCoef: 0.5,
-  entropyCoef: 0.01,
-  batchSize: 8,
-  loss: 'decoupled',
-  clipEps: 0.2,
-  wCap: 5,
-  seed: 1,
-};
-
 /** Throws with a readable message when `args` cannot describe a model. */
 export function validateModelArgs(args: ModelArgs): void {
   for (const [k, v] of Object.entries(args)) {

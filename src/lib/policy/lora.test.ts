@@ -7,12 +7,13 @@ import { rlooAdvantages } from '../rl/advantages';
 import { trajectoryBatch, TrajectoryRecorder } from '../rl/trajectory';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from './config';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from './config';
 import { DEFAULT_LORA, initLora, LORA_TRAINED_WHOLE, loraTargets, mergedWeights, mergeLora } from './lora';
 import { forward, initParams } from './model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from './sampler';
 import { PolicyTrainer } from '../rl/trainer';
 import { adaptersFromCheckpoint, paramsFromCheckpoint } from './weights';
+import { DEFAULT_TRAINER_CONFIG } from '../rl/learner-config';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 32, dModel: 16, nHeads: 2, dMlp: 32 };
 const env = { ...DEFAULT_ENV_CONFIG, contextLength: 32, maxTurns: 1, maxTokensPerTurn: 6 };

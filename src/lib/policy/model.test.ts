@@ -1,9 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { imitationBatch } from '../rl/synthetic';
-import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from './config';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from './config';
 import { countParams, forward, initParams, paramShapes } from './model';
 import { PolicyTrainer } from '../rl/trainer';
+import { DEFAULT_TRAINER_CONFIG } from '../rl/learner-config';
 
 const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 32, dMlp: 64 };
 

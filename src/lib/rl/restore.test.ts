@@ -1,12 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { imitationBatch } from './synthetic';
-import {
-  DEFAULT_MODEL_ARGS,
-  DEFAULT_TRAINER_CONFIG,
-  type ModelArgs,
-  type TrainerConfig,
-} from '../policy/config';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
 import { DEFAULT_LORA, LORA_TRAINED_WHOLE, mergeLora, type LoraConfig } from '../policy/lora';
 import { forward } from '../policy/model';
 import { freshOptimizerNotice, missingBase, policyFromCheckpoint, trainerFromCheckpoint } from './restore';
@@ -19,6 +14,7 @@ import {
   type Checkpoint,
   type PackedTensors,
 } from '../policy/weights';
+import { DEFAULT_TRAINER_CONFIG, type TrainerConfig } from './learner-config';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 16, nHeads: 2, dMlp: 32 };
 const config: TrainerConfig = { ...DEFAULT_TRAINER_CONFIG, learningRate: 1e-2, loss: 'ppo' };

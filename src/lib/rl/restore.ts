@@ -1,5 +1,4 @@
 import * as tf from '@tensorflow/tfjs';
-import type { TrainerConfig } from '../policy/config';
 import { LORA_TRAINED_WHOLE, mergedWeights, type LoraConfig } from '../policy/lora';
 import type { Params } from '../policy/model';
 import { PolicyTrainer } from './trainer';
@@ -10,6 +9,7 @@ import {
   type Checkpoint,
   type PackedTensors,
 } from '../policy/weights';
+import { type TrainerConfig } from './learner-config';
 
 /** Checks that `base` can be the base of the LoRA checkpoint `checkpoint`. */
 function checkBase(checkpoint: Checkpoint, base: Checkpoint | undefined): Checkpoint {

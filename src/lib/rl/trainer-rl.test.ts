@@ -8,9 +8,10 @@ import { validateBatch } from './batch';
 import { trajectoryBatch, TrajectoryRecorder } from './trajectory';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG, type ModelArgs } from '../policy/config';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
 import { DEFAULT_SAMPLER, PolicyAgent } from '../policy/sampler';
 import { constantOf, PolicyTrainer } from './trainer';
+import { DEFAULT_TRAINER_CONFIG } from './learner-config';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 32, dModel: 16, nHeads: 2, dMlp: 32 };
 const env = { ...DEFAULT_ENV_CONFIG, contextLength: 32, maxTurns: 1, maxTokensPerTurn: 6 };

@@ -2,15 +2,11 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TokenBatch } from './batch';
 import { imitationBatch } from './synthetic';
-import {
-  DEFAULT_MODEL_ARGS,
-  DEFAULT_TRAINER_CONFIG,
-  type ModelArgs,
-  type TrainerConfig,
-} from '../policy/config';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
 import { DEFAULT_LORA, type LoraConfig } from '../policy/lora';
 import { PolicyTrainer } from './trainer';
 import { packOptimizer } from '../policy/weights';
+import { DEFAULT_TRAINER_CONFIG, type TrainerConfig } from './learner-config';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 16, nHeads: 2, dMlp: 32 };
 const config: TrainerConfig = { ...DEFAULT_TRAINER_CONFIG, learningRate: 1e-2, loss: 'pg' };

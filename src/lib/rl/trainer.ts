@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { TokenBatch } from './batch';
 import { optimiserStep, proximalLogProbs, type PpoPolicy } from './update';
-import type { ModelArgs, TrainerConfig } from '../policy/config';
+import { type ModelArgs } from '../policy/config';
 import { initLora, LORA_TRAINED_WHOLE, mergedWeights, mergeLora, type LoraConfig } from '../policy/lora';
 import {
   countParams,
@@ -13,6 +13,7 @@ import {
 } from '../policy/model';
 import { packParams, packTensors, type Checkpoint } from '../policy/weights';
 import type { StepMetrics } from '../policy/metrics';
+import { type TrainerConfig } from './learner-config';
 
 export type { StepMetrics };
 /** The losses' stop-gradient, re-exported for the trainer's callers. */

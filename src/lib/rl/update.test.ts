@@ -1,17 +1,13 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_MODEL_ARGS,
-  DEFAULT_TRAINER_CONFIG,
-  type ModelArgs,
-  type TrainerConfig,
-} from '../policy/config';
+import { DEFAULT_MODEL_ARGS, type ModelArgs } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import { PolicyTrainer } from './trainer';
 import type { TokenBatch } from './batch';
 import { VOCAB_SIZE } from '../env/vocab';
 import { imitationBatch } from './synthetic';
 import { ppoUpdate, proximalApart, proximalLogProbs } from './update';
+import { DEFAULT_TRAINER_CONFIG, type TrainerConfig } from './learner-config';
 
 const args: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 16, nHeads: 2, dMlp: 32 };
 const config = (loss: TrainerConfig['loss']): TrainerConfig => ({

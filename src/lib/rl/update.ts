@@ -8,12 +8,13 @@
  * The trainer worker and the node bench both call `ppoUpdate`.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { ModelArgs, TrainerConfig } from '../policy/config';
+import { type ModelArgs } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import type { PolicyOutput } from '../policy/model';
 import { legalFor, validateBatch, type TokenBatch } from './batch';
 import { actionLogProbs, clipByGlobalNorm, constantOf, maskedMean } from './losses';
 import { decoupledPpoLoss, ppoClipLoss } from './ppo';
+import { type TrainerConfig } from './learner-config';
 
 /** What an update needs of the policy it trains (`PolicyTrainer` is one). */
 export interface PpoPolicy {

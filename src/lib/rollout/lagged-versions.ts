@@ -1,5 +1,5 @@
 /**
- * The versions a rollout worker holds for a fixed lag (`RunSettings.playLag`): with version v
+ * The versions a rollout worker holds for a fixed lag (`RunConfig.playLag`): with version v
  * announced, it plays the weights of version max(0, v − lag). Holds the last lag + 1 versions
  * it was given; when one never came (a store read skipped it), the oldest held after it stands
  * in, so a batch is never more than `lag` versions old.

@@ -68,7 +68,7 @@ export class RolloutEngine {
    * New weights (announced or loaded from the store), with the model args of their checkpoint.
    * Older than what the engine has: released at once. Idle: adopted at once. Otherwise adopted
    * at the next turn boundary. `played`: the version the weights are (an older one's under a
-   * fixed lag, `RunSettings.playLag`), which stamps the tokens; jobs wait on `version`.
+   * fixed lag, `RunConfig.playLag`), which stamps the tokens; jobs wait on `version`.
    */
   offer(
     version: number,

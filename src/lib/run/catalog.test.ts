@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { defaultSettings, settingsToJson } from '../pipeline/run-settings';
+import { defaultRunConfig, runConfigToJson } from '../config/run-config';
 import { openLabDb, type LabDB } from '../storage/db';
 import { ensureRun, setRunStatus } from '../storage/weights-store';
 import { CODE_RUNS, codeRunEntries, RunCatalog, runLock, showCodeRun } from './catalog';
@@ -23,12 +23,12 @@ async function fixture() {
   const db: LabDB = await openLabDb(`catalog-test-${n++}`);
   const locks = new FakeLocks();
   const catalog = new RunCatalog(CODE_RUNS, { get: async () => db }, locks);
-  const s = defaultSettings(2);
-  await ensureRun(db, { id: 'run-a', name: 'run-a', config: settingsToJson(s), kind: 'code' });
+  const s = defaultRunConfig(2);
+  await ensureRun(db, { id: 'run-a', name: 'run-a', config: runConfigToJson(s), kind: 'code' });
   await ensureRun(db, {
     id: 'run-b',
     name: 'run-b',
-    config: settingsToJson({ ...s, eta: 0, lora: { rank: 4, alpha: 8 } }),
+    config: runConfigToJson({ ...s, eta: 0, lora: { rank: 4, alpha: 8 } }),
     kind: 'code',
   });
   await ensureRun(db, { id: 'custom-c', name: 'custom-c', config: {}, kind: 'custom' });

@@ -1,5 +1,5 @@
 import type { CurriculumView } from '../env/curriculum';
-import { settingsFromJson, type RunSettings } from '../pipeline/run-settings';
+import { runConfigFromJson, type RunConfig } from '../config/run-config';
 import type { LabDB, RunRecord } from '../storage/db';
 import { loadHistory, type RunHistory } from '../storage/history-store';
 import { countTrajectories, listSeqs, listUnconsumed } from '../storage/trajectories-store';
@@ -161,7 +161,7 @@ export async function codeRunEntries(catalog: RunCatalog, running: string | null
   return Promise.all(
     (await catalog.list()).map(async ({ record: r, elsewhere }) => {
       const c = await countTrajectories(db, r.id);
-      const settings = settingsFromJson(r.config);
+      const settings = runConfigFromJson(r.config);
       return {
         id: r.id,
         status: r.status,
@@ -181,7 +181,7 @@ export async function codeRunEntries(catalog: RunCatalog, running: string | null
 /** A stored code run shown without running it: its settings, history, and where its curriculum stood. */
 export interface ShownRun {
   record: RunRecord;
-  settings: RunSettings;
+  settings: RunConfig;
   history: RunHistory;
   /** Null where the settings are ones this page can no longer build a run from. */
   curriculum: CurriculumView | null;
@@ -192,7 +192,7 @@ export async function showCodeRun(db: LabDB, runId: string): Promise<ShownRun | 
   const record = await db.get('runs', runId);
   if (!record) return null;
   const history = await loadHistory(db, runId, { pool: false });
-  const settings = settingsFromJson(record.config);
+  const settings = runConfigFromJson(record.config);
   let curriculum: CurriculumView | null;
   try {
     curriculum = jobSourceOf(settings, record.progress).curriculum.view();

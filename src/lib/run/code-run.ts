@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors';
-import { policyReset, settingsFromJson, validateSettings, type RunSettings } from '../pipeline/run-settings';
+import { runConfigFromJson, validateRunConfig, type RunConfig } from '../config/run-config';
 import { replayFromRecords, resumeKeys } from '../pipeline/resume';
 import type { HoldControl, HoldView } from '../pipeline/hold';
 import type { StepReport } from '../pipeline/types';
@@ -32,7 +32,7 @@ export type CodeRunEvent =
   /** A stored run is to be resumed: this tab holds its lock (from here on its Delete is refused). */
   | { kind: 'resuming'; runId: string }
   /** The resumed run's stored settings (the panel's own edits do not apply to it). */
-  | { kind: 'settings'; runId: string; settings: RunSettings }
+  | { kind: 'settings'; runId: string; settings: RunConfig }
   /** The resumed run's stored history (charts, timeline), read before it trains again. */
   | { kind: 'resumed'; runId: string; history: RunHistory }
   /** The run's session is built (its pipeline, job source and log); null as it stops. */
@@ -140,7 +140,7 @@ export class CodeRun {
   }
 
   /** Starts a new run with `settings`; resolves when it ends (stopped, finished or failed). */
-  start(settings: RunSettings, limits: RunLimits = {}): Promise<void> {
+  start(settings: RunConfig, limits: RunLimits = {}): Promise<void> {
     return this.begin(limits, { settings });
   }
 
@@ -193,7 +193,7 @@ export class CodeRun {
 
   private async begin(
     limits: RunLimits,
-    what: { settings: RunSettings } | { resumeId: string },
+    what: { settings: RunConfig } | { resumeId: string },
   ): Promise<void> {
     if (this.active) return;
     if (!this.deps.trainer.lease.acquire('run')) {
@@ -245,7 +245,7 @@ export class CodeRun {
    * Every await is a `su.step`: a start-up given up meanwhile builds nothing more.
    */
   private async startUp(
-    what: { settings: RunSettings } | { resumeId: string },
+    what: { settings: RunConfig } | { resumeId: string },
     done: Promise<void>,
     su: StartUp,
   ): Promise<void> {
@@ -265,12 +265,12 @@ export class CodeRun {
         throw new Error(
           `run ${resumeId} is ${runKind(record) === 'custom' ? "a custom environment's training" : "the trainer panel's saved weights"}: the run panel does not resume it`,
         );
-      const settings = settingsFromJson(record.config);
+      const settings = runConfigFromJson(record.config);
       // A resumed run restores its own versions: where it started (perhaps a built-in base this
       // build no longer ships) only labels it.
-      validateSettings({ ...settings, startFrom: null });
+      validateRunConfig({ ...settings, policy: { ...settings.policy, startFrom: null } });
       this.emit({ kind: 'settings', runId: resumeId, settings });
-      const point = await su.step(TRAINER, api.resumeRun(runInit(resumeId, settings), policyReset(settings)));
+      const point = await su.step(TRAINER, api.resumeRun(runInit(resumeId, settings), settings));
       if (point.notice) this.emit({ kind: 'notice', message: point.notice });
       const [unconsumed, last, past] = await su.step(
         STORAGE,
@@ -290,10 +290,10 @@ export class CodeRun {
       this.writer = this.historyWriter(db, resumeId, past.nextEventSeq, session.log.pushed);
     } else {
       const settings = what.settings;
-      validateSettings(settings);
+      validateRunConfig(settings);
       const runId = (this.deps.newRunId ?? (() => newRunId()))();
       void this.deps.hold(runId, done);
-      await su.step(TRAINER, api.resetPolicy({ ...policyReset(settings), startFrom: settings.startFrom }));
+      await su.step(TRAINER, api.resetPolicy(settings));
       session = this.build(runId, settings, null); // from here on, a failure stops it
       this.first = 0;
       this.writer = this.historyWriter(db, runId, 0, 0);
@@ -303,7 +303,7 @@ export class CodeRun {
     await su.step('the rollout workers', session.start()); // a session stopped meanwhile starts no worker
   }
 
-  private build(runId: string, settings: RunSettings, restored: Restored | null): PipelineSession {
+  private build(runId: string, settings: RunConfig, restored: Restored | null): PipelineSession {
     const session = new PipelineSession(
       runId,
       settings,

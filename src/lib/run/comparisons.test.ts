@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { storedStepMetrics } from '../policy/metrics';
 import type { TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
-import { COMPARISON_PRESETS, PRESETS } from '../pipeline/presets';
+import { COMPARISON_PRESETS, PRESETS } from '../config/presets';
 import {
   compare,
   lateSuccess,

@@ -4,8 +4,8 @@ import type { PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
 import { stepThroughput } from '../view/metrics';
 import { legStrip, type LegStrip } from '../view/race-strips';
-import type { RunSettings } from '../pipeline/run-settings';
-import type { SweepLegSettings } from '../pipeline/presets';
+import { withinOverrides, type RunConfig, type RunOverrides } from '../config/run-config';
+import type { SweepLegSettings } from '../config/presets';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 
 /**
@@ -16,7 +16,7 @@ export interface Leg {
   eta: number;
   /** Staleness held at η (a fixed lag: synchronous, the workers a fixed η versions behind), not bounded by it. */
   fixedLag: boolean;
-  loss: RunSettings['loss'];
+  loss: RunConfig['learner']['loss'];
   runId: string | null;
   samplesPerSec: number;
   seconds: number;
@@ -61,18 +61,18 @@ export const RACE_SAMPLES = 640;
  */
 export const SWEEP_SAMPLES = 1600;
 export const SWEEP_ETAS: readonly number[] = [0, 2, 8];
-export const SWEEP_LOSSES: readonly RunSettings['loss'][] = ['ppo', 'decoupled'];
+export const SWEEP_LOSSES: readonly RunConfig['learner']['loss'][] = ['ppo', 'decoupled'];
 
 /** A leg to run: its η, its loss (none: the panel's, as the race runs), and what its sweep sets. */
 export interface LegPlan extends SweepLegSettings {
   eta: number;
-  loss?: RunSettings['loss'];
+  loss?: RunConfig['learner']['loss'];
 }
 
 /** The sweep's legs: each η of `etas` with each loss of `losses`, η by η, each with `shared`. */
 export const sweepPlan = (
   etas: readonly number[],
-  losses: readonly RunSettings['loss'][] = SWEEP_LOSSES,
+  losses: readonly RunConfig['learner']['loss'][] = SWEEP_LOSSES,
   shared: SweepLegSettings = {},
 ): LegPlan[] => {
   if (shared.fixedLag && !etas.every(Number.isFinite)) throw new Error('a fixed lag needs a finite η');
@@ -85,7 +85,7 @@ export const raceEtas = (panelEta: number): number[] => [0, panelEta > 0 ? panel
 /** What a leg's run came to, as the comparison reads it once the run has ended. */
 export interface LegOutcome {
   runId: string | null;
-  loss: RunSettings['loss'];
+  loss: RunConfig['learner']['loss'];
   steps: readonly StepReport[];
   /** The run's counters as its dashboard last showed them. */
   counters: PipelineCounters | undefined;
@@ -162,20 +162,14 @@ export async function compare(
 
 /** What a comparison reads of the page's run view: a leg is a run of its own, started there. */
 export interface ComparedView {
-  start(opts: {
-    settings: Partial<RunSettings>;
-    run?: SweepLegSettings['run'];
-    level?: Level;
-    maxTrainedEpisodes: number;
-    evalEvery: number;
-  }): Promise<void>;
+  start(opts: { config: RunOverrides; maxTrainedEpisodes: number; evalEvery: number }): Promise<void>;
   evaluateLatest(level: Level | 'all'): Promise<EvalPoint>;
   /** Resolves when every evaluation asked for is done. */
   evaluationsDone(): Promise<void>;
   /** The run's evaluations, oldest first. */
   readonly evals: readonly EvalPoint[];
   readonly runId: string | null;
-  readonly settings: Pick<RunSettings, 'loss' | 'level'>;
+  readonly settings: Pick<RunConfig, 'learner' | 'task'>;
   readonly steps: readonly StepReport[];
   readonly dashboard: { counters: PipelineCounters } | null;
   readonly error: string | null;
@@ -214,16 +208,19 @@ export function viewLegRunner(v: ComparedView): LegRunner {
       await v.evaluationsDone();
       // A fixed lag runs synchronously, its workers η versions behind; otherwise η bounds the lag.
       const lag = fixedLag ? { eta: 0, playLag: eta } : { eta, playLag: 0 };
-      const settings = { ...plan.settings, ...lag, ...(loss ? { loss } : {}) };
       level = plan.level;
-      const more = { ...(plan.run ? { run: plan.run } : {}), ...(level ? { level } : {}) };
-      await v.start({ settings, ...more, maxTrainedEpisodes: samples, evalEvery });
+      const config = withinOverrides(plan.config ?? {}, {
+        pipeline: lag,
+        ...(loss ? { learner: { loss } } : {}),
+        ...(level ? { task: { level } } : {}),
+      });
+      await v.start({ config, maxTrainedEpisodes: samples, evalEvery });
       const counters = v.dashboard?.counters;
       const { runId, steps, error, events } = v;
-      return { runId, loss: loss ?? v.settings.loss, steps, counters, error, events };
+      return { runId, loss: loss ?? v.settings.learner.loss, steps, counters, error, events };
     },
     evaluate: async () => {
-      const at = level ?? v.settings.level ?? (v.curriculum?.enabled ? v.curriculum.level : 'all');
+      const at = level ?? v.settings.task.level ?? (v.curriculum?.enabled ? v.curriculum.level : 'all');
       const e = await v.evaluateLatest(at);
       if (evalEvery === 0) return { train: e.successTrain, heldOut: e.successHeldOut };
       await v.evaluationsDone();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { TimelineEvent } from '../pipeline/events';
 import { emptyEngineStats } from '../rollout/rollout-engine';
-import { defaultSettings } from '../pipeline/run-settings';
+import { defaultRunConfig } from '../config/run-config';
 import { LAG_STEPS, dashboardOf, lastPolicyBytes, type Dashboard, type DashboardSource } from './dashboard';
 import { instantRollout, instantTrainer } from './fakes';
 import { assemblePipeline } from './pipeline';
@@ -16,7 +16,7 @@ const stats = (sandbox: string, hits: number, misses: number): RolloutStats => (
 
 /** A pipeline that trained two steps, as the dashboard reads it. */
 async function trained(events: TimelineEvent[] = []): Promise<DashboardSource> {
-  const settings = { ...defaultSettings(2), workers: 1, eta: 0 };
+  const settings = { ...defaultRunConfig(2), workers: 1, eta: 0 };
   let stepped: () => void = () => undefined;
   const two = new Promise<void>((r) => (stepped = r));
   let steps = 0;
@@ -49,7 +49,7 @@ describe('dashboardOf', () => {
     expect(d.cacheHitRate).toBe(0.5);
     expect(d.sandboxes).toEqual(['quickjs']);
     expect(d.seconds).toBe(12);
-    expect(d.setup).toEqual({ eta: 0, workers: 1, cores: 8, batchGroups: s.settings.code.tasksPerBatch });
+    expect(d.setup).toEqual({ eta: 0, workers: 1, cores: 8, batchGroups: s.settings.learner.tasksPerBatch });
     // A copy: the pipeline counting on does not change the figures drawn.
     s.pipeline.counters.trainSteps += 1;
     expect(d.counters.trainSteps).toBe(s.pipeline.counters.trainSteps - 1);

@@ -146,10 +146,10 @@ export function dashboardOf(s: DashboardSource, m: DashboardMoment): Dashboard {
     startedAt: p.startedAt,
     storage: m.storage,
     setup: {
-      eta: s.settings.eta,
-      workers: s.settings.workers,
+      eta: s.settings.pipeline.eta,
+      workers: s.settings.pipeline.workers,
       cores: m.cores,
-      batchGroups: s.settings.code.tasksPerBatch,
+      batchGroups: s.settings.learner.tasksPerBatch,
     },
   };
 }

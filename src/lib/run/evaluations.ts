@@ -4,7 +4,7 @@ import type { Level } from '../env/suite';
 import { builtInTasks, envConfigOf } from '../env/task-kinds';
 import { errorMessage } from '../errors';
 import { CoalescingQueue } from '../pipeline/coalescing-queue';
-import type { RunSettings } from '../pipeline/run-settings';
+import type { RunConfig } from '../config/run-config';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import type { EvalPoint } from '../pipeline/types';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
@@ -28,11 +28,8 @@ export interface EvaluatorHost {
 export interface EvalRequest {
   runId: string;
   /** The run's suite when asked. */
-  /**
-   * The run's own tasks, the kind of its built-in ones (absent: `examples`) and, for a tool-use
-   * run, its env (its turns; absent: the kind's).
-   */
-  settings: Pick<RunSettings, 'tasks'> & Partial<Pick<RunSettings, 'taskKind' | 'code'>>;
+  /** The run's own tasks, the kind of its built-in ones and, for a tool-use run, its env (its turns). */
+  settings: Pick<RunConfig, 'task' | 'env'>;
   level: Level | 'all';
   /** The version to score (the newest stored when undefined or pruned meanwhile). */
   version?: number;
@@ -103,8 +100,8 @@ export class Evaluations {
     if (!record) return null;
     // A LoRA version holds only adapters: the evaluator merges them into the run's base.
     const base = await loraBaseOf(db, record);
-    const kind = r.settings.taskKind ?? 'examples';
-    const tasks = runEvaluationTasks(r.settings, builtInTasks(kind, BUILT_IN_SEED), r.level);
+    const kind = r.settings.task.kind;
+    const tasks = runEvaluationTasks(r.settings.task, builtInTasks(kind, BUILT_IN_SEED), r.level);
     const rows = await this.worker.use(async (worker) => {
       await worker.api.loadPolicy(record.checkpoint, record.version, base);
       return worker.api.evaluate({
@@ -112,7 +109,7 @@ export class Evaluations {
         agents: ['policy'],
         samples: 0,
         seed: 1,
-        config: kind === 'tooluse' ? (r.settings.code?.env ?? envConfigOf(kind)) : envConfigOf(kind),
+        config: kind === 'tooluse' ? r.settings.env : envConfigOf(kind),
       });
     });
     const f = agentFigures(rows, 'policy');
@@ -124,7 +121,7 @@ export class Evaluations {
       iteration: record.version,
       ...this.deps.clock(),
       level: r.level,
-      suite: r.settings.tasks?.name ?? null,
+      suite: r.settings.task.suite?.name ?? null,
       successTrain: f.successTrain ?? 0,
       successHeldOut: f.successHeldOut,
       successGeneralisation: f.successGeneralisation,

@@ -1,9 +1,9 @@
-import type { RunSettings, StartFrom } from '../pipeline/run-settings';
+import type { RunConfig, StartFrom } from '../config/run-config';
 import { BUILT_IN_BASES, isBuiltInBase } from '../policy/bases';
 import type { RunRecord } from '../storage/db';
 
 /** How the run panel names what a run trains. */
-export function loraLabel(lora: RunSettings['lora']): string {
+export function loraLabel(lora: RunConfig['policy']['lora']): string {
   return lora ? `LoRA, rank ${lora.rank}` : 'every parameter';
 }
 
@@ -34,26 +34,21 @@ export function startLabel(s: StartFrom | null | undefined): string {
 }
 
 /** What a stored run trains, and on which tasks when they are a suite of the user's. */
-export function trainsLabel(
-  s: Pick<RunSettings, 'lora' | 'tasks'> & Partial<Pick<RunSettings, 'startFrom'>>,
-): string {
-  const what = loraLabel(s.lora);
-  const from = startLabel(s.startFrom);
-  const n = s.tasks?.tasks.length ?? 0;
-  return `${what}${s.tasks ? `, on "${s.tasks.name}" (${n} ${n === 1 ? 'task' : 'tasks'})` : ''}${from}`;
+export function trainsLabel(s: Pick<RunConfig, 'policy' | 'task'>): string {
+  const what = loraLabel(s.policy.lora);
+  const from = startLabel(s.policy.startFrom);
+  const suite = s.task.suite;
+  const n = suite?.tasks.length ?? 0;
+  return `${what}${suite ? `, on "${suite.name}" (${n} ${n === 1 ? 'task' : 'tasks'})` : ''}${from}`;
 }
 
 /** `η = 4, decoupled PPO`: what tells runs apart in the lists (the legs of a race or a sweep). */
-export function howLabel(
-  s: Pick<RunSettings, 'eta' | 'loss'> & {
-    playLag?: number;
-    code?: Pick<RunSettings['code'], 'updatesPerBatch'>;
-  },
-): string {
-  const updates = s.code?.updatesPerBatch ?? 1;
+export function howLabel(s: Pick<RunConfig, 'pipeline' | 'learner'>): string {
+  const { eta, playLag } = s.pipeline;
+  const { loss, updatesPerBatch: updates } = s.learner;
   // A fixed lag runs at η = 0: the lag it holds is what the run is about.
-  const lag = s.playLag ? `staleness held at ${s.playLag}` : `η = ${Number.isFinite(s.eta) ? s.eta : '∞'}`;
-  return `${lag}, ${s.loss === 'ppo' ? 'PPO clip' : 'decoupled PPO'}${updates > 1 ? `, ${updates} updates / batch` : ''}`;
+  const lag = playLag ? `staleness held at ${playLag}` : `η = ${Number.isFinite(eta) ? eta : '∞'}`;
+  return `${lag}, ${loss === 'ppo' ? 'PPO clip' : 'decoupled PPO'}${updates > 1 ? `, ${updates} updates / batch` : ''}`;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { defaultSettings } from '../pipeline/run-settings';
+import { defaultRunConfig } from '../config/run-config';
 import { evaluates, evaluationLevel, settingsFor } from './options';
 
 describe('run options', () => {
-  const base = defaultSettings(2);
+  const base = defaultRunConfig(2);
 
   it("override the panel's settings for one run", () => {
     const s = settingsFor(base, {
@@ -13,9 +13,9 @@ describe('run options', () => {
       level: 'hard',
     });
     expect(s.eta).toBe(0);
-    expect(s.code.learningRate).toBe(0.01);
-    expect(s.code.groupSize).toBe(2);
-    expect(s.code.tasksPerBatch).toBe(base.code.tasksPerBatch);
+    expect(s.learner.learningRate).toBe(0.01);
+    expect(s.learner.groupSize).toBe(2);
+    expect(s.learner.tasksPerBatch).toBe(base.learner.tasksPerBatch);
     expect(s.level).toBe('hard');
     expect(settingsFor(base, {})).toEqual(base);
   });
@@ -32,11 +32,11 @@ describe('run options', () => {
   it("score the run's level, the curriculum's, or all levels", () => {
     const withCurriculum = {
       ...base,
-      code: { ...base.code, curriculum: { ...base.code.curriculum, enabled: true } },
+      code: { ...base.code, curriculum: { ...base.task.curriculum, enabled: true } },
     };
     const without = {
       ...base,
-      code: { ...base.code, curriculum: { ...base.code.curriculum, enabled: false } },
+      code: { ...base.code, curriculum: { ...base.task.curriculum, enabled: false } },
     };
     expect(evaluationLevel({ level: 'medium' }, withCurriculum, null)).toBe('medium');
     expect(evaluationLevel({}, withCurriculum, null)).toBe('easy');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateTasks } from '../env/families';
 import { fakeTrajectory } from '../pipeline/custom-fixture';
 import { CustomJobSource, customGroup, type CustomTrajectory } from '../pipeline/custom-workload';
-import { defaultSettings } from '../pipeline/run-settings';
+import { defaultRunConfig } from '../config/run-config';
 import type { RolloutPort, StepReport } from '../pipeline/types';
 import { storedStepMetrics } from '../policy/metrics';
 import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
@@ -12,7 +12,7 @@ import { assemblePipeline, BUILT_IN_SEED, jobSourceOf, newRunId, runInit } from 
 
 describe('assemblePipeline', () => {
   it('assembles a code run that trains with in-process rollouts and trainer (as in node)', async () => {
-    const settings = { ...defaultSettings(2), workers: 2, eta: 0 };
+    const settings = { ...defaultRunConfig(2), workers: 2, eta: 0 };
     const trainer = instantTrainer();
     const rollouts = [instantRollout(), instantRollout()];
     const steps: StepReport[] = [];
@@ -41,13 +41,13 @@ describe('assemblePipeline', () => {
     expect(steps.map((s) => s.version)).toEqual([1, 2]);
     expect(trainer.calls.map((c) => c.fromVersion)).toEqual([0, 1]);
     // Every trained batch holds the run's groups of tasksPerBatch tasks, played by both workers.
-    expect(steps[0]?.episodes).toBe(settings.code.tasksPerBatch * settings.code.groupSize);
+    expect(steps[0]?.episodes).toBe(settings.learner.tasksPerBatch * settings.learner.groupSize);
     expect(rollouts.every((r) => r.played > 0)).toBe(true);
     expect(source.progress()).toBeTruthy();
   });
 
   it('goes on from where a resumed run stood', () => {
-    const settings = defaultSettings(2);
+    const settings = defaultRunConfig(2);
     const { pipeline } = assemblePipeline(
       {
         runId: 'run-r',
@@ -126,7 +126,7 @@ describe('the pieces of a run', () => {
     const at = new Date('2026-01-02T03:04:05.678Z');
     expect(newRunId(at)).toBe('run-2026-01-02T03-04-05-678Z');
     expect(newRunId(at, 'custom')).toBe('custom-2026-01-02T03-04-05-678Z');
-    const s = defaultSettings(2);
+    const s = defaultRunConfig(2);
     expect(runInit('run-a', s)).toMatchObject({
       runId: 'run-a',
       name: 'run-a',
@@ -135,7 +135,7 @@ describe('the pieces of a run', () => {
   });
 
   it('draws a run without a suite of its own from the built-in tasks', () => {
-    const s = defaultSettings(2);
+    const s = defaultRunConfig(2);
     const source = jobSourceOf(s, undefined);
     const builtIn = new Set(generateTasks(BUILT_IN_SEED).map((t) => t.id));
     expect(builtIn.has(source.nextTask().task.id)).toBe(true);

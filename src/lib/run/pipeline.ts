@@ -1,10 +1,10 @@
 import type { PipelineRunInit } from '../../../workers/trainer.worker';
 import type { GeneratedTask } from '../env/families';
 import { builtInTasks } from '../env/task-kinds';
-import { CodeJobSource } from '../pipeline/code-workload';
+import { CodeJobSource, pipelineConfigOf } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
 import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
-import { pipelineConfigOf, settingsToJson, type RunSettings } from '../pipeline/run-settings';
+import { runConfigToJson, type RunConfig } from '../config/run-config';
 import { runHeldOutTasks, runTrainingTasks } from '../pipeline/run-tasks';
 import type { Lane } from '../pipeline/events';
 import type { EpisodeOutcome, PipelineTrainerPort, PlayedGroup, RolloutPort } from '../pipeline/types';
@@ -39,24 +39,24 @@ export function newRunId(at = new Date(), prefix: 'run' | 'custom' = 'run'): str
 }
 
 /** How the trainer stores a run: its id, its settings as JSON, and retention. */
-export function runInit(runId: string, s: RunSettings): PipelineRunInit {
+export function runInit(runId: string, s: RunConfig): PipelineRunInit {
   return {
     runId,
     name: runId,
-    config: settingsToJson(s),
-    keepVersions: s.keepVersions,
-    milestoneEvery: s.milestoneEvery,
-    keepConsumed: s.keepConsumed,
+    config: runConfigToJson(s),
+    keepVersions: s.storage.keepVersions,
+    milestoneEvery: s.storage.milestoneEvery,
+    keepConsumed: s.storage.keepConsumed,
   };
 }
 
 /** The job source of a run with `settings`, where its saved `progress` left it (a resume, a Show). */
 export function jobSourceOf(
-  settings: RunSettings,
+  settings: RunConfig,
   progress: RunProgress | undefined,
-  suite: readonly GeneratedTask[] = builtInTasks(settings.taskKind, BUILT_IN_SEED),
+  suite: readonly GeneratedTask[] = builtInTasks(settings.task.kind, BUILT_IN_SEED),
 ): CodeJobSource {
-  const source = new CodeJobSource(runTrainingTasks(settings, suite), settings.code, runHeldOutTasks(suite));
+  const source = new CodeJobSource(runTrainingTasks(settings.task, suite), settings, runHeldOutTasks(suite));
   source.restore(progress);
   return source;
 }
@@ -65,7 +65,7 @@ export function jobSourceOf(
 export interface CodeWorkload {
   kind?: 'code';
   runId: string;
-  settings: RunSettings;
+  settings: RunConfig;
   /** The suite the run's tasks are drawn from when it has none of its own (the built-in one by default). */
   suite?: readonly GeneratedTask[];
   /** Where a resumed run continues from (null or absent: a new run). */
@@ -144,7 +144,7 @@ function assembleCode(w: CodeWorkload, ports: AssemblyPorts): AssembledPipeline 
     ports.hooks,
     restored ?? undefined,
   );
-  return { pipeline, source, lanes: addRollouts(pipeline, w.settings.workers, ports.rollouts) };
+  return { pipeline, source, lanes: addRollouts(pipeline, w.settings.pipeline.workers, ports.rollouts) };
 }
 
 function assembleCustom(

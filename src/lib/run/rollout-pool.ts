@@ -2,7 +2,7 @@ import type { EngineRunInit, RolloutApi, RolloutInit, RolloutStats } from '../..
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { newBeacon, readBeacon } from '../pipeline/beacon';
 import type { Lane, TimelineEvent } from '../pipeline/events';
-import type { RunSettings } from '../pipeline/run-settings';
+import type { RunConfig } from '../config/run-config';
 import type { EpisodeOutcome, RolloutPort } from '../pipeline/types';
 import { WorkerPool, type PoolConfig } from '../pipeline/worker-pool';
 import type { Trajectory } from '../rl/trajectory';
@@ -46,8 +46,8 @@ export interface PoolWorkload<T extends EpisodeOutcome> {
 }
 
 /** A code run's workload: the worker's engine plays its jobs (`startRun`, `play`). */
-export function codePoolWorkload(runId: string, settings: RunSettings): PoolWorkload<Trajectory> {
-  const rows = settings.slotsPerWorker * settings.code.groupSize;
+export function codePoolWorkload(runId: string, settings: RunConfig): PoolWorkload<Trajectory> {
+  const rows = settings.pipeline.slotsPerWorker * settings.learner.groupSize;
   return {
     name: 'rollout',
     seed: settings.seed,
@@ -56,11 +56,11 @@ export function codePoolWorkload(runId: string, settings: RunSettings): PoolWork
         runId,
         lane,
         rows,
-        interruptEveryTokens: settings.interruptEveryTokens,
-        temperature: settings.code.temperature,
+        interruptEveryTokens: settings.pipeline.interruptEveryTokens,
+        temperature: settings.policy.temperature,
         seed: settings.seed * 31 + Number(lane.slice('rollout-'.length)),
         fetchAfterMs: 250,
-        playLag: settings.playLag,
+        playLag: settings.pipeline.playLag,
       }),
     port: (host) => ({ play: (job) => host.api.play(job), abort: (jobId) => host.api.abort(jobId) }),
   };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TimelineEvent } from '../pipeline/events';
 import type { HoldView } from '../pipeline/hold';
-import { defaultSettings } from '../pipeline/run-settings';
+import { defaultRunConfig } from '../config/run-config';
 import type { StepReport } from '../pipeline/types';
 import { memoryRollouts, memoryTrainer } from './fakes';
 import { PipelineSession } from './session';
@@ -23,7 +23,7 @@ async function running(hangs = () => false) {
   const errors: string[] = [];
   const notices: string[] = [];
   const holds: HoldView[] = [];
-  const settings = { ...defaultSettings(2), workers: 2, eta: 1 };
+  const settings = { ...defaultRunConfig(2), workers: 2, eta: 1 };
   const session = new PipelineSession(
     'run-s',
     settings,
@@ -115,7 +115,7 @@ describe('PipelineSession', () => {
     const errors: string[] = [];
     const s = new PipelineSession(
       'run-c',
-      defaultSettings(2),
+      defaultRunConfig(2),
       t.trainer,
       { onStep: () => undefined, onError: (m) => errors.push(m), onNotice: () => undefined },
       null,

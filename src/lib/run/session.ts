@@ -3,11 +3,12 @@ import { errorMessage } from '../errors';
 import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { PipelineRunInit, TrainerApi } from '../../../workers/trainer.worker';
 import { storedStepMetrics } from '../policy/metrics';
-import { scheduledRate, type CodeJobSource } from '../pipeline/code-workload';
+import type { CodeJobSource } from '../pipeline/code-workload';
+import { scheduledRate } from '../rl/learner-config';
 import { runCounters, type Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
 import type { HoldView } from '../pipeline/hold';
-import { policyReset, type RunSettings } from '../pipeline/run-settings';
+import type { RunConfig } from '../config/run-config';
 import type { PipelineTrainerPort, PlayedGroup, RolloutJob, StepReport } from '../pipeline/types';
 import type { FaultRecord, WorkerPool } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
@@ -88,7 +89,7 @@ export class PipelineSession {
 
   constructor(
     readonly runId: string,
-    readonly settings: RunSettings,
+    readonly settings: RunConfig,
     private readonly trainer: RunTrainer,
     private readonly hooks: SessionHooks,
     restored: Restored | null,
@@ -212,8 +213,8 @@ export class PipelineSession {
           .map((a) => a.buffer);
         return this.api.trainAndPublish(Comlink.transfer(batch, buffers), {
           ...info,
-          updates: this.settings.code.updatesPerBatch,
-          learningRate: scheduledRate(this.settings.code, info.fromVersion),
+          updates: this.settings.learner.updatesPerBatch,
+          learningRate: scheduledRate(this.settings.learner, info.fromVersion),
           progress: this.progress(),
         });
       },
@@ -327,7 +328,7 @@ export class PipelineSession {
     lease.acquire('run');
     const point = await lease
       .withTimeout(TRAINER_HANG_MS)
-      .resumeRun(this.runInit, policyReset(this.settings));
+      .resumeRun(this.runInit, this.settings);
     if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
     if (point.notice) this.hooks.onNotice(point.notice);
     // A step published just before the trainer died is reported with the metrics it stored (a
@@ -335,7 +336,7 @@ export class PipelineSession {
     this.pipeline.trainerRestored(
       this.trainerPort(),
       point.version,
-      'entropy' in point.metrics ? storedStepMetrics(point.metrics, this.settings.loss) : undefined,
+      'entropy' in point.metrics ? storedStepMetrics(point.metrics, this.settings.learner.loss) : undefined,
     );
     this.push([
       {

@@ -1,9 +1,9 @@
-import { shareUrl } from '../pipeline/share';
-import { validateSettings, type RunSettings } from '../pipeline/run-settings';
+import { shareUrl } from '../config/share-link';
+import { validateRunConfig, type RunConfig } from '../config/run-config';
 
 /** A link to the page at `base` with `settings` (`pipeline/share.ts`); throws for settings a run would refuse. */
-export async function shareLinkFor(base: string, settings: RunSettings): Promise<string> {
-  validateSettings(settings);
+export async function shareLinkFor(base: string, settings: RunConfig): Promise<string> {
+  validateRunConfig(settings);
   return shareUrl(base, settings);
 }
 

@@ -25,7 +25,7 @@ export interface RetentionSchedule {
 /** Milestones per doubling of age: ~8 × log₂(versions / 80) + 16 milestones in all with `every` = 10. */
 export const MILESTONES_PER_LEVEL = 8;
 
-/** The schedule of a run's retention settings (`RunSettings.keepVersions`, `milestoneEvery`). */
+/** The schedule of a run's retention settings (`RunConfig.keepVersions`, `milestoneEvery`). */
 export function retentionSchedule(keepVersions: number, milestoneEvery: number): RetentionSchedule {
   return {
     keepLast: Math.max(1, Math.floor(keepVersions)),

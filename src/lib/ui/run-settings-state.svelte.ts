@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors';
 import type { TaskSuite } from '../env/suite';
-import { settingsFromShare } from '../pipeline/share';
-import { defaultSettings, type RunSettings } from '../pipeline/run-settings';
+import { settingsFromShare } from '../config/share-link';
+import { defaultRunConfig, type RunConfig } from '../config/run-config';
 import { machineCores } from '../run/dashboard';
 import { copied, shareLinkFor } from '../run/share';
 
@@ -15,7 +15,7 @@ export class RunSettingsState {
   error = $state<string | null>(null);
   /** Things the user should know that did not stop the run (evictions, restarts). */
   notices = $state.raw<string[]>([]);
-  settings = $state<RunSettings>(defaultSettings(machineCores()));
+  settings = $state<RunConfig>(defaultRunConfig(machineCores()));
   /** The last share link made of the settings (`makeShareLink`), or null. */
   shareLink = $state<string | null>(null);
   /** Whether the browser let the share link be copied to the clipboard. */
@@ -30,16 +30,16 @@ export class RunSettingsState {
 
   /** Chooses what new runs train on: a saved suite (followed as it is edited), or null for the built-in tasks. */
   chooseTasks(suite: TaskSuite | null): void {
-    this.settings.tasks = suite ? structuredClone(suite) : null;
+    this.settings.task.suite = suite ? structuredClone(suite) : null;
     this.tasksFollowSaved = suite !== null;
   }
 
   /** The page's saved suites as they are now: a chosen saved suite that was edited is copied again. */
   syncSavedSuites(saved: readonly TaskSuite[]): void {
-    const chosen = this.settings.tasks;
+    const chosen = this.settings.task.suite;
     if (!chosen || !this.tasksFollowSaved || this.running) return;
     const now = saved.find((s) => s.name === chosen.name);
-    if (now && JSON.stringify(now) !== JSON.stringify(chosen)) this.settings.tasks = structuredClone(now);
+    if (now && JSON.stringify(now) !== JSON.stringify(chosen)) this.settings.task.suite = structuredClone(now);
   }
 
   /** Takes the settings of a share link (its `?run=`; null: none), or says what is wrong with it. */
@@ -56,7 +56,7 @@ export class RunSettingsState {
 
   /** A link to this page with the current settings, copied where the browser allows; none for settings a run refuses. */
   async makeShareLink(base: string): Promise<string | null> {
-    const settings = $state.snapshot(this.settings) as RunSettings;
+    const settings = $state.snapshot(this.settings) as RunConfig;
     let link: string;
     try {
       link = await shareLinkFor(base, settings);

@@ -3,14 +3,14 @@ import type { CurriculumView } from '../env/curriculum';
 import type { Level } from '../env/suite';
 import type { StepMetrics } from '../policy/metrics';
 import { now, type TimelineEvent } from '../pipeline/events';
-import type { RunSettings } from '../pipeline/run-settings';
+import { defaultRunConfig, type RunConfig } from '../config/run-config';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import { POINTS_KEPT, type RunHistory } from '../storage/history-store';
 import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
 import { compare, raceEtas, sweepPlan, viewLegRunner, RACE_SAMPLES } from '../run/comparisons';
-import type { SweepLegSettings } from '../pipeline/presets';
+import type { SweepLegSettings } from '../config/presets';
 import {
   SWEEP_ETAS,
   SWEEP_LOSSES,
@@ -66,7 +66,7 @@ export class RunState extends RunSettingsState {
 
   /** Tasks in the shown run's own suite (null: the built-in suite), for what its evaluations score. */
   get suiteTasks(): number | null {
-    return this.runSettings.tasks?.tasks.length ?? null;
+    return this.runSettings.task.suite?.tasks.length ?? null;
   }
 
   private readonly catalog: RunCatalog;
@@ -76,7 +76,7 @@ export class RunState extends RunSettingsState {
   private ticker: ReturnType<typeof setInterval> | undefined;
   private opts: RunOptions = {};
   /** What the current (or last) run trains on, for its evaluations. */
-  private runSettings = $state.raw<Pick<RunSettings, 'tasks'>>({ tasks: null });
+  private runSettings = $state.raw<Pick<RunConfig, 'task' | 'env'>>(defaultRunConfig());
   /** Reads of the run list started so far (`refreshRuns` keeps only the newest one's). */
   private runsRead = 0;
 
@@ -107,7 +107,7 @@ export class RunState extends RunSettingsState {
   start(opts: RunOptions = {}): Promise<void> {
     if (this.running) return Promise.resolve();
     this.opts = opts;
-    return this.run.start(settingsFor($state.snapshot(this.settings) as RunSettings, opts), opts);
+    return this.run.start(settingsFor($state.snapshot(this.settings) as RunConfig, opts), opts);
   }
 
   /** Resumes a stored run from its newest version; resolves when it ends. */
@@ -129,7 +129,7 @@ export class RunState extends RunSettingsState {
 
   /** The sync-vs-async race (DESIGN §9): η = 0, then the panel's η (4 when it is 0), over the same samples. */
   race(samples = RACE_SAMPLES): Promise<Leg[]> {
-    const plan = raceEtas(this.settings.eta).map((eta) => ({ eta }));
+    const plan = raceEtas(this.settings.pipeline.eta).map((eta) => ({ eta }));
     return this.compare('race', plan, samples, false);
   }
 
@@ -237,7 +237,7 @@ export class RunState extends RunSettingsState {
           this.show([], [], []);
         }
         if (this.runId === runId && !this.running) this.runId = null;
-        if (storedStart(this.settings.startFrom)?.runId === runId) this.settings.startFrom = null;
+        if (storedStart(this.settings.policy.startFrom)?.runId === runId) this.settings.policy.startFrom = null;
       }
     } catch (err) {
       this.error = `run ${runId} could not be deleted: ${errorMessage(err)}`;
@@ -268,7 +268,7 @@ export class RunState extends RunSettingsState {
   private evaluateNow(version?: number): void {
     const runId = this.runId;
     if (!runId) return;
-    const level = evaluationLevel(this.opts, this.settings, this.curriculum);
+    const level = evaluationLevel(this.runSettings, this.curriculum);
     this.evaluations.ask({ runId, settings: this.runSettings, level, version });
   }
 

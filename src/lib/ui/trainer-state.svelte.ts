@@ -2,12 +2,13 @@ import { errorMessage } from '../errors';
 import { TrainerBridge } from '../bridge/trainer-bridge';
 import type { TrainerInfo } from '../../../workers/trainer.worker';
 import type { BackendName } from '../policy/backend';
-import { DEFAULT_MODEL_ARGS, DEFAULT_TRAINER_CONFIG } from '../policy/config';
+import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import { EventLog, type TimelineEvent } from '../pipeline/events';
 import { TRAINER_CHECK_RUN_ID } from '../storage/weights-store';
 import { statusOf, TrainerLease, type TrainerStatus } from '../run/trainer-lease';
 import { WorkerCrashed, WorkerTerminated } from '../bridge/worker-errors';
+import { DEFAULT_TRAINER_CONFIG } from '../rl/learner-config';
 
 export { statusOf, type TrainerStatus } from '../run/trainer-lease';
 

@@ -2,44 +2,44 @@ import { describe, expect, it } from 'vitest';
 import { CodeJobSource } from './code-workload';
 import { applyPreset, PRESETS } from './presets';
 import {
-  defaultSettings,
+  defaultRunConfig,
   MAX_LORA_RANK,
   MAX_SEED,
   policyReset,
-  settingsFromJson,
-  settingsToJson,
-  validateSettings,
+  runConfigFromJson,
+  runConfigToJson,
+  validateRunConfig,
   withTaskKind,
-  type RunSettings,
-} from './run-settings';
+  type RunConfig,
+} from './run-config';
 import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG } from '../env/config';
 
 describe('run settings as stored JSON', () => {
   it('round-trips, unbounded η included', () => {
-    const s = { ...defaultSettings(), eta: Infinity, workers: 2 };
-    const back = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(s))) as Record<string, unknown>);
+    const s = { ...defaultRunConfig(), eta: Infinity, workers: 2 };
+    const back = runConfigFromJson(JSON.parse(JSON.stringify(runConfigToJson(s))) as Record<string, unknown>);
     expect(back).toEqual(s);
   });
 
   it('gives fields a stored run lacks their defaults, at every depth of the code config', () => {
-    const base = defaultSettings();
-    const stored = JSON.parse(JSON.stringify(settingsToJson(base))) as {
+    const base = defaultRunConfig();
+    const stored = JSON.parse(JSON.stringify(runConfigToJson(base))) as {
       code: {
         learningRate: number;
         hindsight: Record<string, unknown>;
         env: { limits: Record<string, unknown> };
       };
     };
-    stored.code.learningRate = 0.001;
-    delete stored.code.hindsight.taskFraction; // stored before the field existed
-    stored.code.hindsight.samplesPerBatch = 8;
-    delete stored.code.env.limits.deadlineMs; // two levels down
-    const back0 = settingsFromJson(stored as unknown as Record<string, unknown>);
-    expect(back0.code.env.limits).toEqual(base.code.env.limits);
-    const back = settingsFromJson(stored as unknown as Record<string, unknown>);
-    expect(back.code.learningRate).toBe(0.001);
-    expect(back.code.hindsight.samplesPerBatch).toBe(8);
-    expect(back.code.hindsight.taskFraction).toBe(base.code.hindsight.taskFraction);
+    stored.learner.learningRate = 0.001;
+    delete stored.hindsight.taskFraction; // stored before the field existed
+    stored.hindsight.samplesPerBatch = 8;
+    delete stored.env.limits.deadlineMs; // two levels down
+    const back0 = runConfigFromJson(stored as unknown as Record<string, unknown>);
+    expect(back0.env.limits).toEqual(base.env.limits);
+    const back = runConfigFromJson(stored as unknown as Record<string, unknown>);
+    expect(back.learner.learningRate).toBe(0.001);
+    expect(back.hindsight.samplesPerBatch).toBe(8);
+    expect(back.hindsight.taskFraction).toBe(base.hindsight.taskFraction);
     // The code config starts a job source (which validates hindsight) as it is.
     const task = { id: 't', level: 'easy' as const, examples: [], hidden: [] };
     expect(() => new CodeJobSource([task], back.code)).not.toThrow();
@@ -48,74 +48,74 @@ describe('run settings as stored JSON', () => {
 
 describe('a run stored before a field existed', () => {
   it('resumes at a constant rate, counting every attempt, as it trained; a newer run keeps its own', () => {
-    const old = JSON.parse(JSON.stringify(settingsToJson(defaultSettings()))) as {
+    const old = JSON.parse(JSON.stringify(runConfigToJson(defaultRunConfig()))) as {
       code: Record<string, unknown>;
     };
-    delete old.code.lrHalfLife;
-    delete old.code.valueWindow;
-    const back = settingsFromJson(old as unknown as Record<string, unknown>);
-    expect(back.code.lrHalfLife).toBe(0);
-    expect(back.code.valueWindow).toBe(0);
+    delete old.learner.lrHalfLife;
+    delete old.task.valueWindow;
+    const back = runConfigFromJson(old as unknown as Record<string, unknown>);
+    expect(back.learner.lrHalfLife).toBe(0);
+    expect(back.task.valueWindow).toBe(0);
     // Everything else still takes today's defaults.
-    const { lrHalfLife, valueWindow } = defaultSettings().code;
-    expect({ ...back.code, lrHalfLife, valueWindow }).toEqual(defaultSettings().code);
-    const now = settingsToJson(defaultSettings());
-    expect(settingsFromJson(now).code.lrHalfLife).toBe(lrHalfLife);
-    expect(settingsFromJson(now).code.valueWindow).toBe(valueWindow);
+    const { lrHalfLife, valueWindow } = defaultRunConfig().code;
+    expect({ ...back.code, lrHalfLife, valueWindow }).toEqual(defaultRunConfig().code);
+    const now = runConfigToJson(defaultRunConfig());
+    expect(runConfigFromJson(now).learner.lrHalfLife).toBe(lrHalfLife);
+    expect(runConfigFromJson(now).task.valueWindow).toBe(valueWindow);
   });
 
   it('resumes a run stored before relabelled variants without them; a newer run keeps its own', () => {
-    const old = JSON.parse(JSON.stringify(settingsToJson(defaultSettings()))) as {
+    const old = JSON.parse(JSON.stringify(runConfigToJson(defaultRunConfig()))) as {
       code: { hindsight: Record<string, unknown> };
     };
-    delete old.code.hindsight.mutations;
-    const back = settingsFromJson(old as unknown as Record<string, unknown>);
-    expect(back.code.hindsight.mutations).toBe(0);
-    expect(back.code.hindsight.samplesPerBatch).toBe(defaultSettings().code.hindsight.samplesPerBatch);
-    expect(defaultSettings().code.hindsight.mutations).toBeGreaterThan(0);
-    const now = settingsToJson(defaultSettings());
-    expect(settingsFromJson(now).code.hindsight.mutations).toBe(defaultSettings().code.hindsight.mutations);
+    delete old.hindsight.mutations;
+    const back = runConfigFromJson(old as unknown as Record<string, unknown>);
+    expect(back.hindsight.mutations).toBe(0);
+    expect(back.hindsight.samplesPerBatch).toBe(defaultRunConfig().hindsight.samplesPerBatch);
+    expect(defaultRunConfig().hindsight.mutations).toBeGreaterThan(0);
+    const now = runConfigToJson(defaultRunConfig());
+    expect(runConfigFromJson(now).hindsight.mutations).toBe(defaultRunConfig().hindsight.mutations);
   });
 });
 
 describe('settings validation', () => {
   it('refuses values a run cannot use, naming the field', () => {
     const bad = (patch: Record<string, unknown>) => () =>
-      validateSettings({ ...defaultSettings(), ...patch } as ReturnType<typeof defaultSettings>);
+      validateRunConfig({ ...defaultRunConfig(), ...patch } as ReturnType<typeof defaultRunConfig>);
     expect(bad({})).not.toThrow();
     expect(bad({ loss: 'pg' })).toThrow(/the policy loss must be one of "decoupled", "ppo", got "pg"/);
-    expect(bad({ code: { ...defaultSettings().code, estimator: 'mc' } })).toThrow(/advantage estimator/);
-    expect(bad({ replay: { ...defaultSettings().replay, mode: 'lifo' } })).toThrow(/replay mode/);
+    expect(bad({ code: { ...defaultRunConfig().code, estimator: 'mc' } })).toThrow(/advantage estimator/);
+    expect(bad({ replay: { ...defaultRunConfig().replay, mode: 'lifo' } })).toThrow(/replay mode/);
     expect(bad({ level: 'expert' })).toThrow(/the level must be one of null, "easy"/);
     expect(bad({ seed: 1.5 })).toThrow(/seed must be an integer/);
     expect(bad({ preemptAfterMs: -1 })).toThrow(
       /preemptAfterMs must be an integer from 0 to 3600000, got -1/,
     );
-    expect(bad({ code: { ...defaultSettings().code, tasksPerBatch: 0 } })).toThrow(/tasksPerBatch/);
+    expect(bad({ code: { ...defaultRunConfig().code, tasksPerBatch: 0 } })).toThrow(/tasksPerBatch/);
   });
 });
 
 describe('LoRA in the run settings', () => {
   it('is off by default, round-trips when on, and a run stored before it existed trains every parameter', () => {
-    expect(defaultSettings().lora).toBeNull();
-    const s = { ...defaultSettings(), lora: { rank: 4, alpha: 8 } };
-    const back = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(s))) as Record<string, unknown>);
+    expect(defaultRunConfig().lora).toBeNull();
+    const s = { ...defaultRunConfig(), lora: { rank: 4, alpha: 8 } };
+    const back = runConfigFromJson(JSON.parse(JSON.stringify(runConfigToJson(s))) as Record<string, unknown>);
     expect(back.lora).toEqual({ rank: 4, alpha: 8 });
     expect(policyReset(back)).toEqual({
       seed: 1,
       loss: 'decoupled',
-      learningRate: s.code.learningRate,
+      learningRate: s.learner.learningRate,
       maxGradNorm: 0.5,
       lora: s.lora,
     });
-    const old = settingsToJson(defaultSettings());
+    const old = runConfigToJson(defaultRunConfig());
     delete old.lora;
-    expect(settingsFromJson(old).lora).toBeNull();
+    expect(runConfigFromJson(old).lora).toBeNull();
   });
 
   it('refuses a rank or alpha it cannot train with, saying which', () => {
     const withLora = (rank: number, alpha: number) => () =>
-      validateSettings({ ...defaultSettings(), lora: { rank, alpha } });
+      validateRunConfig({ ...defaultRunConfig(), lora: { rank, alpha } });
     expect(withLora(4, 8)).not.toThrow();
     expect(withLora(0, 8)).toThrow(/LoRA rank must be an integer from 1 to 16, got 0/);
     expect(withLora(2.5, 8)).toThrow(/LoRA rank/);
@@ -127,9 +127,9 @@ describe('LoRA in the run settings', () => {
 
 describe('starting from a stored run', () => {
   it('is off by default and refuses a start point it cannot read, saying why', () => {
-    expect(defaultSettings().startFrom).toBeNull();
+    expect(defaultRunConfig().startFrom).toBeNull();
     const from = (runId: string, version: number) => () =>
-      validateSettings({ ...defaultSettings(), startFrom: { runId, version } });
+      validateRunConfig({ ...defaultRunConfig(), startFrom: { runId, version } });
     expect(from('run-1', 3)).not.toThrow();
     expect(from('', 3)).toThrow(/no run named/);
     expect(from('run-1', -1)).toThrow(/non-negative integer, got -1/);
@@ -137,30 +137,30 @@ describe('starting from a stored run', () => {
   });
 
   it('takes a built-in base by name, round-trips it, and refuses one the page does not ship', () => {
-    const base = (name: string) => ({ ...defaultSettings(), startFrom: { base: name } }) as RunSettings;
-    expect(() => validateSettings(base('easy-half'))).not.toThrow();
-    const back = settingsFromJson(JSON.parse(JSON.stringify(settingsToJson(base('easy-half')))));
+    const base = (name: string) => ({ ...defaultRunConfig(), startFrom: { base: name } }) as RunConfig;
+    expect(() => validateRunConfig(base('easy-half'))).not.toThrow();
+    const back = runConfigFromJson(JSON.parse(JSON.stringify(runConfigToJson(base('easy-half')))));
     expect(back.startFrom).toEqual({ base: 'easy-half' });
-    expect(() => validateSettings(base('hard-full'))).toThrow(/no built-in base "hard-full"/);
-    expect(() => validateSettings(base('constructor'))).toThrow(/no built-in base/);
+    expect(() => validateRunConfig(base('hard-full'))).toThrow(/no built-in base "hard-full"/);
+    expect(() => validateRunConfig(base('constructor'))).toThrow(/no built-in base/);
   });
 });
 
 describe('the gradient clip in the run settings', () => {
   it('is 0.5 by default and for a run stored before it existed, and must be a positive number', () => {
-    expect(defaultSettings().code.maxGradNorm).toBe(0.5);
-    const old = JSON.parse(JSON.stringify(settingsToJson(defaultSettings()))) as {
+    expect(defaultRunConfig().learner.maxGradNorm).toBe(0.5);
+    const old = JSON.parse(JSON.stringify(runConfigToJson(defaultRunConfig()))) as {
       code: Record<string, unknown>;
     };
-    delete old.code.maxGradNorm;
-    expect(settingsFromJson(old).code.maxGradNorm).toBe(0.5);
+    delete old.learner.maxGradNorm;
+    expect(runConfigFromJson(old).learner.maxGradNorm).toBe(0.5);
     const clip = (maxGradNorm: number) => () =>
-      validateSettings({ ...defaultSettings(), code: { ...defaultSettings().code, maxGradNorm } });
+      validateRunConfig({ ...defaultRunConfig(), code: { ...defaultRunConfig().code, maxGradNorm } });
     expect(clip(1000)).not.toThrow();
     expect(clip(0)).toThrow(/maxGradNorm \(the gradient clip\) must be a positive number/);
     expect(clip(NaN)).toThrow(/gradient clip/);
     expect(
-      policyReset({ ...defaultSettings(), code: { ...defaultSettings().code, maxGradNorm: 1000 } })
+      policyReset({ ...defaultRunConfig(), code: { ...defaultRunConfig().code, maxGradNorm: 1000 } })
         .maxGradNorm,
     ).toBe(1000);
   });
@@ -169,7 +169,7 @@ describe('the gradient clip in the run settings', () => {
 describe('the learning-rate schedule in the run settings', () => {
   it('accepts a constant rate or a half-life in versions, and nothing else', () => {
     const withHalfLife = (lrHalfLife: number) => () =>
-      validateSettings({ ...defaultSettings(), code: { ...defaultSettings().code, lrHalfLife } });
+      validateRunConfig({ ...defaultRunConfig(), code: { ...defaultRunConfig().code, lrHalfLife } });
     expect(withHalfLife(0)).not.toThrow();
     expect(withHalfLife(600)).not.toThrow();
     expect(withHalfLife(-1)).toThrow(/half-life must be 0 \(constant\) or a number of versions, got -1/);
@@ -179,19 +179,19 @@ describe('the learning-rate schedule in the run settings', () => {
 });
 
 /** `s` with the value at `path` (dot-separated, e.g. `code.env.reward.pass`) replaced by `value`. */
-function withField(s: RunSettings, path: string, value: unknown): RunSettings {
+function withField(s: RunConfig, path: string, value: unknown): RunConfig {
   const out = structuredClone(s) as unknown as Record<string, unknown>;
   const keys = path.split('.');
   let at = out;
   for (const k of keys.slice(0, -1)) at = at[k] as Record<string, unknown>;
   at[keys[keys.length - 1] as string] = value;
-  return out as unknown as RunSettings;
+  return out as unknown as RunConfig;
 }
 
 describe('every field of the settings is checked', () => {
-  const base = defaultSettings();
+  const base = defaultRunConfig();
   const refuse = (path: string, value: unknown, message: RegExp) =>
-    expect(() => validateSettings(withField(base, path, value)), `${path} = ${String(value)}`).toThrow(
+    expect(() => validateRunConfig(withField(base, path, value)), `${path} = ${String(value)}`).toThrow(
       message,
     );
 
@@ -313,19 +313,19 @@ describe('every field of the settings is checked', () => {
     for (const [path, value, message] of cases) refuse(path, value, message);
     // A batch shorter than the env's context could not hold an episode.
     const short = withField(withField(base, 'code.contextLength', 32), 'code.env.contextLength', 48);
-    expect(() => validateSettings(short)).toThrow(
+    expect(() => validateRunConfig(short)).toThrow(
       /env contextLength must be at most contextLength, the batch length \(32\)/,
     );
     // Shorter contexts that fit one another are fine.
     const fits = withField(withField(base, 'code.contextLength', 48), 'code.env.contextLength', 40);
-    expect(() => validateSettings(fits)).not.toThrow();
+    expect(() => validateRunConfig(fits)).not.toThrow();
   });
 
   it('accepts the defaults, every preset and every value the page offers', () => {
     for (let cores = 1; cores <= 32; cores++)
-      expect(() => validateSettings(defaultSettings(cores))).not.toThrow();
+      expect(() => validateRunConfig(defaultRunConfig(cores))).not.toThrow();
     for (const p of PRESETS)
-      expect(() => validateSettings(applyPreset(defaultSettings(), p)), p.id).not.toThrow();
+      expect(() => validateRunConfig(applyPreset(defaultRunConfig(), p)), p.id).not.toThrow();
     // The run panel's controls (RunPanel.svelte), one at a time.
     const offered: [string, unknown[]][] = [
       ['eta', [0, 1, 2, 4, 8, Infinity]],
@@ -345,41 +345,41 @@ describe('every field of the settings is checked', () => {
     ];
     for (const [path, values] of offered)
       for (const v of values)
-        expect(() => validateSettings(withField(base, path, v)), `${path} = ${String(v)}`).not.toThrow();
+        expect(() => validateRunConfig(withField(base, path, v)), `${path} = ${String(v)}`).not.toThrow();
     // A round trip through stored JSON (η = Infinity as null) still validates.
-    const back = settingsFromJson(settingsToJson({ ...base, eta: Infinity }));
-    expect(() => validateSettings(back)).not.toThrow();
+    const back = runConfigFromJson(runConfigToJson({ ...base, eta: Infinity }));
+    expect(() => validateRunConfig(back)).not.toThrow();
     expect(back.eta).toBe(Infinity);
   });
 
   it('keeps a stored η as it is, so that a string or a boolean is refused, not read as a number', () => {
-    expect(settingsFromJson({ eta: '' }).eta).toBe('');
-    expect(() => validateSettings(settingsFromJson({ eta: '' }))).toThrow(/η must be 0 or more/);
-    expect(() => validateSettings(settingsFromJson({ eta: true }))).toThrow(/got true/);
-    expect(settingsFromJson({ eta: null }).eta).toBe(Infinity);
-    expect(settingsFromJson({ eta: 2 }).eta).toBe(2);
+    expect(runConfigFromJson({ eta: '' }).eta).toBe('');
+    expect(() => validateRunConfig(runConfigFromJson({ eta: '' }))).toThrow(/η must be 0 or more/);
+    expect(() => validateRunConfig(runConfigFromJson({ eta: true }))).toThrow(/got true/);
+    expect(runConfigFromJson({ eta: null }).eta).toBe(Infinity);
+    expect(runConfigFromJson({ eta: 2 }).eta).toBe(2);
   });
 });
 
 describe('the task kind', () => {
   it('is examples by default and for a run stored before it existed; tool use brings its env', () => {
-    expect(defaultSettings().taskKind).toBe('examples');
-    const stored = settingsToJson(defaultSettings());
+    expect(defaultRunConfig().taskKind).toBe('examples');
+    const stored = runConfigToJson(defaultRunConfig());
     delete stored.taskKind;
-    expect(settingsFromJson(stored).taskKind).toBe('examples');
-    const tool = withTaskKind(defaultSettings(), 'tooluse');
-    expect(tool.code.env).toEqual(TOOLUSE_ENV_CONFIG);
-    expect(() => validateSettings(tool)).not.toThrow();
-    const back = settingsFromJson(
-      JSON.parse(JSON.stringify(settingsToJson(tool))) as Record<string, unknown>,
+    expect(runConfigFromJson(stored).taskKind).toBe('examples');
+    const tool = withTaskKind(defaultRunConfig(), 'tooluse');
+    expect(tool.env).toEqual(TOOLUSE_ENV_CONFIG);
+    expect(() => validateRunConfig(tool)).not.toThrow();
+    const back = runConfigFromJson(
+      JSON.parse(JSON.stringify(runConfigToJson(tool))) as Record<string, unknown>,
     );
     expect(back).toEqual(tool);
-    expect(withTaskKind(tool, 'examples').code.env).toEqual(DEFAULT_ENV_CONFIG);
+    expect(withTaskKind(tool, 'examples').env).toEqual(DEFAULT_ENV_CONFIG);
   });
 
   it('refuses a kind it has no tasks of', () => {
-    const bad = settingsFromJson({ ...settingsToJson(defaultSettings()), taskKind: 'quiz' });
-    expect(() => validateSettings(bad)).toThrow(
+    const bad = runConfigFromJson({ ...runConfigToJson(defaultRunConfig()), taskKind: 'quiz' });
+    expect(() => validateRunConfig(bad)).toThrow(
       'the task kind must be one of "examples", "tooluse", got "quiz"',
     );
   });
@@ -387,23 +387,23 @@ describe('the task kind', () => {
 
 describe('the fixed lag', () => {
   it('is off by default and for a run stored before it existed', () => {
-    expect(defaultSettings().playLag).toBe(0);
-    const stored = settingsToJson(defaultSettings());
+    expect(defaultRunConfig().playLag).toBe(0);
+    const stored = runConfigToJson(defaultRunConfig());
     delete stored.playLag;
-    expect(settingsFromJson(stored).playLag).toBe(0);
+    expect(runConfigFromJson(stored).playLag).toBe(0);
   });
 
   it('runs synchronously on full versions, and refuses a lag it cannot hold, saying why', () => {
-    const sync = { ...defaultSettings(), eta: 0 };
-    expect(() => validateSettings({ ...sync, playLag: 16 })).not.toThrow();
-    expect(() => validateSettings({ ...sync, playLag: 65 })).toThrow(
+    const sync = { ...defaultRunConfig(), eta: 0 };
+    expect(() => validateRunConfig({ ...sync, playLag: 16 })).not.toThrow();
+    expect(() => validateRunConfig({ ...sync, playLag: 65 })).toThrow(
       'the fixed lag must be an integer from 0 to 64, got 65',
     );
-    expect(() => validateSettings({ ...sync, playLag: 1.5 })).toThrow(/fixed lag .* got 1.5/);
-    expect(() => validateSettings({ ...sync, eta: 4, playLag: 8 })).toThrow(
+    expect(() => validateRunConfig({ ...sync, playLag: 1.5 })).toThrow(/fixed lag .* got 1.5/);
+    expect(() => validateRunConfig({ ...sync, eta: 4, playLag: 8 })).toThrow(
       'a fixed lag holds the staleness itself: η must be 0 with it, got 4',
     );
-    expect(() => validateSettings({ ...sync, playLag: 8, lora: { rank: 4, alpha: 8 } })).toThrow(
+    expect(() => validateRunConfig({ ...sync, playLag: 8, lora: { rank: 4, alpha: 8 } })).toThrow(
       'a fixed lag plays older full versions: turn LoRA off to use it',
     );
   });

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { builtInSuites } from '../env/families';
 import { Rng } from '../random';
-import { defaultSettings, settingsToJson } from './run-settings';
+import { defaultRunConfig, runConfigToJson } from './run-config';
 import { SHARE_PARAM, SHARE_URL_MAX, settingsFromShare, shareParam, shareUrl } from './share';
 
 describe('share links', () => {
   it('carry the settings and seed through the URL, never a local "start from"', async () => {
     const s = {
-      ...defaultSettings(),
+      ...defaultRunConfig(),
       eta: Infinity,
       workers: 2,
       seed: 7,
@@ -23,7 +23,7 @@ describe('share links', () => {
     expect(await settingsFromShare(param)).toEqual({ ...s, startFrom: null });
     expect(await shareParam(s)).toBe(param);
     // A link of the older form (plain JSON as base64url) still opens.
-    const plain = btoa(JSON.stringify(settingsToJson({ ...s, startFrom: null })))
+    const plain = btoa(JSON.stringify(runConfigToJson({ ...s, startFrom: null })))
       .replace(/\+/g, '-')
       .replace(/\//g, '_')
       .replace(/=+$/, '');
@@ -32,23 +32,23 @@ describe('share links', () => {
     const based = { ...s, startFrom: { base: 'easy-half' as const } };
     expect(await settingsFromShare(await shareParam(based))).toEqual(based);
     // A link whose start point is not an object opens from fresh weights.
-    const odd = btoa(JSON.stringify({ ...settingsToJson(s), startFrom: 'x' })).replace(/=+$/, '');
+    const odd = btoa(JSON.stringify({ ...runConfigToJson(s), startFrom: 'x' })).replace(/=+$/, '');
     expect((await settingsFromShare(odd)).startFrom).toBeNull();
   });
 
   it('refuse a cut, garbled or invalid link, saying what is wrong', async () => {
-    const param = await shareParam(defaultSettings());
+    const param = await shareParam(defaultRunConfig());
     await expect(settingsFromShare(param.slice(0, param.length / 2))).rejects.toThrow(
       /cannot be read.*cut short/,
     );
     await expect(settingsFromShare('not base64!')).rejects.toThrow(/not base64url/);
     await expect(settingsFromShare('z.not base64!')).rejects.toThrow(/not base64url/);
-    const encode = (v: unknown) => shareParam(v as ReturnType<typeof defaultSettings>);
+    const encode = (v: unknown) => shareParam(v as ReturnType<typeof defaultRunConfig>);
     await expect(settingsFromShare(btoa('[1,2]').replace(/=+$/, ''))).rejects.toThrow(/not an object/);
-    await expect(settingsFromShare(await encode({ ...defaultSettings(), workers: 99 }))).rejects.toThrow(
+    await expect(settingsFromShare(await encode({ ...defaultRunConfig(), workers: 99 }))).rejects.toThrow(
       /not valid: rollout workers must be an integer from 1 to 8, got 99/,
     );
-    await expect(settingsFromShare(await encode({ ...defaultSettings(), loss: 'magic' }))).rejects.toThrow(
+    await expect(settingsFromShare(await encode({ ...defaultRunConfig(), loss: 'magic' }))).rejects.toThrow(
       /the policy loss must be one of "decoupled", "ppo", got "magic"/,
     );
   });
@@ -95,15 +95,15 @@ describe('share links', () => {
       link({ seed: 42, code: { learningRate: 1e-3, env: { maxTurns: 2 } } }),
     );
     expect(ok.seed).toBe(42);
-    expect(ok.code.learningRate).toBe(1e-3);
-    expect(ok.code.env.maxTurns).toBe(2);
-    expect(ok.code.env.reward).toEqual(defaultSettings().code.env.reward);
+    expect(ok.learner.learningRate).toBe(1e-3);
+    expect(ok.env.maxTurns).toBe(2);
+    expect(ok.env.reward).toEqual(defaultRunConfig().env.reward);
   });
 
   it('deflate a suite of one’s own, and refuse a link too long for a web server to accept', async () => {
     const tasks = builtInSuites(1).train.tasks;
     const withTasks = (n: number) => ({
-      ...defaultSettings(),
+      ...defaultRunConfig(),
       tasks: { name: 'mine', tasks: tasks.slice(0, n) },
     });
     // 100 built-in-sized tasks: ~38 KB as plain JSON, well under the limit deflated.
@@ -120,7 +120,7 @@ describe('share links', () => {
       hidden: [0, 3, 5].map((x) => ({ input: x, output: rng.int(1_000_000) })),
     }));
     await expect(
-      shareUrl('https://lab.example/', { ...defaultSettings(), tasks: { name: 'noisy', tasks: noisy } }),
+      shareUrl('https://lab.example/', { ...defaultRunConfig(), tasks: { name: 'noisy', tasks: noisy } }),
     ).rejects.toThrow(
       /the link would be [\d,]+ characters long, more than the 8,000 .*the 300 tasks of "noisy" travel in it/,
     );

@@ -1,11 +1,11 @@
 import { errorMessage } from '../errors';
 import {
-  settingsFromJson,
-  settingsToJson,
-  validateSettings,
-  type RunSettings,
+  runConfigFromJson,
+  runConfigToJson,
+  validateRunConfig,
+  type RunConfig,
   type StartFrom,
-} from './run-settings';
+} from './run-config';
 
 /**
  * A share link (DESIGN §9): a run's settings and seed in the page's URL (`?run=…`, deflated
@@ -70,12 +70,15 @@ async function inflate(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
 }
 
 /** A built-in base travels in a link; a stored run (in one browser's storage) does not. */
-const portableStart = (s: StartFrom | null): StartFrom | null =>
-  typeof s === 'object' && s !== null && 'base' in s ? s : null;
+const portable = (c: RunConfig): RunConfig => {
+  const s: StartFrom | null = c.policy.startFrom;
+  const startFrom = typeof s === 'object' && s !== null && 'base' in s ? s : null;
+  return { ...c, policy: { ...c.policy, startFrom } };
+};
 
 /** The value of `?run=` for `settings`: their JSON, deflated, as base64url. */
-export async function shareParam(settings: RunSettings): Promise<string> {
-  const json = JSON.stringify(settingsToJson({ ...settings, startFrom: portableStart(settings.startFrom) }));
+export async function shareParam(settings: RunConfig): Promise<string> {
+  const json = JSON.stringify(runConfigToJson(portable(settings)));
   return DEFLATED + toBase64Url(await deflate(json));
 }
 
@@ -91,14 +94,15 @@ export const SHARE_URL_MAX = 8_000;
  * hash (the view it was made on) is not: the link opens the first screen, ready to train. Throws, saying why, when the link would be longer than `SHARE_URL_MAX` (a suite of one's own
  * with many tasks travels in it).
  */
-export async function shareUrl(base: string, settings: RunSettings): Promise<string> {
+export async function shareUrl(base: string, settings: RunConfig): Promise<string> {
   const url = new URL(base);
   url.hash = '';
   url.searchParams.set(SHARE_PARAM, await shareParam(settings));
   const link = url.toString();
   if (link.length > SHARE_URL_MAX) {
-    const tasks = settings.tasks
-      ? `: the ${settings.tasks.tasks.length} tasks of "${settings.tasks.name}" travel in it. Share the suite file (Export in the tasks panel) and a link made with the built-in tasks: whoever opens it imports the file and chooses it in "train on"`
+    const suite = settings.task.suite;
+    const tasks = suite
+      ? `: the ${suite.tasks.length} tasks of "${suite.name}" travel in it. Share the suite file (Export in the tasks panel) and a link made with the built-in tasks: whoever opens it imports the file and chooses it in "train on"`
       : '';
     throw new Error(
       `the link would be ${link.length.toLocaleString('en-US')} characters long, more than the ${SHARE_URL_MAX.toLocaleString('en-US')} a web server reliably accepts${tasks}`,
@@ -111,7 +115,7 @@ export async function shareUrl(base: string, settings: RunSettings): Promise<str
  * The settings a share parameter carries (deflated, or of the older plain form), read and
  * validated as a stored run's settings are. Rejects with a message that says what is wrong.
  */
-export async function settingsFromShare(param: string): Promise<RunSettings> {
+export async function settingsFromShare(param: string): Promise<RunConfig> {
   let json: unknown;
   try {
     // A link of the older form carries its JSON as it is.
@@ -128,10 +132,10 @@ export async function settingsFromShare(param: string): Promise<RunSettings> {
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     throw new Error("the share link's settings are not an object of settings");
-  const read = settingsFromJson(json as Record<string, unknown>);
-  const settings = { ...read, startFrom: portableStart(read.startFrom) };
+  const read = runConfigFromJson(json as Record<string, unknown>);
+  const settings = portable(read);
   try {
-    validateSettings(settings);
+    validateRunConfig(settings);
   } catch (err) {
     throw new Error(`the share link's settings are not valid: ${errorMessage(err)}`, { cause: err });
   }

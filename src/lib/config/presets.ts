@@ -1,6 +1,8 @@
 import type { Level, TaskKind } from '../env/suite';
-import { DEFAULT_CODE_RUN, type CodeRunConfig } from './code-workload';
-import { withTaskKind, type RunSettings } from './run-settings';
+import { DEFAULT_LEARNER } from '../rl/learner-config';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import { DEFAULT_HINDSIGHT } from '../rl/hindsight';
+import { withOverrides, withTaskKind, type RunConfig, type RunOverrides } from './run-config';
 
 /**
  * Presets for teaching (DESIGN §9): each sets the knobs an experiment is about — η, the policy
@@ -16,7 +18,7 @@ export interface Preset {
   watch: string;
   knobs: {
     eta: number;
-    loss: RunSettings['loss'];
+    loss: RunConfig['learner']['loss'];
     interruptEveryTokens: number;
     curriculum: boolean;
     /** The built-in tasks trained and evaluated on (DESIGN §3.1). */
@@ -86,10 +88,10 @@ export const PRESETS: readonly Preset[] = [
  * The hindsight settings of `settings` switched to `kind`'s tasks: tool use turns relabelling off
  * (`withTaskKind`); back on the examples kind, relabelling takes its defaults again.
  */
-function hindsightFor(settings: RunSettings, kind: TaskKind): RunSettings['code']['hindsight'] {
-  const h = settings.code.hindsight;
-  if (kind !== 'examples' || settings.taskKind === 'examples') return h;
-  const { samplesPerBatch, taskFraction } = DEFAULT_CODE_RUN.hindsight;
+function hindsightFor(settings: RunConfig, kind: TaskKind): RunConfig['hindsight'] {
+  const h = settings.hindsight;
+  if (kind !== 'examples' || settings.task.kind === 'examples') return h;
+  const { samplesPerBatch, taskFraction } = DEFAULT_HINDSIGHT;
   return { ...h, samplesPerBatch, taskFraction };
 }
 
@@ -97,51 +99,43 @@ function hindsightFor(settings: RunSettings, kind: TaskKind): RunSettings['code'
  * `settings` on `kind`'s tasks: a change of kind brings that kind's environment (turns, rewards)
  * and hindsight settings; the same kind leaves them as they are.
  */
-export function switchTaskKind(settings: RunSettings, kind: TaskKind): RunSettings {
-  if (settings.taskKind === kind) return settings;
-  return withTaskKind(
-    { ...settings, code: { ...settings.code, hindsight: hindsightFor(settings, kind) } },
-    kind,
-  );
+export function switchTaskKind(settings: RunConfig, kind: TaskKind): RunConfig {
+  if (settings.task.kind === kind) return settings;
+  return withTaskKind({ ...settings, hindsight: hindsightFor(settings, kind) }, kind);
 }
 
 /** `settings` with the preset's knobs set (a new object; `settings` is left as it is). */
-export function applyPreset(settings: RunSettings, preset: Preset): RunSettings {
+export function applyPreset(settings: RunConfig, preset: Preset): RunConfig {
   const { eta, loss, interruptEveryTokens, curriculum, taskKind } = preset.knobs;
   const kinded = switchTaskKind(settings, taskKind);
-  return {
-    ...kinded,
-    eta,
-    playLag: 0,
-    loss,
-    interruptEveryTokens,
-    code: { ...kinded.code, curriculum: { ...kinded.code.curriculum, enabled: curriculum } },
-  };
+  return withOverrides(kinded, {
+    pipeline: { eta, playLag: 0, interruptEveryTokens },
+    learner: { loss },
+    task: { curriculum: { enabled: curriculum } },
+  });
 }
 
 /** The preset whose knobs `settings` have, or null when they match none. */
-export function presetOf(settings: RunSettings): Preset | null {
+export function presetOf(settings: RunConfig): Preset | null {
   return (
     PRESETS.find(
       (p) =>
-        p.knobs.eta === settings.eta &&
-        settings.playLag === 0 &&
-        p.knobs.loss === settings.loss &&
-        p.knobs.interruptEveryTokens === settings.interruptEveryTokens &&
-        p.knobs.curriculum === settings.code.curriculum.enabled &&
-        p.knobs.taskKind === settings.taskKind,
+        p.knobs.eta === settings.pipeline.eta &&
+        settings.pipeline.playLag === 0 &&
+        p.knobs.loss === settings.learner.loss &&
+        p.knobs.interruptEveryTokens === settings.pipeline.interruptEveryTokens &&
+        p.knobs.curriculum === settings.task.curriculum.enabled &&
+        p.knobs.taskKind === settings.task.kind,
     ) ?? null
   );
 }
 
 /** What every leg of a sweep sets past its η and loss (the rest: the panel's settings). */
 export interface SweepLegSettings {
-  /** Staleness held at η (`RunSettings.playLag`: synchronous, the workers η versions behind), not bounded by it. */
+  /** Staleness held at η (`pipeline.playLag`: synchronous, the workers η versions behind), not bounded by it. */
   fixedLag?: boolean;
-  /** Code config settings of the legs (optimiser steps per batch, hindsight). */
-  run?: Partial<CodeRunConfig>;
-  /** Run settings of the legs (what they train on, from what weights). */
-  settings?: Partial<RunSettings>;
+  /** What the legs set past the panel's config (optimiser steps, hindsight, start point, tasks). */
+  config?: RunOverrides;
   /** Train and evaluate on this level only. */
   level?: Level;
   /**
@@ -175,22 +169,20 @@ export const STALENESS_LEGS: SweepLegSettings = {
   fixedLag: true,
   level: 'easy',
   evalEvery: 25,
-  run: {
-    tasksPerBatch: DEFAULT_CODE_RUN.tasksPerBatch,
-    groupSize: DEFAULT_CODE_RUN.groupSize,
-    updatesPerBatch: 4,
-    maxGradNorm: 1000,
-    env: DEFAULT_CODE_RUN.env,
-    hindsight: { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 16 },
-  },
   // From the built-in base on the built-in examples tasks, whatever the panel has; each leg keeps
   // the largest η + 1 versions, so that a worker joining late still plays η back.
-  settings: {
-    lora: null,
-    startFrom: { base: 'easy-half' },
-    tasks: null,
-    taskKind: 'examples',
-    keepVersions: 33,
+  config: {
+    learner: {
+      tasksPerBatch: DEFAULT_LEARNER.tasksPerBatch,
+      groupSize: DEFAULT_LEARNER.groupSize,
+      updatesPerBatch: 4,
+      maxGradNorm: 1000,
+    },
+    env: DEFAULT_ENV_CONFIG,
+    hindsight: { ...DEFAULT_HINDSIGHT, samplesPerBatch: 16 },
+    policy: { lora: null, startFrom: { base: 'easy-half' } },
+    task: { suite: null, kind: 'examples' },
+    storage: { keepVersions: 33 },
   },
 };
 

@@ -1,0 +1,531 @@
+import { shown, shownNumber } from '../errors';
+import { DEFAULT_ENV_CONFIG, MAX_REWARD_WEIGHT, validateEnvConfig, type EnvConfig } from '../env/config';
+import { DEFAULT_CURRICULUM, type CurriculumConfig } from '../env/curriculum';
+import { parseSuite, TASK_KINDS, type Level, type TaskKind, type TaskSuite } from '../env/suite';
+import { envConfigOf } from '../env/task-kinds';
+import { BIG } from '../env/tokenizer';
+import { VOCAB_SIZE } from '../env/vocab';
+import { isBuiltInBase, type BuiltInBase } from '../policy/bases';
+import { DEFAULT_MODEL_ARGS, validateModelArgs, type ModelArgs } from '../policy/config';
+import type { LoraConfig } from '../policy/lora';
+import { DEFAULT_HINDSIGHT, type HindsightConfig } from '../rl/hindsight';
+import { DEFAULT_LEARNER, type LearnerConfig } from '../rl/learner-config';
+import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
+
+/**
+ * One run's configuration (DESIGN §11): every knob a code-writing run has, one typed object passed
+ * whole, stored with the run, carried by share links, set by presets, the Settings view and the
+ * bench's `--set group.field=value`. Each consumer takes the slice it needs.
+ */
+export interface RunConfig {
+  /** The one seed: initial weights, task draws, each episode's sampling stream. */
+  seed: number;
+  /** What the run trains on and in what order. */
+  task: TaskConfig;
+  /** The code-writing environment: turns, context, sandbox limits, reward. */
+  env: EnvConfig;
+  /** The policy: its shape, where its weights start, what trains, how it samples. */
+  policy: PolicyConfig;
+  /** The update: loss, advantages, batch, optimiser (PPO hyperparameters). */
+  learner: LearnerConfig;
+  /** How batches are drawn from the replay buffer. */
+  replay: ReplayConfig;
+  /** Hindsight relabelling: solved episodes of tasks made from the policy's own programs. */
+  hindsight: HindsightConfig;
+  /** The asynchronous pipeline: workers, staleness, interrupts, scheduling. */
+  pipeline: PipelineSettings;
+  /** What the run keeps in IndexedDB. */
+  storage: StorageConfig;
+}
+
+/** What the trainer builds or restores a run's policy from: its seed, policy and learner. */
+export type TrainerSlice = Pick<RunConfig, 'seed' | 'policy' | 'learner'>;
+
+/** A stored version of a run, or a policy that ships with the page (`BUILT_IN_BASES`). */
+export type StartFrom = { runId: string; version: number } | { base: BuiltInBase };
+
+/** What a run trains on (DESIGN §3). */
+export interface TaskConfig {
+  /**
+   * The kind of the built-in tasks trained and evaluated on (DESIGN §3.1): `examples` (enough
+   * examples shown to write the program) or `tooluse` (one shown; `<run>` reports on its tests).
+   */
+  kind: TaskKind;
+  /** Train on this level only (the learn bench trains on easy); every level under the curriculum otherwise. */
+  level: Level | null;
+  /**
+   * Train on these tasks instead of the built-in training tasks: a copy of a saved suite, taken
+   * when chosen and stored with the run. null: the built-in tasks. Held-out tasks stay built-in.
+   */
+  suite: TaskSuite | null;
+  /** Easy → medium → hard, promoted on the level's success rate. */
+  curriculum: CurriculumConfig;
+  /**
+   * Tasks drawn for each new job; the one with the highest expected learning value (success
+   * rate nearest 0.5) is played (DESIGN §6). 1: uniform over the level.
+   */
+  candidates: number;
+  /**
+   * Attempts a task's success rate looks back over: each earlier attempt weighs 1 − 1/valueWindow
+   * as much as the one after it. 0 counts every attempt alike.
+   */
+  valueWindow: number;
+  /** Once promoted, the fraction of jobs that review an easier level (priority class `low`). */
+  reviewFraction: number;
+}
+
+/** The policy a run trains (DESIGN §4). */
+export interface PolicyConfig {
+  /** Shape of the transformer for fresh weights (a start point brings its own). */
+  model: ModelArgs;
+  /**
+   * Start from a stored version of another run, or from a built-in base, instead of fresh
+   * weights from `seed`; Adam starts fresh. With `lora`, that policy is the frozen base.
+   */
+  startFrom: StartFrom | null;
+  /** Train rank-r adapters on a frozen base (every later version holds only them); null: every parameter. */
+  lora: LoraConfig | null;
+  /** Sampling temperature of the rollouts (> 1 explores more; the decoupled loss's w corrects for it). */
+  temperature: number;
+}
+
+/** The asynchronous pipeline (DESIGN §5, §6). */
+export interface PipelineSettings {
+  /** Rollout workers, 1–8. */
+  workers: number;
+  /** Max staleness η: 0 synchronous, `Infinity` unbounded. */
+  eta: number;
+  /**
+   * Staleness held fixed (the staleness sweep): with version v published, the workers play the
+   * weights of version max(0, v − playLag). Needs η = 0 and full versions (no LoRA). 0: newest.
+   */
+  playLag: number;
+  /** Groups each rollout worker plays at once. */
+  slotsPerWorker: number;
+  /**
+   * A worker adopts a new version at the next turn boundary of its episodes, or after this many
+   * decode steps if that comes first (0: at turn boundaries only; 1: the next token, as AReaL).
+   */
+  interruptEveryTokens: number;
+  /** A waiting job of a higher class preempts after this long, ms. */
+  preemptAfterMs: number;
+}
+
+/** Retention of the run's versions and trajectories (DESIGN §7). */
+export interface StorageConfig {
+  /** Newest versions kept. */
+  keepVersions: number;
+  /** Every n-th version kept as a milestone. */
+  milestoneEvery: number;
+  /** Consumed trajectories kept in the store (the replay ring). */
+  keepConsumed: number;
+}
+
+/** The largest LoRA rank the page offers (d_model is 64: a rank past 16 saves little). */
+export const MAX_LORA_RANK = 16;
+
+/** The default number of rollout workers: min(4, cores − 1), at least 1. */
+export function defaultWorkers(cores: number | undefined): number {
+  return Math.max(1, Math.min(4, (cores ?? 2) - 1));
+}
+
+/** The defaults of a new run on a machine with `cores` cores. */
+export function defaultRunConfig(cores?: number): RunConfig {
+  return {
+    seed: 1,
+    task: {
+      kind: 'examples',
+      level: null,
+      suite: null,
+      curriculum: DEFAULT_CURRICULUM,
+      candidates: 2,
+      valueWindow: 0,
+      reviewFraction: 0.1,
+    },
+    env: DEFAULT_ENV_CONFIG,
+    policy: { model: DEFAULT_MODEL_ARGS, startFrom: null, lora: null, temperature: 1 },
+    learner: DEFAULT_LEARNER,
+    replay: DEFAULT_REPLAY,
+    hindsight: DEFAULT_HINDSIGHT,
+    pipeline: {
+      workers: defaultWorkers(cores),
+      eta: 4,
+      playLag: 0,
+      slotsPerWorker: 2,
+      interruptEveryTokens: 1,
+      preemptAfterMs: 500,
+    },
+    storage: { keepVersions: 5, milestoneEvery: 10, keepConsumed: 2048 },
+  };
+}
+
+/** A run config with some fields given at any depth (presets, the bench, tests). */
+export type RunOverrides = { [K in keyof RunConfig]?: DeepPartial<RunConfig[K]> };
+type DeepPartial<T> = T extends readonly unknown[]
+  ? T
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `over` laid on `base` object by object at every depth; arrays, suites and null replace whole. */
+function merged(base: unknown, over: unknown): unknown {
+  if (over === undefined) return base;
+  if (!isPlainObject(base) || !isPlainObject(over) || 'tasks' in over) return over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = merged(base[k], v);
+  return out;
+}
+
+/** `over` laid on `base`: both sets of fields, `over`'s where they meet. */
+export function withinOverrides(base: RunOverrides, over: RunOverrides): RunOverrides {
+  return merged(base, over) as RunOverrides;
+}
+
+/** `config` with `overrides` set (a new object). */
+export function withOverrides(config: RunConfig, overrides: RunOverrides): RunConfig {
+  return merged(config, overrides) as RunConfig;
+}
+
+/**
+ * `c` set to train on `kind`'s built-in tasks, with the environment that kind is meant for. For
+ * tool use, hindsight relabelling is off: a relabelled episode submits at once, which on tasks
+ * that show one example would teach guessing instead of running.
+ */
+export function withTaskKind(c: RunConfig, kind: TaskKind): RunConfig {
+  const hindsight = kind === 'tooluse' ? { ...c.hindsight, samplesPerBatch: 0, taskFraction: 0 } : c.hindsight;
+  return { ...c, task: { ...c.task, kind }, env: envConfigOf(kind), hindsight };
+}
+
+/** The largest seed: Rng keeps 32 bits, and the rollout lanes' `seed * 31 + lane` stays exact. */
+export const MAX_SEED = 2 ** 31 - 1;
+
+/** A numeric field's allowed values: an integer or a number from `min` to `max` (`above`: min excluded). */
+interface NumberLimits {
+  integer: boolean;
+  min: number;
+  max: number;
+  above?: boolean;
+}
+
+const int = (min: number, max: number): NumberLimits => ({ integer: true, min, max });
+const num = (min: number, max: number, above = false): NumberLimits => ({ integer: false, min, max, above });
+
+/**
+ * The limits of every numeric field a run checks here, by path (the environment's own fields are
+ * checked by `validateEnvConfig`). Past what the Settings view offers, each is well past its
+ * default and short of what breaks a run or the tab.
+ */
+export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
+  seed: int(0, MAX_SEED),
+  'task.curriculum.window': int(1, 1_000),
+  'task.curriculum.promoteAt': num(0, 1, true),
+  'task.candidates': int(1, 100),
+  'task.reviewFraction': num(0, 1),
+  'policy.temperature': num(0, 10, true),
+  'policy.lora.rank': int(1, MAX_LORA_RANK),
+  'policy.lora.alpha': num(0, 256, true),
+  'learner.gamma': num(0, 1),
+  'learner.lambda': num(0, 1),
+  'learner.tasksPerBatch': int(1, 64),
+  'learner.groupSize': int(1, 32),
+  'learner.updatesPerBatch': int(1, 32),
+  'learner.learningRate': num(0, 1, true),
+  'learner.lrHalfLife': num(0, 1e9),
+  'learner.maxGradNorm': num(0, 1_000_000, true),
+  'learner.clipEps': num(0, 1, true),
+  'learner.wCap': num(1, 1_000),
+  'learner.valueCoef': num(0, 100),
+  'learner.entropyCoef': num(0, 10),
+  'learner.contextLength': int(1, DEFAULT_MODEL_ARGS.contextLength),
+  'replay.capacity': int(1, 100_000),
+  'replay.alpha': num(0, 1),
+  'replay.beta0': num(0, 1),
+  'replay.betaDraws': int(0, 1_000_000),
+  'replay.epsilon': num(0, 1, true),
+  'hindsight.samplesPerBatch': int(0, 256),
+  'hindsight.advantage': num(0, MAX_REWARD_WEIGHT, true),
+  'hindsight.capacity': int(0, 100_000),
+  'hindsight.uniformFraction': num(0, 1),
+  // Past BIG, outputs are tokens of `big`: a relabelled task could not show them.
+  'hindsight.maxAbsOutput': num(0, BIG, true),
+  'hindsight.taskFraction': num(0, 1),
+  'hindsight.mutations': int(0, 64),
+  'pipeline.workers': int(1, 8),
+  // Past AReaL's largest η (32); that many versions are held in each worker.
+  'pipeline.playLag': int(0, 64),
+  'pipeline.slotsPerWorker': int(1, 32),
+  // Past the context, a worker adopts at turn boundaries anyway.
+  'pipeline.interruptEveryTokens': int(0, DEFAULT_MODEL_ARGS.contextLength),
+  // An hour is never, in a run in a tab.
+  'pipeline.preemptAfterMs': int(0, 3_600_000),
+  'storage.keepVersions': int(1, 1_000),
+  'storage.milestoneEvery': int(1, 1_000_000),
+  'storage.keepConsumed': int(0, 100_000),
+};
+
+/** The allowed values of every field that takes one of a list, by path. */
+export const RUN_CONFIG_CHOICES: Readonly<Record<string, readonly unknown[]>> = {
+  'task.kind': TASK_KINDS,
+  'task.level': [null, 'easy', 'medium', 'hard'],
+  'task.curriculum.enabled': [true, false],
+  'learner.loss': ['decoupled', 'ppo'],
+  'learner.estimator': ['rloo', 'grpo', 'gae'],
+  'replay.mode': ['fifo', 'prioritized'],
+};
+
+/** The value at `path` (dot-separated) of `obj`, or undefined. */
+export function fieldAt(obj: unknown, path: string): unknown {
+  let at: unknown = obj;
+  for (const k of path.split('.')) at = isPlainObject(at) ? at[k] : undefined;
+  return at;
+}
+
+/** Throws `path must be …, got v` unless `v` is within `limits`. */
+function checkNumberField(path: string, v: unknown, l: NumberLimits): void {
+  const ok =
+    typeof v === 'number' &&
+    (l.above ? v > l.min : v >= l.min) &&
+    v <= l.max &&
+    (!l.integer || Number.isInteger(v));
+  if (ok) return;
+  const range = l.integer
+    ? `an integer from ${l.min} to ${l.max}`
+    : l.above
+      ? `a number above ${l.min}, at most ${l.max}`
+      : `a number from ${l.min} to ${l.max}`;
+  throw new Error(`${path} must be ${range}, got ${shownNumber(v)}`);
+}
+
+/** Throws with a readable message when `tasks` cannot be a run's own training tasks. */
+export function validateRunTasks(tasks: TaskSuite | null, level: Level | null): void {
+  if (tasks === null) return;
+  const parsed = parseSuite(JSON.stringify(tasks));
+  if (!parsed.ok) throw new Error(`task.suite: ${parsed.path}: ${parsed.message}`);
+  if (level && !parsed.suite.tasks.some((t) => t.level === level))
+    throw new Error(`task.suite ("${tasks.name}") has no ${level} task`);
+}
+
+/**
+ * Throws with a readable message when `c` cannot start a run: every field is checked for its
+ * type and range (a share link or a stored run may carry anything), naming its path and the value.
+ */
+export function validateRunConfig(c: RunConfig): void {
+  if (!isPlainObject(c)) throw new Error(`the run config must be an object, got ${shown(c)}`);
+  for (const group of Object.keys(defaultRunConfig()) as (keyof RunConfig)[])
+    if (group !== 'seed' && !isPlainObject(c[group]))
+      throw new Error(`${group} must be an object of settings, got ${shown(c[group])}`);
+  if (!isPlainObject(c.task.curriculum))
+    throw new Error(`task.curriculum must be an object of settings, got ${shown(c.task.curriculum)}`);
+  for (const [path, allowed] of Object.entries(RUN_CONFIG_CHOICES)) {
+    const v = fieldAt(c, path);
+    if (!allowed.includes(v))
+      throw new Error(
+        `${path} must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}, got ${JSON.stringify(v) ?? 'nothing'}`,
+      );
+  }
+  for (const [path, limits] of Object.entries(RUN_CONFIG_LIMITS)) {
+    if (path.startsWith('policy.lora.') && c.policy.lora === null) continue;
+    checkNumberField(path, fieldAt(c, path), limits);
+  }
+  const eta: unknown = c.pipeline.eta;
+  if (typeof eta !== 'number' || !(eta >= 0) || (Number.isFinite(eta) && !Number.isInteger(eta)))
+    throw new Error(`pipeline.eta (η) must be an integer from 0 up, or unbounded, got ${shown(eta)}`);
+  if (c.pipeline.playLag > 0 && c.pipeline.eta !== 0)
+    throw new Error(`pipeline.playLag holds the staleness itself: pipeline.eta must be 0 with it, got ${shown(eta)}`);
+  if (c.pipeline.playLag > 0 && c.policy.lora !== null)
+    throw new Error('pipeline.playLag plays older full versions: set policy.lora to null to use it');
+  if (!Number.isFinite(c.learner.lrHalfLife))
+    throw new Error(`learner.lrHalfLife must be 0 (constant) or a number of versions, got ${shown(c.learner.lrHalfLife)}`);
+  const valueWindow: unknown = c.task.valueWindow;
+  if (!(valueWindow === 0 || (typeof valueWindow === 'number' && valueWindow >= 1 && Number.isFinite(valueWindow))))
+    throw new Error(`task.valueWindow must be 0 or a number ≥ 1, got ${shown(valueWindow)}`);
+  checkModel(c.policy.model);
+  if (c.learner.contextLength > c.policy.model.contextLength)
+    throw new Error(
+      `learner.contextLength must be at most policy.model.contextLength (${c.policy.model.contextLength}), got ${c.learner.contextLength}`,
+    );
+  try {
+    validateEnvConfig(c.env);
+  } catch (err) {
+    throw new Error(err instanceof Error ? err.message.replace(/^env /, 'env.') : String(err), { cause: err });
+  }
+  if (c.env.contextLength > c.learner.contextLength)
+    throw new Error(
+      `env.contextLength must be at most learner.contextLength, the batch length (${c.learner.contextLength}): an episode fills a row of a batch, got ${c.env.contextLength}`,
+    );
+  if (c.policy.lora !== null && !isPlainObject(c.policy.lora))
+    throw new Error(`policy.lora must be null or { rank, alpha }, got ${shown(c.policy.lora)}`);
+  checkStartFrom(c.policy.startFrom);
+  validateRunTasks(c.task.suite, c.task.level);
+  if (c.pipeline.slotsPerWorker * c.learner.groupSize > 32)
+    throw new Error(
+      `a worker decodes at most 32 episodes: pipeline.slotsPerWorker ${c.pipeline.slotsPerWorker} × learner.groupSize ${c.learner.groupSize} is more`,
+    );
+}
+
+/** The policy's shape: the page's vocabulary, dimensions a model can have. */
+function checkModel(model: unknown): void {
+  if (!isPlainObject(model)) throw new Error(`policy.model must be an object of model args, got ${shown(model)}`);
+  const args = model as unknown as ModelArgs;
+  try {
+    validateModelArgs(args);
+  } catch (err) {
+    throw new Error(`policy.model: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  if (args.vocabSize !== VOCAB_SIZE)
+    throw new Error(`policy.model.vocabSize must be the page's vocabulary, ${VOCAB_SIZE}, got ${args.vocabSize}`);
+  if (args.contextLength > 256)
+    throw new Error(`policy.model.contextLength must be an integer from 1 to 256, got ${args.contextLength}`);
+}
+
+/** A start point names a built-in base or a stored run's version, never a mix of the two. */
+function checkStartFrom(from: unknown): void {
+  if (from === null) return;
+  if (!isPlainObject(from)) throw new Error(`policy.startFrom must be null or an object, got ${shown(from)}`);
+  const keys = Object.keys(from).sort().join(', ');
+  if (keys !== 'base' && keys !== 'runId, version')
+    throw new Error(`policy.startFrom: name { base } or { runId, version }, got the keys ${keys || '(none)'}`);
+  if ('base' in from) {
+    if (!isBuiltInBase(from.base)) throw new Error(`policy.startFrom: there is no built-in base ${shown(from.base)}`);
+    return;
+  }
+  if (typeof from.runId !== 'string' || from.runId === '') throw new Error('policy.startFrom: no run named');
+  if (!Number.isInteger(from.version) || (from.version as number) < 0)
+    throw new Error(`policy.startFrom: the version must be a non-negative integer, got ${shown(from.version)}`);
+}
+
+/**
+ * `c` with the field at `path` set from `text` (the bench's `--set path=value`): a number, true,
+ * false, null, Infinity, or JSON. Throws naming the field when it is not one `c` has, or when the
+ * result is not a valid run config.
+ */
+export function withField(c: RunConfig, path: string, text: string): RunConfig {
+  const keys = path.split('.');
+  if (keys.some((k) => k === '') || fieldAt(c, path) === undefined || !hasPath(c, keys))
+    throw new Error(`--set ${path}: there is no such field (the groups: ${Object.keys(c).join(', ')})`);
+  const value = parseValue(text);
+  let over: unknown = value;
+  for (const k of [...keys].reverse()) over = { [k]: over };
+  const next = withOverrides(c, over as RunOverrides);
+  try {
+    validateRunConfig(next);
+  } catch (err) {
+    throw new Error(`--set ${path}=${text}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  return next;
+}
+
+/**
+ * The overrides of a list of `path=value` settings (the bench's and the node scripts' `--set`),
+ * each checked on `base` in turn: throws naming the field and its range at the first bad one.
+ */
+export function overridesFromSets(sets: readonly string[], base: RunConfig = defaultRunConfig()): RunOverrides {
+  let config = base;
+  let overrides: RunOverrides = {};
+  for (const set of sets) {
+    const eq = set.indexOf('=');
+    if (eq <= 0) throw new Error(`--set ${set}: write it as group.field=value, e.g. learner.clipEps=0.1`);
+    const path = set.slice(0, eq);
+    config = withField(config, path, set.slice(eq + 1));
+    let over: unknown = fieldAt(config, path);
+    for (const k of path.split('.').reverse()) over = { [k]: over };
+    overrides = withinOverrides(overrides, over as RunOverrides);
+  }
+  return overrides;
+}
+
+function hasPath(obj: unknown, keys: readonly string[]): boolean {
+  let at: unknown = obj;
+  for (const k of keys) {
+    if (!isPlainObject(at) || !(k in at)) return false;
+    at = at[k];
+  }
+  return true;
+}
+
+function parseValue(text: string): unknown {
+  if (text === 'Infinity' || text === 'inf') return Infinity;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The config as stored JSON (η = Infinity becomes null). */
+export function runConfigToJson(c: RunConfig): Record<string, unknown> {
+  return { ...c, pipeline: { ...c.pipeline, eta: Number.isFinite(c.pipeline.eta) ? c.pipeline.eta : null } };
+}
+
+/**
+ * What a run stored before these fields existed trained with, where today's default would change
+ * how it goes on: a resumed constant-rate run at version 1 500 would otherwise drop to a fifth of
+ * its learning rate at once, and one trained on the programs it wrote alone would start
+ * relabelling variants of them.
+ */
+const BEFORE_THE_FIELD = { code: { lrHalfLife: 0, valueWindow: 0, hindsight: { mutations: 0 } } };
+
+/** A stored field's value over its default, object by object at every depth. */
+function withDefaults(base: unknown, stored: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(stored)) return stored === undefined ? base : stored;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(stored)) out[k] = withDefaults(base[k], v);
+  return out;
+}
+
+/**
+ * A config from stored JSON: a stored run's or a share link's. Fields added since it was stored
+ * take their defaults at every depth; a run stored in the older flat form (`{ workers, eta, …,
+ * code: { … } }`) is read into the groups, keeping the behaviour it was trained with.
+ */
+export function runConfigFromJson(json: Record<string, unknown>): RunConfig {
+  const grouped = 'code' in json || 'workers' in json ? fromFlatSettings(json) : json;
+  const c = withDefaults(defaultRunConfig(), grouped) as RunConfig;
+  const pipeline: unknown = grouped.pipeline;
+  // η is kept as stored (validation refuses a string or a boolean), null being unbounded.
+  const eta = isPlainObject(pipeline) && pipeline.eta === null ? Infinity : c.pipeline.eta;
+  return { ...c, pipeline: { ...c.pipeline, eta } };
+}
+
+/** The older flat settings (a run or link from before the groups) as groups. */
+function fromFlatSettings(json: Record<string, unknown>): Record<string, unknown> {
+  const old = withDefaults(BEFORE_THE_FIELD, json) as Record<string, unknown>;
+  const code = (isPlainObject(old.code) ? old.code : {}) as Record<string, unknown>;
+  const pick = (from: Record<string, unknown>, keys: readonly string[]) =>
+    Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]]));
+  return {
+    seed: old.seed,
+    task: {
+      ...pick(code, ['curriculum', 'candidates', 'valueWindow', 'reviewFraction']),
+      ...(old.taskKind !== undefined ? { kind: old.taskKind } : {}),
+      ...(old.level !== undefined ? { level: old.level } : {}),
+      ...(old.tasks !== undefined ? { suite: old.tasks } : {}),
+    },
+    ...pick(code, ['env', 'hindsight']),
+    policy: {
+      ...pick(code, ['temperature']),
+      ...pick(old, ['lora', 'startFrom']),
+    },
+    learner: {
+      ...pick(old, ['loss']),
+      ...pick(code, [
+        'estimator',
+        'gamma',
+        'lambda',
+        'tasksPerBatch',
+        'groupSize',
+        'updatesPerBatch',
+        'learningRate',
+        'lrHalfLife',
+        'maxGradNorm',
+        'contextLength',
+      ]),
+    },
+    ...pick(old, ['replay']),
+    pipeline: pick(old, ['workers', 'eta', 'playLag', 'slotsPerWorker', 'interruptEveryTokens', 'preemptAfterMs']),
+    storage: pick(old, ['keepVersions', 'milestoneEvery', 'keepConsumed']),
+  };
+}
