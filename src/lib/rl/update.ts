@@ -5,7 +5,8 @@
  *   3. epochs     — `updates` optimiser steps on the whole batch
  *   4. the loss   — standard or decoupled PPO over the policy's tokens, value loss, entropy bonus
  *   5. the step   — gradient, clipped by global norm, checked finite, applied by Adam
- * The trainer worker and the node bench both call `ppoUpdate`.
+ * Both policies train through `ppoUpdate`: the transformer (`PolicyTrainer`, from the trainer
+ * worker and the node bench) and a custom environment's MLP (`MlpLearner`).
  */
 import * as tf from '@tensorflow/tfjs';
 import type { TrainerConfig } from '../policy/config';
@@ -22,8 +23,9 @@ export type PpoConfig = Pick<
 >;
 
 /**
- * What an update needs of the policy it trains (`PolicyTrainer` is one). `B` is the batch the
- * policy trains on: the per-position arrays and what the policy's input is made of.
+ * What an update needs of the policy it trains: the transformer (`PolicyTrainer`, token batches)
+ * and the MLP (`MlpLearner`, batches of observations). `B` is the batch the policy trains on: the
+ * per-position arrays and what the policy's input is made of.
  */
 export interface PpoPolicy<B extends PpoBatch = TokenBatch> {
   readonly config: PpoConfig;
@@ -42,9 +44,11 @@ export interface PpoPolicy<B extends PpoBatch = TokenBatch> {
 }
 
 // ---- 1. advantages -----------------------------------------------------------------------
-// The batch arrives with them: the page's job source estimates them when it makes the batch
-// (RLOO, GRPO in `advantages.ts`, GAE in `trajectory.ts`), scaled by prioritized replay's
-// importance weights. They stay off this module so that the page's thread never loads tfjs.
+// The batch arrives with them, and the update takes them as they are (it never normalises):
+// each policy's are estimated when its batch is packed. The transformer's by the page's job
+// source (RLOO, GRPO in `advantages.ts`, GAE in `trajectory.ts`), scaled by prioritized replay's
+// importance weights, off this module so that the page's thread never loads tfjs; the MLP's by
+// its learner, which holds the value head (`normalisedAdvantages`, `MlpLearner.ppoBatch`).
 
 // ---- 2. π_prox ---------------------------------------------------------------------------
 
