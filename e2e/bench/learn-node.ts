@@ -297,7 +297,7 @@ const trainerPort: PipelineTrainerPort = {
     const startedAt = performance.now();
     const metrics = await ppoUpdate(trainer, batch, {
       updates: code.updatesPerBatch,
-      learningRate: scheduledRate(code, info.fromVersion),
+      rate: scheduledRate(code, info.fromVersion),
     });
     lastMetrics = metrics;
     const version = info.fromVersion + 1;

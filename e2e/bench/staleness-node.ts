@@ -187,7 +187,7 @@ const trainerPort: PipelineTrainerPort = {
     const startedAt = performance.now();
     const metrics = await ppoUpdate(trainer, batch, {
       updates: code.updatesPerBatch,
-      learningRate: scheduledRate(code, info.fromVersion),
+      rate: scheduledRate(code, info.fromVersion),
       onStep: (m, epoch) => epoch === 0 && firstEpoch.push(m),
     });
     lastEpoch.push(metrics);

@@ -184,7 +184,7 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
         seqs: number[];
         updates: number;
         /** The scheduled learning rate of this step (Adam keeps its moments). */
-        learningRate?: number;
+        rate?: number;
         progress: RunProgress;
       },
     ): Promise<TrainOutcome> {
@@ -192,7 +192,7 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
       const startedAt = now();
       const metrics = await ppoUpdate(t, batch, {
         updates: info.updates,
-        learningRate: info.learningRate,
+        rate: info.rate,
         clock: now,
         onStep: (m, epoch, t0) =>
           ctx.emit({

@@ -83,7 +83,7 @@ export interface MlpCheckpoint {
   params: PackedTensors;
   /** Adam moments and step counter. */
   optimizer?: PackedTensors;
-  /** Updates taken when the checkpoint was made. */
+  /** Adam steps taken when the checkpoint was made. */
   step: number;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gae, grpoAdvantages, rlooAdvantages } from './advantages';
+import { gae, grpoAdvantages, normalisedAdvantages, rlooAdvantages } from './advantages';
 
 describe('advantage estimators', () => {
   it('GRPO normalises within each group', () => {
@@ -41,5 +41,14 @@ describe('advantage estimators', () => {
     const { advantages } = gae([1, 0, 2], [0, 0, 0], 0.5, 1);
     expect(advantages).toEqual([1 + 0 + 0.25 * 2, 0 + 0.5 * 2, 2]);
     expect(() => gae([1], [], 1, 1)).toThrow(/1 rewards but 0 values/);
+  });
+
+  it('the value baseline, normalised over the batch: G − V to mean 0 and std 1', () => {
+    // G − V = [2, 0, 1]: mean 1, population std √(2/3).
+    const a = normalisedAdvantages([3, 1, 1], [1, 1, 0]);
+    const s = Math.sqrt(2 / 3);
+    expect(Array.from(a)).toEqual([1 / s, -1 / s, 0].map(Math.fround));
+    expect(Array.from(normalisedAdvantages([2, 2], [0, 0]))).toEqual([0, 0]); // ε keeps it finite
+    expect(() => normalisedAdvantages([1], [])).toThrow(/1 returns but 0 values/);
   });
 });

@@ -68,3 +68,22 @@ export function gae(
   }
   return { advantages, returns: advantages.map((a, t) => a + (values[t] ?? 0)) };
 }
+
+/**
+ * Value-baseline advantages over a batch of steps: A_t = G_t − V(s_t), then normalised to mean 0
+ * and std 1 over the batch (population std, + ε), as CleanRL's `norm_adv`. A custom environment's
+ * MLP uses them: its returns are on whatever scale the user's rewards give (CartPole's reach 100),
+ * and normalising keeps the policy step's size independent of that scale.
+ */
+export function normalisedAdvantages(
+  returns: ArrayLike<number>,
+  values: ArrayLike<number>,
+  eps = 1e-8,
+): Float32Array {
+  const n = returns.length;
+  if (values.length !== n) throw new Error(`normalisedAdvantages: ${n} returns but ${values.length} values`);
+  const adv = Float64Array.from({ length: n }, (_, t) => (returns[t] ?? 0) - (values[t] ?? 0));
+  const mean = adv.reduce((a, b) => a + b, 0) / Math.max(1, n);
+  const std = Math.sqrt(adv.reduce((a, x) => a + (x - mean) ** 2, 0) / Math.max(1, n));
+  return Float32Array.from(adv, (x) => (x - mean) / (std + eps));
+}

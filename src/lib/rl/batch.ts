@@ -30,13 +30,19 @@ export interface TokenBatch {
   weights?: Float32Array;
 }
 
+/**
+ * What a PPO update reads of a batch, whatever the policy's input is made of (`rl/update.ts`): the
+ * per-position arrays. A custom environment's batch is one row (B = 1) of its N steps.
+ */
+export type PpoBatch = Omit<TokenBatch, 'tokens'>;
+
 /** Throws when the arrays of `b` do not all have B·T entries or the mask selects nothing. */
-export function validateBatch(b: TokenBatch): void {
+export function validateBatch(b: PpoBatch & Partial<Pick<TokenBatch, 'tokens'>>): void {
   const n = b.batch * b.length;
-  for (const key of ['tokens', 'actions', 'mask', 'advantages', 'returns'] as const) {
+  for (const key of ['actions', 'mask', 'advantages', 'returns'] as const) {
     if (b[key].length !== n) throw new Error(`batch.${key} has ${b[key].length} entries, expected ${n}`);
   }
-  for (const key of ['behavLogp', 'weights'] as const) {
+  for (const key of ['tokens', 'behavLogp', 'weights'] as const) {
     const a = b[key];
     if (a && a.length !== n) throw new Error(`batch.${key} has ${a.length} entries, expected ${n}`);
   }
@@ -50,7 +56,7 @@ export function validateBatch(b: TokenBatch): void {
  * vocabulary grew (its new tokens are appended last) trains on batches of the larger one. Throws
  * when a token the policy lacks was legal, or when the policy has more tokens than the batch.
  */
-export function legalFor(b: TokenBatch, V: number): Uint8Array | undefined {
+export function legalFor(b: PpoBatch, V: number): Uint8Array | undefined {
   const W = b.vocab ?? V;
   if (!b.legal || W === V) return b.legal;
   if (W < V) throw new Error(`batch.legal covers ${W} tokens, the policy has ${V}`);

@@ -1,7 +1,23 @@
 import { shownNumber } from '../errors';
+import type { LearnerConfig } from './learner-config';
 
-/** Training settings for the MLP policy of a custom environment, trained through the async pipeline. */
-export interface CustomTrainConfig {
+/**
+ * Training settings for the MLP policy of a custom environment, trained through the async
+ * pipeline. Its update's hyperparameters are the learner's (`LearnerConfig`: learning rate, γ of
+ * the returns-to-go, value and entropy weights, PPO epochs, clip ε, w cap, gradient clip).
+ */
+export interface CustomTrainConfig
+  extends Pick<
+    LearnerConfig,
+    | 'learningRate'
+    | 'gamma'
+    | 'valueCoef'
+    | 'entropyCoef'
+    | 'updatesPerBatch'
+    | 'clipEps'
+    | 'wCap'
+    | 'maxGradNorm'
+  > {
   /** Policy updates: training stops once this many versions after version 0 are published. */
   iterations: number;
   /** Episodes one rollout job plays (a group). */
@@ -16,25 +32,6 @@ export interface CustomTrainConfig {
   yieldEvery: number;
   /** Hidden width of the MLP. */
   hidden: number;
-  /** Adam learning rate. */
-  learningRate: number;
-  /** Discount of returns-to-go. */
-  gamma: number;
-  /** Weight of the value loss ½(V − G)². */
-  valueCoef: number;
-  /** Weight of the entropy bonus. */
-  entropyCoef: number;
-  /**
-   * Adam steps per batch (PPO epochs). With one, π_θ = π_prox at the step, so the ratio is 1 and
-   * the clip never binds; from two on it bounds how far the later steps move the policy.
-   */
-  updatesPerBatch: number;
-  /** PPO clip range ε of the ratio π_θ/π_prox. */
-  clipEps: number;
-  /** Steps with w = π_prox/π_behav above this are masked (decoupled PPO). */
-  wCap: number;
-  /** Global gradient-norm clip. */
-  maxGradNorm: number;
   /** Seed of the initial weights and of action sampling. */
   seed: number;
   /** Stored versions kept: the newest `keepVersions`, plus version 0 and every `milestoneEvery`-th. */

@@ -73,7 +73,7 @@ describe('the MLP learner of custom environments', () => {
     const behav = [0, 1, 2, 3].map((i) => logpOf(snap, i, i % 2));
     const m = await learner.update(customBatch([traj([1, 0, 0, 1], behav)], 1, 0.9));
     learner.dispose();
-    expect(m.step).toBe(1); // one update, of four Adam steps
+    expect(m.step).toBe(4); // one update of four Adam steps; `step` counts Adam steps, as the transformer's
     expect(m.approxKl).toBeGreaterThan(0); // the last step's π_θ is no longer π_prox
   });
 

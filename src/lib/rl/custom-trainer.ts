@@ -11,13 +11,14 @@ import {
   type MlpCheckpoint,
   type MlpSnapshot,
 } from '../policy/mlp';
-import type { Params } from '../policy/model';
+import type { Params, PolicyOutput } from '../policy/model';
 import { pickMasked } from '../policy/sampler';
 import { packOptimizer, unpackTensors } from '../policy/weights';
-import type { StepMetrics } from './trainer';
+import { normalisedAdvantages } from './advantages';
+import type { PpoBatch } from './batch';
 import type { CustomTrainConfig } from './custom-config';
-import { clipByGlobalNorm } from './losses';
-import { decoupledPpoLoss } from './ppo';
+import { RateAdam, type StepMetrics } from './trainer';
+import { ppoUpdate, type PpoPolicy } from './update';
 import { Rng } from '../random';
 
 /** One episode of a custom environment. */
@@ -101,28 +102,44 @@ export interface CustomBatch {
 }
 
 /**
- * Trainer side: an MLP policy and its Adam state. Each update is one Adam step of the decoupled
- * PPO loss (DESIGN §5, as the code-writing policy's) with a value baseline (normalised
- * advantages) + value loss − entropy bonus, the gradient's global norm clipped. π_prox is the
- * policy before the update; w = π_prox/π_behav weighs steps that older versions chose.
+ * A custom batch as the PPO update reads it: one row (B = 1) of its N steps (T = N), with the
+ * observations the MLP takes as input.
  */
-export class MlpLearner {
+export interface MlpPpoBatch extends PpoBatch {
+  /** Observations, [N, I]. */
+  obs: Float32Array;
+  /** Observation length (I). */
+  inputs: number;
+}
+
+/**
+ * Trainer side: an MLP policy and its Adam state, trained by the same PPO update as the
+ * transformer (`rl/update.ts`), with the decoupled loss (DESIGN §5): each update is
+ * `updatesPerBatch` Adam steps on the batch, the gradient's global norm clipped and checked
+ * finite. The advantages are the value baseline's, normalised over the batch
+ * (`normalisedAdvantages`), estimated with the weights before the update when the batch is packed.
+ */
+export class MlpLearner implements PpoPolicy<MlpPpoBatch> {
   readonly params: Params;
-  private readonly optimizer: tf.AdamOptimizer;
-  private step = 0;
+  /** The custom settings, and the loss the MLP always trains with. */
+  readonly config: CustomTrainConfig & { loss: 'decoupled' };
+  readonly optimizer: RateAdam;
+  /** Adam steps taken so far. */
+  step = 0;
 
   constructor(
     readonly args: MlpArgs,
-    readonly config: CustomTrainConfig,
+    config: CustomTrainConfig,
     /** Parameters to start from (a resumed training's; the learner owns them), else fresh ones. */
     params?: Params,
   ) {
+    this.config = { ...config, loss: 'decoupled' };
     this.params = params ?? initMlp(args, config.seed);
-    this.optimizer = tf.train.adam(config.learningRate);
+    this.optimizer = new RateAdam(config.learningRate);
   }
 
   /**
-   * The learner a stored version was made by: its parameters, its Adam state and its update
+   * The learner a stored version was made by: its parameters, its Adam state and its step
    * count, so that training goes on as if it had not stopped.
    */
   static async restore(ckpt: MlpCheckpoint, config: CustomTrainConfig): Promise<MlpLearner> {
@@ -151,88 +168,67 @@ export class MlpLearner {
     return mlpCheckpoint(this.params, this.args, this.step, await packOptimizer(this.optimizer));
   }
 
-  /** One update: `updatesPerBatch` Adam steps on the batch; returns the last one's metrics. */
-  async update(b: CustomBatch): Promise<StepMetrics> {
+  /** The environment's actions (V of the update). */
+  get numActions(): number {
+    return this.args.actions;
+  }
+
+  /** Every parameter, the value head too. */
+  trainable(): tf.Variable[] {
+    return [...this.params.values()];
+  }
+
+  /** A batch's observations as the input of `forward`, [N, I]; the caller disposes it. */
+  input(batch: MlpPpoBatch): tf.Tensor2D {
+    return tf.tensor2d(batch.obs, [batch.length, batch.inputs]); // [N, I]
+  }
+
+  /** Logits [1, N, A] and values [1, N] of observations [N, I]: the batch's steps as one row. */
+  forward(obs: tf.Tensor2D): PolicyOutput {
+    return tf.tidy(() => {
+      const { logits, values } = mlpForward(this.params, obs); // [N, A], [N]
+      return {
+        logits: logits.expandDims(0) as tf.Tensor3D, // [1, N, A]
+        values: values.expandDims(0) as tf.Tensor2D, // [1, N]
+      };
+    });
+  }
+
+  /**
+   * `b` packed for the PPO update, with its advantages: G − V(s) under the weights before the
+   * update, normalised over the batch (the value head lives here, so they are estimated here).
+   */
+  async ppoBatch(b: CustomBatch): Promise<MlpPpoBatch> {
     if (b.inputs !== this.args.inputs)
       throw new Error(`batch has ${b.inputs} inputs, the policy ${this.args.inputs}`);
     if (b.steps < 1) throw new Error('the batch has no steps');
-    const t0 = performance.now();
-    const { valueCoef, entropyCoef, clipEps, wCap, maxGradNorm } = this.config;
     const N = b.steps;
-    const A = this.args.actions;
-    const inputs = tf.tidy(() => ({
-      obs: tf.tensor2d(b.obs, [N, b.inputs]), // [N, I]
-      onehot: tf.oneHot(tf.tensor1d(b.actions, 'int32'), A).toFloat(), // [N, A]
-      returns: tf.tensor1d(b.returns), // [N]
-      behav: tf.tensor2d(b.behavLogp, [1, N]), // [1, N]
-      mask: tf.ones([1, N]) as tf.Tensor2D, // [1, N]
-    }));
-    // π_prox and the advantages against the value baseline, both with the weights before the update.
-    const before = tf.tidy(() => {
-      const { logits, values } = mlpForward(this.params, inputs.obs); // [N, A], [N]
-      const prox = tf.logSoftmax(logits).mul(inputs.onehot).sum(1).reshape([1, N]) as tf.Tensor2D; // [1, N]
-      const adv = inputs.returns.sub(values); // [N]
-      const { mean, variance } = tf.moments(adv);
-      const normed = adv.sub(mean).div(variance.sqrt().add(1e-8)).reshape([1, N]) as tf.Tensor2D; // [1, N]
-      return { prox, adv: normed };
-    });
-    // Several Adam steps on the same batch (PPO epochs): from the second on, r = π_θ/π_prox moves
-    // away from 1 and the clip bounds how far. The metrics are the last step's.
-    let parts: Record<string, tf.Scalar> = {};
-    for (let u = 0; u < this.config.updatesPerBatch; u++) {
-      tf.dispose(Object.values(parts));
-      parts = tf.tidy(() => {
-        let kept: Record<string, tf.Scalar> = {};
-        const { value, grads } = tf.variableGrads(() => {
-          const { logits, values } = mlpForward(this.params, inputs.obs); // [N, A], [N]
-          const logpAll = tf.logSoftmax(logits); // [N, A]
-          const logp = logpAll.mul(inputs.onehot).sum(1).reshape([1, N]) as tf.Tensor2D; // [1, N]
-          const policy = decoupledPpoLoss(
-            logp,
-            before.prox,
-            inputs.behav,
-            before.adv,
-            inputs.mask,
-            clipEps,
-            wCap,
-          );
-          const valueLoss = values.sub(inputs.returns).square().mean().mul(0.5) as tf.Scalar;
-          const entropy = logpAll.exp().mul(logpAll).sum(1).mean().neg() as tf.Scalar;
-          kept = Object.fromEntries(
-            Object.entries({ ...policy, valueLoss, entropy }).map(([k, v]) => [k, tf.keep(v)]),
-          );
-          return policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
-        }, [...this.params.values()]);
-        const { clipped, norm } = clipByGlobalNorm(grads, maxGradNorm);
-        this.optimizer.applyGradients(Object.entries(clipped).map(([name, tensor]) => ({ name, tensor })));
-        return { loss: value, gradNorm: norm, ...kept };
-      });
+    const values = tf.tidy(() => mlpForward(this.params, tf.tensor2d(b.obs, [N, b.inputs])).values); // [N]
+    let v: Float32Array;
+    try {
+      v = Float32Array.from(await values.data());
+    } finally {
+      values.dispose();
     }
-    tf.dispose([inputs, before]);
-    const names = Object.keys(parts);
-    const packed = tf.tidy(() => tf.stack(names.map((n) => parts[n] as tf.Scalar))); // [names]
-    tf.dispose(Object.values(parts));
-    const values = await packed.data();
-    packed.dispose();
-    const got = (n: string) => values[names.indexOf(n)] ?? NaN;
-    this.step += 1;
     return {
-      step: this.step,
-      lossKind: 'decoupled',
-      loss: got('loss'),
-      pgLoss: got('pgLoss'),
-      valueLoss: got('valueLoss'),
-      entropy: got('entropy'),
-      gradNorm: got('gradNorm'),
-      approxKl: got('approxKl'),
-      clipFrac: got('clipFrac'),
-      wMean: got('wMean'),
-      wMax: got('wMax'),
-      maskedFrac: got('maskedFrac'),
-      lagKl: got('lagKl'),
-      learningRate: this.config.learningRate,
-      ms: performance.now() - t0,
+      batch: 1,
+      length: N,
+      obs: b.obs,
+      inputs: b.inputs,
+      actions: b.actions,
+      mask: new Float32Array(N).fill(1),
+      advantages: normalisedAdvantages(b.returns, v),
+      returns: b.returns,
+      behavLogp: b.behavLogp,
     };
+  }
+
+  /**
+   * One update: `updatesPerBatch` Adam steps of `ppoUpdate` on the batch; returns the last one's
+   * metrics. A step whose loss or gradient is not finite throws and leaves the policy as it was.
+   */
+  async update(b: CustomBatch): Promise<StepMetrics> {
+    return ppoUpdate(this, await this.ppoBatch(b), { updates: this.config.updatesPerBatch });
   }
 
   dispose(): void {

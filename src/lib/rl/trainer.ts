@@ -145,6 +145,16 @@ export class PolicyTrainer implements PpoPolicy {
     }
   }
 
+  /** The tokens the policy chooses among (V). */
+  get numActions(): number {
+    return this.args.vocabSize;
+  }
+
+  /** A batch's tokens as the input of `forward`, [B, T]; the caller disposes it. */
+  input(batch: TokenBatch): tf.Tensor2D {
+    return tf.tensor2d(batch.tokens, [batch.batch, batch.length], 'int32'); // [B, T]
+  }
+
   /** The variables a step trains: every parameter, or the LoRA adapters. */
   trainable(): tf.Variable[] {
     return [...(this.adapters ?? this.params).values()];

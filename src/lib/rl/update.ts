@@ -5,35 +5,50 @@
  *   3. epochs     — `updates` optimiser steps on the whole batch
  *   4. the loss   — standard or decoupled PPO over the policy's tokens, value loss, entropy bonus
  *   5. the step   — gradient, clipped by global norm, checked finite, applied by Adam
- * The trainer worker and the node bench both call `ppoUpdate`.
+ * Both policies train through `ppoUpdate`: the transformer (`PolicyTrainer`, from the trainer
+ * worker and the node bench) and a custom environment's MLP (`MlpLearner`).
  */
 import * as tf from '@tensorflow/tfjs';
-import { type ModelArgs } from '../policy/config';
 import type { StepMetrics } from '../policy/metrics';
 import type { PolicyOutput } from '../policy/model';
-import { legalFor, validateBatch, type TokenBatch } from './batch';
+import { legalFor, validateBatch, type PpoBatch, type TokenBatch } from './batch';
 import { actionLogProbs, clipByGlobalNorm, constantOf, maskedMean } from './losses';
 import { decoupledPpoLoss, ppoClipLoss } from './ppo';
 import { type TrainerConfig } from './learner-config';
 
-/** What an update needs of the policy it trains (`PolicyTrainer` is one). */
-export interface PpoPolicy {
-  readonly args: ModelArgs;
-  readonly config: TrainerConfig;
+/** The settings of the loss and the step. */
+export type PpoConfig = Pick<
+  TrainerConfig,
+  'loss' | 'clipEps' | 'wCap' | 'valueCoef' | 'entropyCoef' | 'maxGradNorm'
+>;
+
+/**
+ * What an update needs of the policy it trains: the transformer (`PolicyTrainer`, token batches)
+ * and the MLP (`MlpLearner`, batches of observations). `B` is the batch the policy trains on: the
+ * per-position arrays and what the policy's input is made of.
+ */
+export interface PpoPolicy<B extends PpoBatch = TokenBatch> {
+  readonly config: PpoConfig;
   /** Adam, whose rate a schedule sets per update (the moments stay). */
   readonly optimizer: Pick<tf.Optimizer, 'applyGradients'> & { rate: number };
   /** Optimiser steps taken so far. */
   step: number;
+  /** Actions the policy chooses among (V, the logits' last axis). */
+  readonly numActions: number;
   /** The variables a step trains: every parameter, or the LoRA adapters. */
   trainable(): tf.Variable[];
+  /** The batch's input to `forward` (tokens [B, T], observations [N, I]); the caller disposes it. */
+  input(batch: B): tf.Tensor2D;
   /** Logits [B, T, V] and values [B, T] under the weights the policy runs with (LoRA merged). */
-  forward(tokens: tf.Tensor2D): PolicyOutput;
+  forward(input: tf.Tensor2D): PolicyOutput;
 }
 
 // ---- 1. advantages -----------------------------------------------------------------------
-// The batch arrives with them: the page's job source estimates them when it makes the batch
-// (RLOO, GRPO in `advantages.ts`, GAE in `trajectory.ts`), scaled by prioritized replay's
-// importance weights. They stay off this module so that the page's thread never loads tfjs.
+// The batch arrives with them, and the update takes them as they are (it never normalises):
+// each policy's are estimated when its batch is packed. The transformer's by the page's job
+// source (RLOO, GRPO in `advantages.ts`, GAE in `trajectory.ts`), scaled by prioritized replay's
+// importance weights, off this module so that the page's thread never loads tfjs; the MLP's by
+// its learner, which holds the value head (`normalisedAdvantages`, `MlpLearner.ppoBatch`).
 
 // ---- 2. π_prox ---------------------------------------------------------------------------
 
@@ -42,7 +57,7 @@ export interface PpoPolicy {
  * decoupled loss, and for PPO when the batch has relabelled rows (their unknown π_behav is NaN;
  * π_prox stands in). With one step, the step takes it from its own forward pass (one pass less).
  */
-export function proximalApart(loss: TrainerConfig['loss'], batch: TokenBatch, updates: number): boolean {
+export function proximalApart(loss: TrainerConfig['loss'], batch: PpoBatch, updates: number): boolean {
   const behav = batch.behavLogp;
   return updates > 1 && behav !== undefined && (loss === 'decoupled' || behav.some(Number.isNaN));
 }
@@ -51,15 +66,15 @@ export function proximalApart(loss: TrainerConfig['loss'], batch: TokenBatch, up
  * π_prox: log-probabilities of the batch's actions under the current weights (masked to the
  * legal tokens), [B, T], with no gradient. The caller disposes it.
  */
-export function proximalLogProbs(policy: PpoPolicy, batch: TokenBatch): tf.Tensor2D {
+export function proximalLogProbs<B extends PpoBatch>(policy: PpoPolicy<B>, batch: B): tf.Tensor2D {
   const { batch: B, length: T } = batch;
-  const V = policy.args.vocabSize;
+  const V = policy.numActions;
   return tf.tidy(() => {
-    const tokens = tf.tensor2d(batch.tokens, [B, T], 'int32'); // [B, T]
+    const input = policy.input(batch); // [B, T] tokens or [N, I] observations
     const actions = tf.tensor2d(batch.actions, [B, T], 'int32'); // [B, T]
     const mask = legalFor(batch, V);
     const legal = mask ? tf.tensor3d(mask, [B, T, V], 'int32').toFloat() : undefined; // [B, T, V]
-    const { logits } = policy.forward(tokens); // [B, T, V]
+    const { logits } = policy.forward(input); // [B, T, V]
     return actionLogProbs(logits, actions, legal).logp as tf.Tensor2D; // [B, T]
   });
 }
@@ -71,7 +86,7 @@ export interface UpdateOptions {
   /** Optimiser steps on the batch (PPO epochs); at least one is taken. */
   updates: number;
   /** The scheduled learning rate of this update (Adam keeps its moments); omitted keeps the rate. */
-  learningRate?: number;
+  rate?: number;
   /** Called after each step with its metrics, its epoch and the clock's time when it began. */
   onStep?: (metrics: StepMetrics, epoch: number, startedAt: number) => void;
   /** The clock of `onStep`'s times (ms). */
@@ -82,13 +97,13 @@ export interface UpdateOptions {
  * One PPO update: π_prox once, then `updates` optimiser steps on `batch`. Returns the last step's
  * metrics. A step whose loss or gradient is not finite throws and leaves the policy as it was.
  */
-export async function ppoUpdate(
-  policy: PpoPolicy,
-  batch: TokenBatch,
+export async function ppoUpdate<B extends PpoBatch>(
+  policy: PpoPolicy<B>,
+  batch: B,
   opts: UpdateOptions,
 ): Promise<StepMetrics> {
   const clock = opts.clock ?? (() => performance.now());
-  if (opts.learningRate !== undefined) policy.optimizer.rate = opts.learningRate;
+  if (opts.rate !== undefined) policy.optimizer.rate = opts.rate;
   const prox = proximalApart(policy.config.loss, batch, opts.updates)
     ? proximalLogProbs(policy, batch)
     : undefined;
@@ -110,7 +125,8 @@ export async function ppoUpdate(
 
 /** A batch as tensors (owned by the step). */
 export interface StepInputs {
-  tokens: tf.Tensor2D; // [B, T]
+  /** The policy's input: tokens [B, T], or observations [N, I]. */
+  input: tf.Tensor2D;
   actions: tf.Tensor2D; // [B, T]
   mask: tf.Tensor2D; // [B, T]
   advantages: tf.Tensor2D; // [B, T]
@@ -191,19 +207,19 @@ const METRIC_NAMES = [
  * Adam's state and the step count stay as they were (the pipeline then stops the run with the
  * message, and no NaN version is published).
  */
-export async function optimiserStep(
-  policy: PpoPolicy,
-  batch: TokenBatch,
+export async function optimiserStep<B extends PpoBatch>(
+  policy: PpoPolicy<B>,
+  batch: B,
   prox?: tf.Tensor2D,
 ): Promise<StepMetrics> {
   validateBatch(batch);
   const t0 = performance.now();
   const { batch: B, length: T } = batch;
-  const V = policy.args.vocabSize;
+  const V = policy.numActions;
   const legal = legalFor(batch, V);
   const kind = batch.behavLogp ? policy.config.loss : 'pg';
   const inputs = tf.tidy(() => ({
-    tokens: tf.tensor2d(batch.tokens, [B, T], 'int32'), // [B, T]
+    input: policy.input(batch), // [B, T] tokens or [N, I] observations
     actions: tf.tensor2d(batch.actions, [B, T], 'int32'), // [B, T]
     mask: tf.tensor2d(batch.mask, [B, T]), // [B, T]
     advantages: tf.tensor2d(batch.advantages, [B, T]), // [B, T]
@@ -219,7 +235,7 @@ export async function optimiserStep(
   const { parts, update } = tf.tidy(() => {
     let kept: Record<string, tf.Scalar> = {};
     const { value, grads } = tf.variableGrads(() => {
-      const out = policy.forward(inputs.tokens); // [B, T, V], [B, T]
+      const out = policy.forward(inputs.input); // [B, T, V], [B, T]
       const { loss, parts } = ppoLoss(out, { ...inputs, nanBehav }, kind, prox, policy.config);
       kept = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, tf.keep(v)]));
       return loss;

@@ -214,7 +214,7 @@ export class PipelineSession {
         return this.api.trainAndPublish(Comlink.transfer(batch, buffers), {
           ...info,
           updates: this.settings.learner.updatesPerBatch,
-          learningRate: scheduledRate(this.settings.learner, info.fromVersion),
+          rate: scheduledRate(this.settings.learner, info.fromVersion),
           progress: this.progress(),
         });
       },
