@@ -27,7 +27,10 @@ async function synchronousRun(browser: Browser, baseURL: string | undefined): Pr
   try {
     const page = await context.newPage();
     await openReady(page, QUERY);
-    await onLab(page, (l) => void l.run.start({ config: { pipeline: { eta: 0, workers: 1 }, seed: 7 }, evalEvery: 0 }));
+    await onLab(
+      page,
+      (l) => void l.run.start({ config: { pipeline: { eta: 0, workers: 1 }, seed: 7 }, evalEvery: 0 }),
+    );
     await untilLabWith(
       page,
       ([l, v]) => {

@@ -27,7 +27,11 @@ export function flag(name: string, fallback: string): string {
  */
 export function withSets(base: RunConfig): RunConfig {
   const sets = argv.flatMap((a, i) =>
-    a === '--set' && argv[i + 1] !== undefined ? [argv[i + 1] as string] : a.startsWith('--set=') ? [a.slice(6)] : [],
+    a === '--set' && argv[i + 1] !== undefined
+      ? [argv[i + 1] as string]
+      : a.startsWith('--set=')
+        ? [a.slice(6)]
+        : [],
   );
   try {
     return withOverrides(base, overridesFromSets(sets, base));

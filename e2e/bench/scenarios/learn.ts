@@ -121,11 +121,10 @@ const scenario: Scenario = {
         log(`pretrained ${pretrain} s: starting from ${JSON.stringify(startFrom)}`);
       }
       const t0 = Date.now(); // the budget is the measured run's
-      await lab.evaluate(
-        (l, a) =>
-          void l.run.start({ evalEvery: a.evalEvery, config: a.settings }),
-        { evalEvery, settings },
-      );
+      await lab.evaluate((l, a) => void l.run.start({ evalEvery: a.evalEvery, config: a.settings }), {
+        evalEvery,
+        settings,
+      });
       let secondsToTrain90: number | null = null;
       let secondsToGoal: number | null = null;
       let seen = 0;

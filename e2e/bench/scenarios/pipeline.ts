@@ -89,10 +89,20 @@ const scenario: Scenario = {
     try {
       log(`η = 0, ${workers} workers, ${samples} samples…`);
       const cpu = new CpuSampler();
-      const sync = await runPipeline(lab, withinOverrides({ pipeline: { eta: 0, workers } }, config), samples, cpu);
+      const sync = await runPipeline(
+        lab,
+        withinOverrides({ pipeline: { eta: 0, workers } }, config),
+        samples,
+        cpu,
+      );
       log(`sync: ${JSON.stringify(sync)}`);
       log(`η = ${eta}…`);
-      const async_ = await runPipeline(lab, withinOverrides({ pipeline: { eta, workers } }, config), samples, new CpuSampler());
+      const async_ = await runPipeline(
+        lab,
+        withinOverrides({ pipeline: { eta, workers } }, config),
+        samples,
+        new CpuSampler(),
+      );
       log(`async: ${JSON.stringify(async_)}`);
       const speedup = async_.samplesPerSec / Math.max(1e-9, sync.samplesPerSec);
       let multi: Record<string, unknown> = {};
@@ -101,7 +111,12 @@ const scenario: Scenario = {
         const tool = taskKindOverrides('tooluse');
         log(`tool use: η = 0, ${workers} workers, ${samples} samples…`);
         const mcpu = new CpuSampler();
-        const msync = await runPipeline(lab, withinOverrides({ ...tool, pipeline: { eta: 0, workers } }, config), samples, mcpu);
+        const msync = await runPipeline(
+          lab,
+          withinOverrides({ ...tool, pipeline: { eta: 0, workers } }, config),
+          samples,
+          mcpu,
+        );
         log(`tool use sync: ${JSON.stringify(msync)}`);
         log(`tool use: η = ${eta}…`);
         const mtool = withinOverrides({ ...tool, pipeline: { eta, workers } }, config);

@@ -170,10 +170,11 @@ type DeepPartial<T> = T extends readonly unknown[]
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `over` laid on `base` object by object at every depth; arrays, suites and null replace whole. */
+/** `over` laid on `base` object by object at every depth; arrays, suites, start points and null replace whole. */
 function merged(base: unknown, over: unknown): unknown {
   if (over === undefined) return base;
-  if (!isPlainObject(base) || !isPlainObject(over) || 'tasks' in over) return over;
+  const whole = isPlainObject(over) && ('tasks' in over || 'base' in over || 'runId' in over);
+  if (!isPlainObject(base) || !isPlainObject(over) || whole) return over;
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) out[k] = merged(base[k], v);
   return out;
@@ -195,7 +196,8 @@ export function withOverrides(config: RunConfig, overrides: RunOverrides): RunCo
  * that show one example would teach guessing instead of running.
  */
 export function withTaskKind(c: RunConfig, kind: TaskKind): RunConfig {
-  const hindsight = kind === 'tooluse' ? { ...c.hindsight, samplesPerBatch: 0, taskFraction: 0 } : c.hindsight;
+  const hindsight =
+    kind === 'tooluse' ? { ...c.hindsight, samplesPerBatch: 0, taskFraction: 0 } : c.hindsight;
   return { ...c, task: { ...c.task, kind }, env: envConfigOf(kind), hindsight };
 }
 
@@ -276,6 +278,36 @@ export const RUN_CONFIG_CHOICES: Readonly<Record<string, readonly unknown[]>> = 
   'replay.mode': ['fifo', 'prioritized'],
 };
 
+/** One settable field of a config: its path, value, and what it may be (a range or a list). */
+export interface ConfigField {
+  path: string;
+  value: number | boolean | string | null;
+  limits?: NumberLimits;
+  choices?: readonly unknown[];
+}
+
+/**
+ * Every number, flag and choice of `c`, group by group, in declaration order (the Settings
+ * view's "every setting"): objects are walked, suites, start points and absent LoRA left to
+ * their own controls.
+ */
+export function configFields(c: RunConfig): ConfigField[] {
+  const out: ConfigField[] = [];
+  const walk = (v: unknown, path: string) => {
+    if (isPlainObject(v)) {
+      if (path === 'task.suite' || path === 'policy.startFrom') return;
+      for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
+      return;
+    }
+    const choices = RUN_CONFIG_CHOICES[path];
+    if (choices) out.push({ path, value: v as ConfigField['value'], choices });
+    else if (typeof v === 'number' || typeof v === 'boolean')
+      out.push({ path, value: v, ...(RUN_CONFIG_LIMITS[path] ? { limits: RUN_CONFIG_LIMITS[path] } : {}) });
+  };
+  walk(c, '');
+  return out;
+}
+
 /** The value at `path` (dot-separated) of `obj`, or undefined. */
 export function fieldAt(obj: unknown, path: string): unknown {
   let at: unknown = obj;
@@ -334,13 +366,20 @@ export function validateRunConfig(c: RunConfig): void {
   if (typeof eta !== 'number' || !(eta >= 0) || (Number.isFinite(eta) && !Number.isInteger(eta)))
     throw new Error(`pipeline.eta (η) must be an integer from 0 up, or unbounded, got ${shown(eta)}`);
   if (c.pipeline.playLag > 0 && c.pipeline.eta !== 0)
-    throw new Error(`pipeline.playLag holds the staleness itself: pipeline.eta must be 0 with it, got ${shown(eta)}`);
+    throw new Error(
+      `pipeline.playLag holds the staleness itself: pipeline.eta must be 0 with it, got ${shown(eta)}`,
+    );
   if (c.pipeline.playLag > 0 && c.policy.lora !== null)
     throw new Error('pipeline.playLag plays older full versions: set policy.lora to null to use it');
   if (!Number.isFinite(c.learner.lrHalfLife))
-    throw new Error(`learner.lrHalfLife must be 0 (constant) or a number of versions, got ${shown(c.learner.lrHalfLife)}`);
+    throw new Error(
+      `learner.lrHalfLife must be 0 (constant) or a number of versions, got ${shown(c.learner.lrHalfLife)}`,
+    );
   const valueWindow: unknown = c.task.valueWindow;
-  if (!(valueWindow === 0 || (typeof valueWindow === 'number' && valueWindow >= 1 && Number.isFinite(valueWindow))))
+  if (!(
+    valueWindow === 0 ||
+    (typeof valueWindow === 'number' && valueWindow >= 1 && Number.isFinite(valueWindow))
+  ))
     throw new Error(`task.valueWindow must be 0 or a number ≥ 1, got ${shown(valueWindow)}`);
   checkModel(c.policy.model);
   if (c.learner.contextLength > c.policy.model.contextLength)
@@ -350,7 +389,9 @@ export function validateRunConfig(c: RunConfig): void {
   try {
     validateEnvConfig(c.env);
   } catch (err) {
-    throw new Error(err instanceof Error ? err.message.replace(/^env /, 'env.') : String(err), { cause: err });
+    throw new Error(err instanceof Error ? err.message.replace(/^env /, 'env.') : String(err), {
+      cause: err,
+    });
   }
   if (c.env.contextLength > c.learner.contextLength)
     throw new Error(
@@ -368,7 +409,8 @@ export function validateRunConfig(c: RunConfig): void {
 
 /** The policy's shape: the page's vocabulary, dimensions a model can have. */
 function checkModel(model: unknown): void {
-  if (!isPlainObject(model)) throw new Error(`policy.model must be an object of model args, got ${shown(model)}`);
+  if (!isPlainObject(model))
+    throw new Error(`policy.model must be an object of model args, got ${shown(model)}`);
   const args = model as unknown as ModelArgs;
   try {
     validateModelArgs(args);
@@ -376,7 +418,9 @@ function checkModel(model: unknown): void {
     throw new Error(`policy.model: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   if (args.vocabSize !== VOCAB_SIZE)
-    throw new Error(`policy.model.vocabSize must be the page's vocabulary, ${VOCAB_SIZE}, got ${args.vocabSize}`);
+    throw new Error(
+      `policy.model.vocabSize must be the page's vocabulary, ${VOCAB_SIZE}, got ${args.vocabSize}`,
+    );
   if (args.contextLength > 256)
     throw new Error(`policy.model.contextLength must be an integer from 1 to 256, got ${args.contextLength}`);
 }
@@ -387,14 +431,19 @@ function checkStartFrom(from: unknown): void {
   if (!isPlainObject(from)) throw new Error(`policy.startFrom must be null or an object, got ${shown(from)}`);
   const keys = Object.keys(from).sort().join(', ');
   if (keys !== 'base' && keys !== 'runId, version')
-    throw new Error(`policy.startFrom: name { base } or { runId, version }, got the keys ${keys || '(none)'}`);
+    throw new Error(
+      `policy.startFrom: name { base } or { runId, version }, got the keys ${keys || '(none)'}`,
+    );
   if ('base' in from) {
-    if (!isBuiltInBase(from.base)) throw new Error(`policy.startFrom: there is no built-in base ${shown(from.base)}`);
+    if (!isBuiltInBase(from.base))
+      throw new Error(`policy.startFrom: there is no built-in base ${shown(from.base)}`);
     return;
   }
   if (typeof from.runId !== 'string' || from.runId === '') throw new Error('policy.startFrom: no run named');
   if (!Number.isInteger(from.version) || (from.version as number) < 0)
-    throw new Error(`policy.startFrom: the version must be a non-negative integer, got ${shown(from.version)}`);
+    throw new Error(
+      `policy.startFrom: the version must be a non-negative integer, got ${shown(from.version)}`,
+    );
 }
 
 /**
@@ -413,7 +462,9 @@ export function withField(c: RunConfig, path: string, text: string): RunConfig {
   try {
     validateRunConfig(next);
   } catch (err) {
-    throw new Error(`--set ${path}=${text}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`--set ${path}=${text}: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
   }
   return next;
 }
@@ -422,7 +473,10 @@ export function withField(c: RunConfig, path: string, text: string): RunConfig {
  * The overrides of a list of `path=value` settings (the bench's and the node scripts' `--set`),
  * each checked on `base` in turn: throws naming the field and its range at the first bad one.
  */
-export function overridesFromSets(sets: readonly string[], base: RunConfig = defaultRunConfig()): RunOverrides {
+export function overridesFromSets(
+  sets: readonly string[],
+  base: RunConfig = defaultRunConfig(),
+): RunOverrides {
   let config = base;
   let overrides: RunOverrides = {};
   for (const set of sets) {
@@ -525,7 +579,14 @@ function fromFlatSettings(json: Record<string, unknown>): Record<string, unknown
       ]),
     },
     ...pick(old, ['replay']),
-    pipeline: pick(old, ['workers', 'eta', 'playLag', 'slotsPerWorker', 'interruptEveryTokens', 'preemptAfterMs']),
+    pipeline: pick(old, [
+      'workers',
+      'eta',
+      'playLag',
+      'slotsPerWorker',
+      'interruptEveryTokens',
+      'preemptAfterMs',
+    ]),
     storage: pick(old, ['keepVersions', 'milestoneEvery', 'keepConsumed']),
   };
 }

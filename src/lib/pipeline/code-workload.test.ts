@@ -3,7 +3,9 @@ import type { Task } from '../env/suite';
 import { VOCAB_SIZE } from '../env/vocab';
 import type { Relabelled } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
-import { CodeJobSource, DEFAULT_CODE_RUN, scheduledRate } from './code-workload';
+import { defaultRunConfig, withOverrides, type RunOverrides } from '../config/run-config';
+import { scheduledRate } from '../rl/learner-config';
+import { CodeJobSource } from './code-workload';
 import type { PlayedGroup } from './types';
 
 const task = (id: string, level: Task['level']): Task => ({
@@ -55,12 +57,16 @@ function group(jobId: number, t: Task, solves: (i: number) => boolean, n = 4): P
   };
 }
 
+/** The default run config with `overrides` set. */
+const config = (overrides: RunOverrides = {}) => withOverrides(defaultRunConfig(), overrides);
+const DEFAULTS = defaultRunConfig();
+
 describe('CodeJobSource', () => {
   it('draws from the curriculum level, and promotes when the level is solved', () => {
-    const src = new CodeJobSource(TASKS, {
-      ...DEFAULT_CODE_RUN,
-      curriculum: { enabled: true, window: 8, promoteAt: 0.7 },
-    });
+    const src = new CodeJobSource(
+      TASKS,
+      config({ task: { curriculum: { enabled: true, window: 8, promoteAt: 0.7 } } }),
+    );
     for (let i = 0; i < 20; i++) expect(src.nextTask().task.level).toBe('easy');
     // Every episode of one task solved is a third of the level's three tasks.
     src.record(group(0, TASKS[0] as Task, () => true, 8));
@@ -77,17 +83,13 @@ describe('CodeJobSource', () => {
   });
 
   it('with the curriculum off, draws from every level', () => {
-    const src = new CodeJobSource(TASKS, {
-      ...DEFAULT_CODE_RUN,
-      candidates: 1,
-      curriculum: { ...DEFAULT_CODE_RUN.curriculum, enabled: false },
-    });
+    const src = new CodeJobSource(TASKS, config({ task: { candidates: 1, curriculum: { enabled: false } } }));
     const seen = new Set(Array.from({ length: 200 }, () => src.nextTask().task.id));
     expect(seen).toEqual(new Set(TASKS.map((t) => t.id)));
   });
 
   it('prefers the task whose success rate is nearest 0.5 (its learning value)', () => {
-    const src = new CodeJobSource(TASKS.slice(0, 2), { ...DEFAULT_CODE_RUN, candidates: 8 });
+    const src = new CodeJobSource(TASKS.slice(0, 2), config({ task: { candidates: 8 } }));
     src.record(group(0, TASKS[0] as Task, () => true, 20)); // e1 always solved: low value
     src.record(group(1, TASKS[1] as Task, (i) => i % 2 === 0, 20)); // e2 half: the most value
     expect(src.value('e2')).toBeGreaterThan(src.value('e1'));
@@ -101,8 +103,8 @@ describe('CodeJobSource', () => {
       src.record(group(0, TASKS[0] as Task, () => false, 40));
       src.record(group(1, TASKS[0] as Task, () => true, 40));
     };
-    const lifetime = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, valueWindow: 0 });
-    const recent = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, valueWindow: 10 });
+    const lifetime = new CodeJobSource(TASKS, config({ task: { valueWindow: 0 } }));
+    const recent = new CodeJobSource(TASKS, config({ task: { valueWindow: 10 } }));
     play(lifetime);
     play(recent);
     expect(lifetime.records.get('e1')).toEqual([80, 40]);
@@ -112,7 +114,7 @@ describe('CodeJobSource', () => {
     expect(n).toBeCloseTo(10 * (1 - 0.9 ** 80), 6);
     expect(solved).toBeCloseTo(10 * (1 - 0.9 ** 40), 6);
     expect(recent.value('e1')).toBeLessThan(0.1);
-    expect(() => new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, valueWindow: 0.5 })).toThrow(/valueWindow/);
+    expect(() => new CodeJobSource(TASKS, config({ task: { valueWindow: 0.5 } }))).toThrow(/valueWindow/);
   });
 
   it('gives each episode its group-relative advantage on its own tokens', () => {
@@ -146,7 +148,7 @@ describe('CodeJobSource', () => {
   });
 
   it('with GAE, gives per-token advantages from the recorded values', () => {
-    const src = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, estimator: 'gae' });
+    const src = new CodeJobSource(TASKS, config({ learner: { estimator: 'gae' } }));
     const { batch: b } = src.batch([group(0, TASKS[0] as Task, (i) => i === 0)], [1]);
     // Solved episodes (return 1) get a positive normalised advantage, the others negative.
     expect(b.advantages[1]).toBeGreaterThan(0);
@@ -155,10 +157,10 @@ describe('CodeJobSource', () => {
   });
 
   it('saves and restores its progress (a resumed run)', () => {
-    const src = new CodeJobSource(TASKS, {
-      ...DEFAULT_CODE_RUN,
-      curriculum: { enabled: true, window: 4, promoteAt: 0.7 },
-    });
+    const src = new CodeJobSource(
+      TASKS,
+      config({ task: { curriculum: { enabled: true, window: 4, promoteAt: 0.7 } } }),
+    );
     // Solved groups of the three easy tasks promote (at 9 of 12 results), then a group of the medium task.
     for (const [i, t] of TASKS.slice(0, 3).entries()) src.record(group(i, t, () => true));
     src.record(group(3, TASKS[3] as Task, (i) => i === 0));
@@ -171,7 +173,7 @@ describe('CodeJobSource', () => {
   });
 
   it('poses relabelled tasks as jobs at `taskFraction`, outside the curriculum', () => {
-    const posing = { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 2, taskFraction: 0.5 };
+    const posing = { ...DEFAULTS.hindsight, samplesPerBatch: 2, taskFraction: 0.5 };
     const posedTask: Task = { ...task('hindsight:5,6', 'easy') };
     const relabelled: Relabelled = {
       key: 'easy:hindsight:5,6',
@@ -179,7 +181,7 @@ describe('CodeJobSource', () => {
       task: posedTask,
       trajectory: { ...trajectory(posedTask, true), group: 'hindsight' },
     };
-    const src = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, hindsight: posing });
+    const src = new CodeJobSource(TASKS, config({ hindsight: posing }));
     // An empty pool poses nothing.
     expect(Array.from({ length: 50 }, () => src.nextTask().task.id)).not.toContain(posedTask.id);
     src.record({ ...group(0, TASKS[0] as Task, () => false), relabelled: [relabelled] });
@@ -198,14 +200,14 @@ describe('CodeJobSource', () => {
     // A resumed run starts with an empty pool, so the posed tasks' records are not saved.
     expect(Object.keys(src.progress().taskRecords ?? {})).toEqual(['e1']);
     // taskFraction 0 never poses one.
-    const off = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, hindsight: { ...posing, taskFraction: 0 } });
+    const off = new CodeJobSource(TASKS, config({ hindsight: { ...posing, taskFraction: 0 } }));
     off.record({ ...group(0, TASKS[0] as Task, () => false), relabelled: [relabelled] });
     expect(Array.from({ length: 200 }, () => off.nextTask().task.id)).not.toContain(posedTask.id);
   });
 
   it('adds relabelled episodes (hindsight) to each batch with their advantage and an unknown behaviour log-prob', () => {
-    const hindsight = { ...DEFAULT_CODE_RUN.hindsight, samplesPerBatch: 3, advantage: 0.7 };
-    const src = new CodeJobSource(TASKS, { ...DEFAULT_CODE_RUN, hindsight });
+    const hindsight = { ...DEFAULTS.hindsight, samplesPerBatch: 3, advantage: 0.7 };
+    const src = new CodeJobSource(TASKS, config({ hindsight }));
     const t = TASKS[0] as Task;
     const relabelled: Relabelled = {
       key: 'k',
@@ -226,10 +228,7 @@ describe('CodeJobSource', () => {
       expect(b.behavLogp?.[row * 8]).toBeNaN();
     }
     // Hindsight off: the batch is the groups' episodes alone.
-    const off = new CodeJobSource(TASKS, {
-      ...DEFAULT_CODE_RUN,
-      hindsight: { ...hindsight, samplesPerBatch: 0 },
-    });
+    const off = new CodeJobSource(TASKS, config({ hindsight: { ...hindsight, samplesPerBatch: 0 } }));
     off.record(played);
     expect(off.batch([played], [1]).batch.batch).toBe(4);
   });

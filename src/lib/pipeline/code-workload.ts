@@ -55,7 +55,10 @@ export class CodeJobSource implements JobSource {
     if (!Number.isInteger(config.task.candidates) || config.task.candidates < 1)
       throw new Error(`candidates must be a positive integer, got ${config.task.candidates}`);
     validateHindsight(config.hindsight);
-    if (!(config.task.valueWindow === 0 || (config.task.valueWindow >= 1 && Number.isFinite(config.task.valueWindow))))
+    if (!(
+      config.task.valueWindow === 0 ||
+      (config.task.valueWindow >= 1 && Number.isFinite(config.task.valueWindow))
+    ))
       throw new Error(`valueWindow must be 0 or a number ≥ 1, got ${config.task.valueWindow}`);
     if (!(config.policy.temperature > 0 && Number.isFinite(config.policy.temperature)))
       throw new Error(`temperature must be a positive number, got ${config.policy.temperature}`);
@@ -82,7 +85,9 @@ export class CodeJobSource implements JobSource {
     const level = this.curriculum.levelIndexNow;
     const easier = this.trainTasks.filter((t) => LEVELS.indexOf(t.level) < level);
     const review =
-      this.curriculum.config.enabled && easier.length > 0 && this.rng.next() < this.config.task.reviewFraction;
+      this.curriculum.config.enabled &&
+      easier.length > 0 &&
+      this.rng.next() < this.config.task.reviewFraction;
     const pool = review ? easier : this.curriculum.tasksFor(this.trainTasks);
     let best: Task | undefined;
     for (let k = 0; k < this.config.task.candidates; k++) {

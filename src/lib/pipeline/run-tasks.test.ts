@@ -10,8 +10,10 @@ import {
   runConfigFromJson,
   runConfigToJson,
   validateRunConfig,
+  withOverrides,
   withTaskKind,
-} from './run-config';
+  type RunConfig,
+} from '../config/run-config';
 import {
   EVAL_TRAINING_TASKS,
   evaluationSample,
@@ -19,7 +21,7 @@ import {
   runHeldOutTasks,
   runTrainingTasks,
 } from './run-tasks';
-import { settingsFromShare, shareParam } from './share';
+import { settingsFromShare, shareParam } from '../config/share-link';
 
 const builtIn = generateTasks(1);
 const linear = (id: string, a: number, b: number, level: Task['level'] = 'medium'): Task => ({
@@ -36,22 +38,24 @@ const mine: TaskSuite = {
 describe("a run's tasks", () => {
   it('are the built-in training tasks by default, never a held-out one', () => {
     const s = defaultRunConfig();
-    const train = runTrainingTasks(s, builtIn);
+    const train = runTrainingTasks(s.task, builtIn);
     const held = new Set(builtIn.filter((t) => t.heldOut).map((t) => t.id));
     expect(train).toHaveLength(builtIn.length - held.size);
     expect(train.some((t) => held.has(t.id))).toBe(false);
-    expect(runTrainingTasks({ ...s, level: 'easy' }, builtIn).every((t) => t.level === 'easy')).toBe(true);
+    expect(runTrainingTasks({ ...s.task, level: 'easy' }, builtIn).every((t) => t.level === 'easy')).toBe(
+      true,
+    );
     expect(Object.keys(train[0] ?? {}).sort()).toEqual(['examples', 'hidden', 'id', 'level']);
   });
 
   it("are the user's suite when one is chosen, filtered by the run's level", () => {
-    const s = { ...defaultRunConfig(), tasks: mine };
-    expect(runTrainingTasks(s, builtIn).map((t) => t.id)).toEqual(['triple-minus-two', 'hard-one']);
-    expect(runTrainingTasks({ ...s, level: 'hard' }, builtIn).map((t) => t.id)).toEqual(['hard-one']);
+    const s = withOverrides(defaultRunConfig(), { task: { suite: mine } });
+    expect(runTrainingTasks(s.task, builtIn).map((t) => t.id)).toEqual(['triple-minus-two', 'hard-one']);
+    expect(runTrainingTasks({ ...s.task, level: 'hard' }, builtIn).map((t) => t.id)).toEqual(['hard-one']);
   });
 
   it("are evaluated whole, with the built-in held-out tasks of the suite's levels", () => {
-    const tasks = runEvaluationTasks({ tasks: mine }, builtIn, 'easy');
+    const tasks = runEvaluationTasks({ suite: mine }, builtIn, 'easy');
     const train = tasks.filter((t) => !t.heldOut);
     const held = tasks.filter((t) => splitOf(t) === 'heldOut');
     expect(train.map((t) => t.id)).toEqual(['triple-minus-two', 'hard-one']);
@@ -59,12 +63,12 @@ describe("a run's tasks", () => {
     expect(held.map((t) => t.id)).toEqual(want.map((t) => t.id));
     expect(held.length).toBeGreaterThan(0);
     // The built-in suite: the level's tasks with their split.
-    const easy = runEvaluationTasks({ tasks: null }, builtIn, 'easy');
+    const easy = runEvaluationTasks({ suite: null }, builtIn, 'easy');
     expect(easy.filter((t) => !t.generalisation).map((t) => [t.id, t.heldOut])).toEqual(
       builtIn.filter((t) => t.level === 'easy').map((t) => [t.id, t.heldOut]),
     );
     const general = generalisationTasks(builtIn);
-    expect(runEvaluationTasks({ tasks: null }, builtIn, 'all')).toHaveLength(builtIn.length + general.length);
+    expect(runEvaluationTasks({ suite: null }, builtIn, 'all')).toHaveLength(builtIn.length + general.length);
     // The generalisation suite of the level, as its own split (and of the own suite's levels).
     expect(easy.filter((t) => splitOf(t) === 'generalisation').map((t) => t.id)).toEqual(
       general.filter((t) => t.level === 'easy').map((t) => t.id),
@@ -84,7 +88,7 @@ describe("a run's tasks", () => {
         hidden: [{ input: 2, output: i }],
       })),
     };
-    const tasks = runEvaluationTasks({ tasks: many }, builtIn, 'all');
+    const tasks = runEvaluationTasks({ suite: many }, builtIn, 'all');
     const own = tasks.filter((t) => !t.heldOut);
     expect(own).toHaveLength(EVAL_TRAINING_TASKS);
     expect(new Set(own.map((t) => t.id)).size).toBe(EVAL_TRAINING_TASKS);
@@ -99,40 +103,47 @@ describe("a run's tasks", () => {
     const guard = runHeldOutTasks(builtIn);
     const ids = new Set(guard.map((t) => t.id));
     expect(guard).toHaveLength(builtIn.filter((t) => t.heldOut).length + generalisationTasks(builtIn).length);
-    expect(runTrainingTasks(defaultRunConfig(), builtIn).some((t) => ids.has(t.id))).toBe(false);
+    expect(runTrainingTasks(defaultRunConfig().task, builtIn).some((t) => ids.has(t.id))).toBe(false);
     expect(new Set(guard.map((t) => t.level))).toEqual(new Set(['easy', 'medium', 'hard']));
   });
 
   it('start a job source whose curriculum walks their levels', () => {
-    const source = new CodeJobSource(runTrainingTasks({ tasks: mine, level: null }, builtIn));
+    const source = new CodeJobSource(runTrainingTasks({ suite: mine, level: null }, builtIn));
     expect(source.curriculum.level).toBe('medium');
     expect(source.nextTask().task.id).toBe('triple-minus-two');
   });
 
   it('are checked: a broken suite, a reserved id or no task at the level is refused with a message', () => {
-    const ok = { ...defaultRunConfig(), tasks: mine };
+    const ok = withOverrides(defaultRunConfig(), { task: { suite: mine } });
+    const withTask = (task: Partial<RunConfig['task']>) => ({ ...ok, task: { ...ok.task, ...task } });
     expect(() => validateRunConfig(ok)).not.toThrow();
     const noHidden = { ...mine, tasks: [{ ...linear('t', 1, 1), hidden: [] }] };
-    expect(() => validateRunConfig({ ...ok, tasks: noHidden })).toThrow(
-      /the run's tasks: \$\.tasks\[0\]\.hidden: must not be empty/,
+    expect(() => validateRunConfig(withTask({ suite: noHidden }))).toThrow(
+      /task\.suite: \$\.tasks\[0\]\.hidden: must not be empty/,
     );
     const reserved = { ...mine, tasks: [linear('hindsight:1,2', 1, 1)] };
-    expect(() => validateRunConfig({ ...ok, tasks: reserved })).toThrow(/reserved for relabelled tasks/);
-    expect(() => validateRunConfig({ ...ok, level: 'easy' })).toThrow(/"my tasks"\) have no easy task/);
-    expect(() => validateRunConfig({ ...ok, tasks: { name: 'empty', tasks: [] } })).toThrow(
-      /must not be empty/,
+    expect(() => validateRunConfig(withTask({ suite: reserved }))).toThrow(/reserved for relabelled tasks/);
+    expect(() => validateRunConfig(withTask({ level: 'easy' }))).toThrow(
+      /task\.suite \("my tasks"\) has no easy task/,
+    );
+    expect(() => validateRunConfig(withTask({ suite: { name: 'empty', tasks: [] } }))).toThrow(
+      /task\.suite: \$\.tasks: must not be empty/,
     );
   });
 
   it('are stored with the run and travel in a share link', async () => {
-    const s = { ...defaultRunConfig(), tasks: mine };
-    const stored = runConfigFromJson(JSON.parse(JSON.stringify(runConfigToJson(s))) as Record<string, unknown>);
-    expect(stored.tasks).toEqual(mine);
-    expect((await settingsFromShare(await shareParam(s))).tasks).toEqual(mine);
+    const s = withOverrides(defaultRunConfig(), { task: { suite: mine } });
+    const stored = runConfigFromJson(
+      JSON.parse(JSON.stringify(runConfigToJson(s))) as Record<string, unknown>,
+    );
+    expect(stored.task.suite).toEqual(mine);
+    expect((await settingsFromShare(await shareParam(s))).task.suite).toEqual(mine);
     // A run stored before the field trains on the built-in tasks, as it did.
-    const old = runConfigToJson(defaultRunConfig());
-    delete old.tasks;
-    expect(runConfigFromJson(old).tasks).toBeNull();
+    const old = JSON.parse(JSON.stringify(runConfigToJson(defaultRunConfig()))) as Record<string, unknown>;
+    delete (old.task as Record<string, unknown>).suite;
+    expect(runConfigFromJson(old).task.suite).toBeNull();
+    // ... and one stored in the older flat form with its own tasks keeps them.
+    expect(runConfigFromJson({ workers: 2, tasks: mine }).task.suite).toEqual(mine);
   });
 });
 
@@ -141,7 +152,7 @@ describe("a tool-use run's tasks", () => {
 
   it('are the built-in tool-use tasks, keeping their kind and tests, with their own held-out ones', () => {
     const s = withTaskKind(defaultRunConfig(), 'tooluse');
-    const train = runTrainingTasks(s, toolUse);
+    const train = runTrainingTasks(s.task, toolUse);
     expect(train).toHaveLength(toolUse.filter((t) => !t.heldOut).length);
     expect(train.every((t) => t.kind === 'tooluse' && t.tests?.length === 8)).toBe(true);
     expect(Object.keys(train[0] ?? {}).sort()).toEqual([
@@ -157,7 +168,7 @@ describe("a tool-use run's tasks", () => {
       toolUse.filter((t) => t.heldOut).length + toolUseGeneralisationTasks(toolUse).length,
     );
     expect(held.every((t) => t.kind === 'tooluse')).toBe(true);
-    const evals = runEvaluationTasks(s, toolUse, 'easy');
+    const evals = runEvaluationTasks(s.task, toolUse, 'easy');
     expect(evals.filter((t) => splitOf(t) === 'generalisation').length).toBeGreaterThan(0);
     expect(evals.every((t) => t.kind === 'tooluse' && t.level === 'easy')).toBe(true);
   });
@@ -168,7 +179,7 @@ describe("a tool-use run's tasks", () => {
     expect(s.env.maxTurns).toBe(4);
     // Relabelled episodes submit at once: on one shown example they would teach guessing.
     expect(s.hindsight).toMatchObject({ samplesPerBatch: 0, taskFraction: 0 });
-    const source = new CodeJobSource(runTrainingTasks(s, toolUse), s.code, runHeldOutTasks(toolUse));
+    const source = new CodeJobSource(runTrainingTasks(s.task, toolUse), s, runHeldOutTasks(toolUse));
     const held = new Set(toolUse.filter((t) => t.heldOut).map((t) => t.id));
     for (let i = 0; i < 20; i++) {
       const { task } = source.nextTask();

@@ -6,18 +6,17 @@ import type { LearnerConfig } from './learner-config';
  * pipeline. Its update's hyperparameters are the learner's (`LearnerConfig`: learning rate, γ of
  * the returns-to-go, value and entropy weights, PPO epochs, clip ε, w cap, gradient clip).
  */
-export interface CustomTrainConfig
-  extends Pick<
-    LearnerConfig,
-    | 'learningRate'
-    | 'gamma'
-    | 'valueCoef'
-    | 'entropyCoef'
-    | 'updatesPerBatch'
-    | 'clipEps'
-    | 'wCap'
-    | 'maxGradNorm'
-  > {
+export interface CustomTrainConfig extends Pick<
+  LearnerConfig,
+  | 'learningRate'
+  | 'gamma'
+  | 'valueCoef'
+  | 'entropyCoef'
+  | 'updatesPerBatch'
+  | 'clipEps'
+  | 'wCap'
+  | 'maxGradNorm'
+> {
   /** Policy updates: training stops once this many versions after version 0 are published. */
   iterations: number;
   /** Episodes one rollout job plays (a group). */

@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { defaultRunConfig, runConfigToJson } from '../config/run-config';
+import { defaultRunConfig, runConfigToJson, withOverrides } from '../config/run-config';
 import { openLabDb, type LabDB } from '../storage/db';
 import { ensureRun, setRunStatus } from '../storage/weights-store';
 import { CODE_RUNS, codeRunEntries, RunCatalog, runLock, showCodeRun } from './catalog';
@@ -28,7 +28,9 @@ async function fixture() {
   await ensureRun(db, {
     id: 'run-b',
     name: 'run-b',
-    config: runConfigToJson({ ...s, eta: 0, lora: { rank: 4, alpha: 8 } }),
+    config: runConfigToJson(
+      withOverrides(s, { pipeline: { eta: 0 }, policy: { lora: { rank: 4, alpha: 8 } } }),
+    ),
     kind: 'code',
   });
   await ensureRun(db, { id: 'custom-c', name: 'custom-c', config: {}, kind: 'custom' });
@@ -70,7 +72,7 @@ describe('RunCatalog', () => {
   it('shows a stored run: its settings, history and curriculum', async () => {
     const f = await fixture();
     const shown = await showCodeRun(f.db, 'run-b');
-    expect(shown?.settings.eta).toBe(0);
+    expect(shown?.settings.pipeline.eta).toBe(0);
     expect(shown?.history.steps).toEqual([]);
     expect(shown?.curriculum?.level).toBeDefined();
     expect(await showCodeRun(f.db, 'run-none')).toBeNull();

@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { defaultRunConfig, runConfigToJson } from '../config/run-config';
+import { defaultRunConfig, runConfigToJson, withOverrides } from '../config/run-config';
 import { openLabDb, type LabDB } from '../storage/db';
 import { loadHistory } from '../storage/history-store';
 import { ensureRun } from '../storage/weights-store';
@@ -8,7 +8,7 @@ import { CodeRun, type CodeRunDeps, type CodeRunEvent } from './code-run';
 import { memoryRollouts, memoryTrainer } from './fakes';
 
 let n = 0;
-const settings = { ...defaultRunConfig(2), workers: 2, eta: 1 };
+const settings = withOverrides(defaultRunConfig(2), { pipeline: { workers: 2, eta: 1 } });
 
 /** A code run over a trainer and rollouts in memory and a fresh fake IndexedDB. */
 async function fixture(opts: { locked?: boolean; trainer?: ReturnType<typeof memoryTrainer> } = {}) {
@@ -116,7 +116,12 @@ describe('CodeRun', () => {
 
   it('resumes a stored run with its own settings, and refuses one that another tab trains', async () => {
     const f = await fixture();
-    await ensureRun(f.db, { id: 'run-old', name: 'run-old', config: runConfigToJson(settings), kind: 'code' });
+    await ensureRun(f.db, {
+      id: 'run-old',
+      name: 'run-old',
+      config: runConfigToJson(settings),
+      kind: 'code',
+    });
     const ended = f.run.resume('run-old');
     await until(() => f.steps() >= 1);
     await f.run.stop();
@@ -135,7 +140,8 @@ describe('CodeRun', () => {
 
   it('resumes a run that started from a built-in base this build no longer ships', async () => {
     const f = await fixture();
-    const gone = { ...runConfigToJson(settings), startFrom: { base: 'retired-base' } };
+    const stored = runConfigToJson(settings);
+    const gone = { ...stored, policy: { ...settings.policy, startFrom: { base: 'retired-base' } } };
     await ensureRun(f.db, { id: 'run-based', name: 'run-based', config: gone, kind: 'code' });
     const ended = f.run.resume('run-based');
     await until(() => f.steps() >= 1 || f.errors().length > 0);

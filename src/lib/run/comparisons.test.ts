@@ -3,6 +3,7 @@ import { storedStepMetrics } from '../policy/metrics';
 import type { TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import { COMPARISON_PRESETS, PRESETS } from '../config/presets';
+import { defaultRunConfig, type RunConfig } from '../config/run-config';
 import {
   compare,
   lateSuccess,
@@ -187,14 +188,21 @@ describe('comparisons', () => {
     expect(preset?.watch).toContain(`η = ${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`);
     expect(preset?.watch).toContain('docs/experiments.md');
     // The text names the versions each leg trains for: its episodes over a batch's.
-    const run = preset?.sweep.legs.run;
-    const perVersion = (run?.tasksPerBatch ?? 0) * (run?.groupSize ?? 0);
+    const learner = preset?.sweep.legs.config?.learner;
+    const perVersion = (learner?.tasksPerBatch ?? 0) * (learner?.groupSize ?? 0);
     expect(preset?.watch).toContain(`${(preset?.sweep.samples ?? 0) / perVersion} versions`);
     expect(PRESETS.map((p) => p.id)).not.toContain(preset?.id);
     // Each leg keeps the versions its workers play back: the largest η and the newest.
     const largest = Math.max(...(preset?.sweep.etas ?? []));
-    expect(preset?.sweep.legs.settings?.keepVersions).toBeGreaterThanOrEqual(largest + 1);
+    expect(preset?.sweep.legs.config?.storage?.keepVersions).toBeGreaterThanOrEqual(largest + 1);
   });
+
+  const D = defaultRunConfig();
+  /** The settings a run view shows: the default config's learner and task, with this loss and level. */
+  const viewSettings = (
+    loss: RunConfig['learner']['loss'],
+    level: RunConfig['task']['level'],
+  ): ComparedView['settings'] => ({ learner: { ...D.learner, loss }, task: { ...D.task, level } });
 
   /** A run view that starts nothing and has nothing to show, with `over` in place. */
   const quietView = (over: Partial<ComparedView>): ComparedView => ({
@@ -205,7 +213,7 @@ describe('comparisons', () => {
     evaluationsDone: async () => undefined,
     evals: [],
     runId: 'run-1',
-    settings: { loss: 'decoupled', level: null },
+    settings: viewSettings('decoupled', null),
     steps: [],
     dashboard: null,
     error: null,
@@ -217,15 +225,27 @@ describe('comparisons', () => {
 
   it("starts each leg in the page's run view with its η and loss, and reports the loss it ran with", async () => {
     const started: unknown[] = [];
-    const view = quietView({ start: async (opts) => void started.push(opts.settings) });
+    const view = quietView({ start: async (opts) => void started.push(opts.config) });
     const runner = viewLegRunner(view);
     expect((await runner.run({ eta: 8, loss: 'ppo' }, 10)).loss).toBe('ppo');
     expect((await runner.run({ eta: 4 }, 10)).loss).toBe('decoupled'); // the race: the panel's loss
     expect((await runner.run({ eta: 16, loss: 'ppo', fixedLag: true }, 10)).loss).toBe('ppo');
+    // What the sweep sets for every leg goes with it, under the leg's own η, loss and level.
+    const legConfig = {
+      learner: { updatesPerBatch: 4, loss: 'decoupled' as const },
+      pipeline: { workers: 2 },
+    };
+    await runner.run({ eta: 2, loss: 'ppo', level: 'easy', config: legConfig }, 10);
     expect(started).toEqual([
-      { eta: 8, playLag: 0, loss: 'ppo' },
-      { eta: 4, playLag: 0 },
-      { eta: 0, playLag: 16, loss: 'ppo' }, // held at 16: synchronous, the workers 16 versions behind
+      { pipeline: { eta: 8, playLag: 0 }, learner: { loss: 'ppo' } },
+      { pipeline: { eta: 4, playLag: 0 } },
+      // held at 16: synchronous, the workers 16 versions behind
+      { pipeline: { eta: 0, playLag: 16 }, learner: { loss: 'ppo' } },
+      {
+        pipeline: { workers: 2, eta: 2, playLag: 0 },
+        learner: { updatesPerBatch: 4, loss: 'ppo' },
+        task: { level: 'easy' },
+      },
     ]);
   });
 
@@ -251,7 +271,7 @@ describe('comparisons', () => {
       start: async (opts) => void started.push(opts.evalEvery),
       evaluateLatest: async () => point(100, 1, null),
       evals,
-      settings: { loss: 'decoupled', level: 'easy' },
+      settings: viewSettings('decoupled', 'easy'),
     });
     const runner = viewLegRunner(view);
     await runner.run({ eta: 4, loss: 'ppo', evalEvery: 25 }, 10);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { TimelineEvent } from '../pipeline/events';
 import { emptyEngineStats } from '../rollout/rollout-engine';
-import { defaultRunConfig } from '../config/run-config';
+import { defaultRunConfig, withOverrides } from '../config/run-config';
 import { LAG_STEPS, dashboardOf, lastPolicyBytes, type Dashboard, type DashboardSource } from './dashboard';
 import { instantRollout, instantTrainer } from './fakes';
 import { assemblePipeline } from './pipeline';
@@ -16,7 +16,7 @@ const stats = (sandbox: string, hits: number, misses: number): RolloutStats => (
 
 /** A pipeline that trained two steps, as the dashboard reads it. */
 async function trained(events: TimelineEvent[] = []): Promise<DashboardSource> {
-  const settings = { ...defaultRunConfig(2), workers: 1, eta: 0 };
+  const settings = withOverrides(defaultRunConfig(2), { pipeline: { workers: 1, eta: 0 } });
   let stepped: () => void = () => undefined;
   const two = new Promise<void>((r) => (stepped = r));
   let steps = 0;

@@ -3,7 +3,7 @@ import { WorkerCrashed } from '../bridge/worker-errors';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG, type EnvConfig } from '../env/config';
 import type { EvalRow } from '../env/evaluate';
-import { DEFAULT_CODE_RUN } from '../pipeline/code-workload';
+import { defaultRunConfig, withTaskKind, type RunConfig } from '../config/run-config';
 import type { EvalPoint } from '../pipeline/types';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { packParams } from '../policy/weights';
@@ -102,6 +102,9 @@ async function fixture(versions: number[]) {
   };
 }
 
+/** The default config's task and env slices: an examples run on the built-in tasks. */
+const BUILT_IN: Pick<RunConfig, 'task' | 'env'> = defaultRunConfig();
+
 const settle = () => new Promise((r) => setTimeout(r, 10));
 
 describe('Evaluations', () => {
@@ -110,7 +113,7 @@ describe('Evaluations', () => {
     f.release();
     const p = await f.evaluations.evaluate({
       runId: 'run-e',
-      settings: { tasks: null },
+      settings: BUILT_IN,
       level: 'easy',
       version: 2,
     });
@@ -123,7 +126,7 @@ describe('Evaluations', () => {
     });
     const q = await f.evaluations.evaluate({
       runId: 'run-e',
-      settings: { tasks: null },
+      settings: BUILT_IN,
       level: 'easy',
       version: 3,
     });
@@ -134,21 +137,23 @@ describe('Evaluations', () => {
     const f = await fixture([2]);
     f.release();
     const env = { ...TOOLUSE_ENV_CONFIG, maxTurns: 1 };
+    const toolUse = withTaskKind(defaultRunConfig(), 'tooluse');
     const p = await f.evaluations.evaluate({
       runId: 'run-e',
-      settings: { tasks: null, taskKind: 'tooluse', code: { ...DEFAULT_CODE_RUN, env } },
+      settings: { ...toolUse, env },
       level: 'easy',
     });
     expect(f.configs.at(-1)).toEqual(env);
     expect(p?.toolUse).toEqual({ successOneTurn: 0.25, solvedWithRun: 0.75, meanTurns: 1 });
-    // Without its env, the kind's; an examples run has no tool-use figures.
-    await f.evaluations.evaluate({
+    // With the kind's env, the kind's four turns.
+    await f.evaluations.evaluate({ runId: 'run-e', settings: toolUse, level: 'easy' });
+    expect(f.configs.at(-1)).toEqual(TOOLUSE_ENV_CONFIG);
+    // An examples run plays the examples env, whatever its own, and has no tool-use figures.
+    const q = await f.evaluations.evaluate({
       runId: 'run-e',
-      settings: { tasks: null, taskKind: 'tooluse' },
+      settings: { ...BUILT_IN, env: { ...DEFAULT_ENV_CONFIG, maxTurns: 1 } },
       level: 'easy',
     });
-    expect(f.configs.at(-1)).toEqual(TOOLUSE_ENV_CONFIG);
-    const q = await f.evaluations.evaluate({ runId: 'run-e', settings: { tasks: null }, level: 'easy' });
     expect(f.configs.at(-1)).toEqual(DEFAULT_ENV_CONFIG);
     expect(q?.toolUse).toBeUndefined();
   });
@@ -156,7 +161,7 @@ describe('Evaluations', () => {
   it('keeps one waiting request: a newer ask replaces it', async () => {
     const f = await fixture([1, 2, 3]);
     const ask = (version: number) =>
-      f.evaluations.ask({ runId: 'run-e', settings: { tasks: null }, level: 'all', version });
+      f.evaluations.ask({ runId: 'run-e', settings: BUILT_IN, level: 'all', version });
     ask(1); // runs, and waits on the evaluator
     await settle();
     ask(2); // waits
@@ -165,13 +170,13 @@ describe('Evaluations', () => {
     await f.evaluations.idle();
     expect(f.scored.map((p) => p.iteration)).toEqual([1, 3]);
     await expect(
-      f.evaluations.latest({ runId: 'run-e', settings: { tasks: null }, level: 'all' }),
+      f.evaluations.latest({ runId: 'run-e', settings: BUILT_IN, level: 'all' }),
     ).resolves.toMatchObject({ iteration: 3 });
   });
 
   it('a crash of the evaluator fails the evaluation in flight, and the next one starts a new worker', async () => {
     const f = await fixture([1]);
-    f.evaluations.ask({ runId: 'run-e', settings: { tasks: null }, level: 'all' });
+    f.evaluations.ask({ runId: 'run-e', settings: BUILT_IN, level: 'all' });
     await settle();
     f.crash('out of memory');
     await f.evaluations.idle();
@@ -180,14 +185,14 @@ describe('Evaluations', () => {
       'evaluation failed: the worker crashed: out of memory',
     ]);
     f.release();
-    await f.evaluations.latest({ runId: 'run-e', settings: { tasks: null }, level: 'all' });
+    await f.evaluations.latest({ runId: 'run-e', settings: BUILT_IN, level: 'all' });
     expect(f.made()).toBe(2);
   });
 
   it('says when a run has no stored version', async () => {
     const f = await fixture([]);
-    await expect(
-      f.evaluations.latest({ runId: 'run-e', settings: { tasks: null }, level: 'all' }),
-    ).rejects.toThrow('run run-e has no stored version');
+    await expect(f.evaluations.latest({ runId: 'run-e', settings: BUILT_IN, level: 'all' })).rejects.toThrow(
+      'run run-e has no stored version',
+    );
   });
 });

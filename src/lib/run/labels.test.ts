@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { defaultRunConfig, type RunConfig } from '../config/run-config';
+import type { TaskSuite } from '../env/suite';
 import { howLabel, resumable, startFromOf, startFromValue, trainsLabel } from './labels';
 
 describe('resumable', () => {
@@ -26,33 +28,37 @@ describe('resumable', () => {
 });
 
 describe('the run list labels', () => {
+  const D = defaultRunConfig();
+  /** What a run of the default config with these policy fields and this suite trains. */
+  const trains = (policy: Partial<RunConfig['policy']>, suite: TaskSuite | null = null) =>
+    trainsLabel({ policy: { ...D.policy, ...policy }, task: { ...D.task, suite } });
+  /** How a run of the default config with these pipeline and learner fields runs. */
+  const how = (pipeline: Partial<RunConfig['pipeline']>, learner: Partial<RunConfig['learner']> = {}) =>
+    howLabel({ pipeline: { ...D.pipeline, ...pipeline }, learner: { ...D.learner, ...learner } });
+
   it('say what a run trains, on what, and from which run it started', () => {
     const tasks = { name: 'mine', tasks: [{ id: 't', level: 'easy' as const, examples: [], hidden: [] }] };
-    expect(trainsLabel({ lora: null, tasks: null })).toBe('every parameter');
-    expect(trainsLabel({ lora: null, tasks })).toBe('every parameter, on "mine" (1 task)');
+    expect(trains({ lora: null })).toBe('every parameter');
+    expect(trains({ lora: null }, tasks)).toBe('every parameter, on "mine" (1 task)');
     // A run started from another one said only "LoRA, rank 4", like one from fresh weights.
-    expect(
-      trainsLabel({ lora: { rank: 4, alpha: 8 }, tasks: null, startFrom: { runId: 'run-a', version: 12 } }),
-    ).toBe('LoRA, rank 4, from run-a version 12');
-    expect(trainsLabel({ lora: null, tasks: null, startFrom: { base: 'easy-half' } })).toBe(
+    expect(trains({ lora: { rank: 4, alpha: 8 }, startFrom: { runId: 'run-a', version: 12 } })).toBe(
+      'LoRA, rank 4, from run-a version 12',
+    );
+    expect(trains({ lora: null, startFrom: { base: 'easy-half' } })).toBe(
       'every parameter, from the built-in base: half the easy tasks solved',
     );
     // A stored run from a base this build does not ship still gets its label.
     const gone = { base: 'retired' } as unknown as { base: 'easy-half' };
-    expect(trainsLabel({ lora: null, tasks: null, startFrom: gone })).toBe(
-      'every parameter, from the base retired',
-    );
-    expect(howLabel({ eta: Infinity, loss: 'ppo' })).toBe('η = ∞, PPO clip');
-    expect(howLabel({ eta: 4, loss: 'decoupled', code: { updatesPerBatch: 1 } })).toBe(
-      'η = 4, decoupled PPO',
-    );
-    expect(howLabel({ eta: 4, loss: 'decoupled', code: { updatesPerBatch: 2 } })).toBe(
+    expect(trains({ lora: null, startFrom: gone })).toBe('every parameter, from the base retired');
+    expect(how({ eta: Infinity }, { loss: 'ppo' })).toBe('η = ∞, PPO clip');
+    expect(how({ eta: 4 }, { loss: 'decoupled', updatesPerBatch: 1 })).toBe('η = 4, decoupled PPO');
+    expect(how({ eta: 4 }, { loss: 'decoupled', updatesPerBatch: 2 })).toBe(
       'η = 4, decoupled PPO, 2 updates / batch',
     );
-    expect(howLabel({ eta: 0, playLag: 16, loss: 'ppo', code: { updatesPerBatch: 4 } })).toBe(
+    expect(how({ eta: 0, playLag: 16 }, { loss: 'ppo', updatesPerBatch: 4 })).toBe(
       'staleness held at 16, PPO clip, 4 updates / batch',
     );
-    expect(howLabel({ eta: 0, playLag: 0, loss: 'ppo' })).toBe('η = 0, PPO clip');
+    expect(how({ eta: 0, playLag: 0 }, { loss: 'ppo' })).toBe('η = 0, PPO clip');
   });
 });
 

@@ -26,6 +26,9 @@ export function evaluates(opts: RunOptions, version?: number, firstVersion = 0):
 }
 
 /** The level a run's evaluations score: its own, the curriculum's now (easy before one), or all. */
-export function evaluationLevel(settings: Pick<RunConfig, 'task'>, curriculum: CurriculumView | null): Level | 'all' {
+export function evaluationLevel(
+  settings: Pick<RunConfig, 'task'>,
+  curriculum: CurriculumView | null,
+): Level | 'all' {
   return settings.task.level ?? (settings.task.curriculum.enabled ? (curriculum?.level ?? 'easy') : 'all');
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateTasks } from '../env/families';
 import { fakeTrajectory } from '../pipeline/custom-fixture';
 import { CustomJobSource, customGroup, type CustomTrajectory } from '../pipeline/custom-workload';
-import { defaultRunConfig } from '../config/run-config';
+import { defaultRunConfig, withOverrides } from '../config/run-config';
 import type { RolloutPort, StepReport } from '../pipeline/types';
 import { storedStepMetrics } from '../policy/metrics';
 import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
@@ -12,7 +12,7 @@ import { assemblePipeline, BUILT_IN_SEED, jobSourceOf, newRunId, runInit } from 
 
 describe('assemblePipeline', () => {
   it('assembles a code run that trains with in-process rollouts and trainer (as in node)', async () => {
-    const settings = { ...defaultRunConfig(2), workers: 2, eta: 0 };
+    const settings = withOverrides(defaultRunConfig(2), { pipeline: { workers: 2, eta: 0 } });
     const trainer = instantTrainer();
     const rollouts = [instantRollout(), instantRollout()];
     const steps: StepReport[] = [];
@@ -130,7 +130,7 @@ describe('the pieces of a run', () => {
     expect(runInit('run-a', s)).toMatchObject({
       runId: 'run-a',
       name: 'run-a',
-      keepVersions: s.keepVersions,
+      keepVersions: s.storage.keepVersions,
     });
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineRunInit, RolloutInit, RolloutStats } from '../../../workers/rollout.worker';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import { defaultRunConfig } from '../config/run-config';
+import { defaultRunConfig, withOverrides } from '../config/run-config';
 import { instantRollout, instantTrainer } from './fakes';
 import { assemblePipeline } from './pipeline';
 import { codePoolWorkload, rolloutPool, type RolloutHost } from './rollout-pool';
@@ -52,7 +52,7 @@ class FakeHost implements RolloutHost {
 }
 
 function fixture(failFirst = 0) {
-  const settings = { ...defaultRunConfig(2), workers: 2, eta: 1, seed: 7 };
+  const settings = withOverrides(defaultRunConfig(2), { pipeline: { workers: 2, eta: 1 }, seed: 7 });
   const { pipeline, lanes } = assemblePipeline(
     { runId: 'run-p', settings },
     { trainer: instantTrainer(), hooks: { onStep: () => undefined, onError: () => undefined } },
@@ -86,7 +86,7 @@ describe('the rollout worker pool of a code run', () => {
     const live = f.pool.workers();
     expect(live.map((w) => w.lane).sort()).toEqual(['rollout-0', 'rollout-1']);
     const joined = f.hosts.flatMap((h) => h.joined).sort((a, b) => a.lane.localeCompare(b.lane));
-    const rows = f.settings.slotsPerWorker * f.settings.learner.groupSize;
+    const rows = f.settings.pipeline.slotsPerWorker * f.settings.learner.groupSize;
     expect(joined).toEqual([
       expect.objectContaining({ runId: 'run-p', lane: 'rollout-0', rows, seed: 7 * 31 }),
       expect.objectContaining({ runId: 'run-p', lane: 'rollout-1', rows, seed: 7 * 31 + 1 }),

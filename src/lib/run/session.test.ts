@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TimelineEvent } from '../pipeline/events';
 import type { HoldView } from '../pipeline/hold';
-import { defaultRunConfig } from '../config/run-config';
+import { defaultRunConfig, withOverrides } from '../config/run-config';
 import type { StepReport } from '../pipeline/types';
 import { memoryRollouts, memoryTrainer } from './fakes';
 import { PipelineSession } from './session';
@@ -23,7 +23,7 @@ async function running(hangs = () => false) {
   const errors: string[] = [];
   const notices: string[] = [];
   const holds: HoldView[] = [];
-  const settings = { ...defaultRunConfig(2), workers: 2, eta: 1 };
+  const settings = withOverrides(defaultRunConfig(2), { pipeline: { workers: 2, eta: 1 } });
   const session = new PipelineSession(
     'run-s',
     settings,

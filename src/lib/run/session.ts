@@ -326,9 +326,7 @@ export class PipelineSession {
     if (lease.state.phase === 'error') throw new Error(lease.state.error ?? 'trainer did not start');
     if (this.pipeline.isStopped) return; // stopped meanwhile: the fresh trainer stays ready
     lease.acquire('run');
-    const point = await lease
-      .withTimeout(TRAINER_HANG_MS)
-      .resumeRun(this.runInit, this.settings);
+    const point = await lease.withTimeout(TRAINER_HANG_MS).resumeRun(this.runInit, this.settings);
     if (this.pipeline.isStopped) return; // stopped meanwhile: Stop closes the resumed run
     if (point.notice) this.hooks.onNotice(point.notice);
     // A step published just before the trainer died is reported with the metrics it stored (a

@@ -39,7 +39,8 @@ export class RunSettingsState {
     const chosen = this.settings.task.suite;
     if (!chosen || !this.tasksFollowSaved || this.running) return;
     const now = saved.find((s) => s.name === chosen.name);
-    if (now && JSON.stringify(now) !== JSON.stringify(chosen)) this.settings.task.suite = structuredClone(now);
+    if (now && JSON.stringify(now) !== JSON.stringify(chosen))
+      this.settings.task.suite = structuredClone(now);
   }
 
   /** Takes the settings of a share link (its `?run=`; null: none), or says what is wrong with it. */

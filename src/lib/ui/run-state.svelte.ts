@@ -237,7 +237,8 @@ export class RunState extends RunSettingsState {
           this.show([], [], []);
         }
         if (this.runId === runId && !this.running) this.runId = null;
-        if (storedStart(this.settings.policy.startFrom)?.runId === runId) this.settings.policy.startFrom = null;
+        if (storedStart(this.settings.policy.startFrom)?.runId === runId)
+          this.settings.policy.startFrom = null;
       }
     } catch (err) {
       this.error = `run ${runId} could not be deleted: ${errorMessage(err)}`;
