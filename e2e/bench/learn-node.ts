@@ -94,7 +94,7 @@ const settings: RunConfig = withSets({
     ? { hindsight: HINDSIGHT === 'on' ? DEFAULT_HINDSIGHT : { ...kinded.hindsight, samplesPerBatch: 0 } }
     : {}),
 });
-const code = settings.learner;
+const learner = settings.learner;
 const modelArgs = settings.policy.model;
 
 // ---- backend -----------------------------------------------------------------------------
@@ -168,7 +168,7 @@ const relabelKey = (t: Task) =>
 // ---- the pieces --------------------------------------------------------------------------
 const rolloutSandbox = new CachedSandbox(await createNodeQuickJS());
 const evalSandbox = new CachedSandbox(await createNodeQuickJS());
-const trainer = new PolicyTrainer(modelArgs, trainerConfigOf(code, settings.seed));
+const trainer = new PolicyTrainer(modelArgs, trainerConfigOf(learner, settings.seed));
 if (process.env.GATE_BIAS) {
   const bias = tf.tensor1d([Number(process.env.GATE_BIAS)]);
   trainer.params.get('ptr.gate.b')?.assign(bias);
@@ -195,7 +195,7 @@ if (LOAD) {
 const snapshot = (): Weights => new Map([...trainer.params].map(([k, v]) => [k, tf.clone(v)]));
 const release = (w: Weights) => tf.dispose([...w.values()]);
 
-const rows = settings.pipeline.slotsPerWorker * code.groupSize;
+const rows = settings.pipeline.slotsPerWorker * learner.groupSize;
 const engines = nodeEngines(
   WORKERS,
   rolloutSandbox,
@@ -296,8 +296,8 @@ const trainerPort: PipelineTrainerPort = {
   async trainAndPublish(batch: TokenBatch, info) {
     const startedAt = performance.now();
     const metrics = await ppoUpdate(trainer, batch, {
-      updates: code.updatesPerBatch,
-      rate: scheduledRate(code, info.fromVersion),
+      updates: learner.updatesPerBatch,
+      rate: scheduledRate(learner, info.fromVersion),
     });
     lastMetrics = metrics;
     const version = info.fromVersion + 1;
@@ -333,8 +333,8 @@ const { pipeline, source } = assemblePipeline(
 
 console.log(
   `# backend ${tf.getBackend()}, ${trainer.parameterCount} parameters, model ${JSON.stringify(modelArgs)}\n` +
-    `# η ${ETA}, workers ${WORKERS} × ${settings.pipeline.slotsPerWorker} slots × group ${code.groupSize}, batch ${code.tasksPerBatch} groups + ${settings.hindsight.samplesPerBatch} relabelled, ` +
-    `lr ${code.learningRate} (half-life ${code.lrHalfLife}), ${code.estimator}, ${code.loss}, updates ${code.updatesPerBatch}, seed ${settings.seed}, ` +
+    `# η ${ETA}, workers ${WORKERS} × ${settings.pipeline.slotsPerWorker} slots × group ${learner.groupSize}, batch ${learner.tasksPerBatch} groups + ${settings.hindsight.samplesPerBatch} relabelled, ` +
+    `lr ${learner.learningRate} (half-life ${learner.lrHalfLife}), ${learner.estimator}, ${learner.loss}, updates ${learner.updatesPerBatch}, seed ${settings.seed}, ` +
     `tasks (${kind}${mixed ? ' and examples' : ''}): ${trainTasks.length} ${LEVEL} training, ${evalHeld.length} ${LEVEL} held-out, ${evalGeneral.length} generalisation (suite seed ${TASK_SEED}); ${SECONDS} s, eval every ${EVAL_EVERY}`,
 );
 

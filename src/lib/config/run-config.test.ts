@@ -98,6 +98,17 @@ describe('run config as stored JSON', () => {
   });
 });
 
+/** The hindsight settings of the older run below, where they stay in the groups. */
+const OLD_HINDSIGHT = {
+  samplesPerBatch: 0,
+  advantage: 2,
+  capacity: 500,
+  uniformFraction: 0.5,
+  maxAbsOutput: 100,
+  taskFraction: 0,
+  mutations: 1,
+};
+
 /** A flat run config, as runs were stored and links made before the groups (`pipeline/run-settings.ts`). */
 function oldFlatJson(): Record<string, unknown> {
   return {
@@ -126,15 +137,7 @@ function oldFlatJson(): Record<string, unknown> {
       valueWindow: 50,
       reviewFraction: 0.2,
       temperature: 1.5,
-      hindsight: {
-        samplesPerBatch: 0,
-        advantage: 2,
-        capacity: 500,
-        uniformFraction: 0.5,
-        maxAbsOutput: 100,
-        taskFraction: 0,
-        mutations: 1,
-      },
+      hindsight: OLD_HINDSIGHT,
       seed: 1, // the code config's own seed: the one seed is the run's
     },
     level: 'easy',
@@ -178,15 +181,7 @@ function oldFlatGrouped(): RunConfig {
       contextLength: 60,
     },
     replay: { mode: 'prioritized', capacity: 300, alpha: 0.5, beta0: 0.3, betaDraws: 100, epsilon: 0.02 },
-    hindsight: {
-      samplesPerBatch: 0,
-      advantage: 2,
-      capacity: 500,
-      uniformFraction: 0.5,
-      maxAbsOutput: 100,
-      taskFraction: 0,
-      mutations: 1,
-    },
+    hindsight: OLD_HINDSIGHT,
     pipeline: {
       workers: 2,
       eta: Infinity,
@@ -657,8 +652,8 @@ describe('every field of the run config is checked', () => {
         { rank: '4', alpha: 8 },
         /^policy\.lora\.rank must be an integer from 1 to 16, got "4"$/,
       ],
-      // Not an object: its rank is checked first, and there is none.
-      ['policy.lora', false, /^policy\.lora\.rank must be an integer from 1 to 16, got /],
+      // Not an object: refused as a whole before its fields are read.
+      ['policy.lora', false, /^policy\.lora must be null or \{ rank, alpha \}, got false$/],
       [
         'policy.startFrom',
         { runId: 'r', version: '3' },

@@ -205,7 +205,7 @@ export function withTaskKind(c: RunConfig, kind: TaskKind): RunConfig {
 export const MAX_SEED = 2 ** 31 - 1;
 
 /** A numeric field's allowed values: an integer or a number from `min` to `max` (`above`: min excluded). */
-interface NumberLimits {
+export interface NumberLimits {
   integer: boolean;
   min: number;
   max: number;
@@ -323,12 +323,13 @@ function checkNumberField(path: string, v: unknown, l: NumberLimits): void {
     v <= l.max &&
     (!l.integer || Number.isInteger(v));
   if (ok) return;
-  const range = l.integer
-    ? `an integer from ${l.min} to ${l.max}`
-    : l.above
-      ? `a number above ${l.min}, at most ${l.max}`
-      : `a number from ${l.min} to ${l.max}`;
-  throw new Error(`${path} must be ${range}, got ${shownNumber(v)}`);
+  throw new Error(`${path} must be ${rangeText(l)}, got ${shownNumber(v)}`);
+}
+
+/** What a numeric field may be, as messages and the Settings view say it. */
+export function rangeText(l: NumberLimits): string {
+  if (l.integer) return `an integer from ${l.min} to ${l.max}`;
+  return l.above ? `a number above ${l.min}, at most ${l.max}` : `a number from ${l.min} to ${l.max}`;
 }
 
 /** Throws with a readable message when `tasks` cannot be a run's own training tasks. */
@@ -358,6 +359,8 @@ export function validateRunConfig(c: RunConfig): void {
         `${path} must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}, got ${JSON.stringify(v) ?? 'nothing'}`,
       );
   }
+  if (c.policy.lora !== null && !isPlainObject(c.policy.lora))
+    throw new Error(`policy.lora must be null or { rank, alpha }, got ${shown(c.policy.lora)}`);
   for (const [path, limits] of Object.entries(RUN_CONFIG_LIMITS)) {
     if (path.startsWith('policy.lora.') && c.policy.lora === null) continue;
     checkNumberField(path, fieldAt(c, path), limits);
@@ -371,10 +374,6 @@ export function validateRunConfig(c: RunConfig): void {
     );
   if (c.pipeline.playLag > 0 && c.policy.lora !== null)
     throw new Error('pipeline.playLag plays older full versions: set policy.lora to null to use it');
-  if (!Number.isFinite(c.learner.lrHalfLife))
-    throw new Error(
-      `learner.lrHalfLife must be 0 (constant) or a number of versions, got ${shown(c.learner.lrHalfLife)}`,
-    );
   const valueWindow: unknown = c.task.valueWindow;
   if (!(
     valueWindow === 0 ||
@@ -397,8 +396,6 @@ export function validateRunConfig(c: RunConfig): void {
     throw new Error(
       `env.contextLength must be at most learner.contextLength, the batch length (${c.learner.contextLength}): an episode fills a row of a batch, got ${c.env.contextLength}`,
     );
-  if (c.policy.lora !== null && !isPlainObject(c.policy.lora))
-    throw new Error(`policy.lora must be null or { rank, alpha }, got ${shown(c.policy.lora)}`);
   checkStartFrom(c.policy.startFrom);
   validateRunTasks(c.task.suite, c.task.level);
   if (c.pipeline.slotsPerWorker * c.learner.groupSize > 32)
@@ -453,7 +450,7 @@ function checkStartFrom(from: unknown): void {
  */
 export function withField(c: RunConfig, path: string, text: string): RunConfig {
   const keys = path.split('.');
-  if (keys.some((k) => k === '') || fieldAt(c, path) === undefined || !hasPath(c, keys))
+  if (!hasPath(c, keys))
     throw new Error(`--set ${path}: there is no such field (the groups: ${Object.keys(c).join(', ')})`);
   const value = parseValue(text);
   let over: unknown = value;
