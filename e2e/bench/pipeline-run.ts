@@ -1,6 +1,6 @@
 import type { JSHandle } from 'playwright-core';
 import type { TimelineEvent } from '../../src/lib/pipeline/events.ts';
-import type { EvalPoint } from '../../src/lib/storage/records.ts';
+import type { EvalPoint } from '../../src/lib/pipeline/types.ts';
 import { lastQuarter, lateSuccess } from '../../src/lib/run/comparisons.ts';
 import {
   adoptionLatencies,

@@ -2,7 +2,6 @@ import { DEFAULT_ENV_CONFIG, type EnvConfig } from '../env/config';
 import { Curriculum, DEFAULT_CURRICULUM, type CurriculumConfig } from '../env/curriculum';
 import { HeldOutIndex } from '../env/decontaminate';
 import { LEVELS, type Task } from '../env/suite';
-import type { RunProgress } from '../storage/db';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../random';
@@ -16,7 +15,7 @@ import {
 import { gaeAdvantages, trajectoryBatch } from '../rl/trajectory';
 import type { JobSource } from './controller';
 import { learningValue, type JobClass } from './scheduler';
-import type { PlayedGroup } from './types';
+import type { PlayedGroup, RunProgress } from './types';
 
 /** Settings of a training run of the code-writing policy. */
 export interface CodeRunConfig {

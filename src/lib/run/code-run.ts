@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors';
 import { policyReset, settingsFromJson, validateSettings, type RunSettings } from '../pipeline/run-settings';
-import { replayFromRecords, resumeKeys } from '../pipeline/resume';
+import { replayFromRecords, resumeKeys } from '../storage/resume';
 import type { HoldControl, HoldView } from '../pipeline/hold';
 import type { StepReport } from '../pipeline/types';
 import type { LabDB } from '../storage/db';

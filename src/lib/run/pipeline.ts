@@ -7,13 +7,18 @@ import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '..
 import { pipelineConfigOf, settingsToJson, type RunSettings } from '../pipeline/run-settings';
 import { runHeldOutTasks, runTrainingTasks } from '../pipeline/run-tasks';
 import type { Lane } from '../pipeline/events';
-import type { EpisodeOutcome, PipelineTrainerPort, PlayedGroup, RolloutPort } from '../pipeline/types';
+import type {
+  EpisodeOutcome,
+  PipelineTrainerPort,
+  PlayedGroup,
+  RolloutPort,
+  RunProgress,
+} from '../pipeline/types';
 import type { TokenBatch } from '../rl/batch';
 import type { CustomTrainConfig } from '../rl/custom-config';
 import type { CustomBatch } from '../rl/custom-trainer';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
-import type { RunProgress } from '../storage/db';
 
 import { BUILT_IN_SEED } from '../env/suite-entries';
 
