@@ -11,7 +11,7 @@ import {
   stepThroughput,
   turnSpread,
   type TurnSpread,
-} from '../../src/lib/view/metrics.ts';
+} from '../../src/lib/stats/metrics.ts';
 import { defaultSettings, withTaskKind } from '../../src/lib/pipeline/run-settings.ts';
 import type { TaskKind } from '../../src/lib/env/suite.ts';
 import { CpuSampler } from './cpu.ts';
