@@ -1,4 +1,4 @@
-import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
+import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../custom/config';
 import type { CustomRunResult, RunRecord } from '../storage/db';
 import { deleteRun, setRunStatus } from '../storage/weights-store';
 import type { RunCatalog } from './catalog';

@@ -1,13 +1,13 @@
 import * as Comlink from 'comlink';
 import type { RolloutApi } from '../../../workers/rollout.worker';
 import type { TrainerApi } from '../../../workers/trainer.worker';
-import type { CustomEnvSpec } from '../env/custom';
+import type { CustomEnvSpec } from '../custom/env';
 import type { PipelineCounters } from '../pipeline/controller';
-import type { CustomTrajectory } from '../pipeline/custom-workload';
+import type { CustomTrajectory } from '../custom/workload';
 import type { Lane, TimelineEvent } from '../pipeline/events';
 import type { PipelineTrainerPort, RolloutPort, RunProgress } from '../pipeline/types';
-import type { CustomTrainConfig } from '../rl/custom-config';
-import type { CustomBatch } from '../rl/custom-trainer';
+import type { CustomTrainConfig } from '../custom/config';
+import type { CustomBatch } from '../custom/trainer';
 import { evictionNotice } from '../storage/quota';
 import { count } from '../plural';
 import type { PoolWorkload, RolloutHost } from './rollout-pool';

@@ -1,12 +1,12 @@
 import * as Comlink from 'comlink';
 import type { RolloutStats } from '../../../workers/rollout.worker';
-import type { CustomEnvSpec } from '../env/custom';
+import type { CustomEnvSpec } from '../custom/env';
 import { runCounters, type Pipeline } from '../pipeline/controller';
-import type { CustomTrajectory } from '../pipeline/custom-workload';
+import type { CustomTrajectory } from '../custom/workload';
 import { EventLog, now, type TimelineEvent } from '../pipeline/events';
 import type { WorkerPool } from '../pipeline/worker-pool';
-import { CUSTOM_BASELINE_EPISODES, CUSTOM_MEASURE_EPISODES } from '../rl/custom-config';
-import type { CustomBatch } from '../rl/custom-trainer';
+import { CUSTOM_BASELINE_EPISODES, CUSTOM_MEASURE_EPISODES } from '../custom/config';
+import type { CustomBatch } from '../custom/trainer';
 import type { CustomRunResult } from '../storage/db';
 import { errorMessage } from '../errors';
 import { failureSignal, settlesWithin } from './failure-signal';

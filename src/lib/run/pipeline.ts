@@ -3,7 +3,7 @@ import type { GeneratedTask } from '../env/families';
 import { builtInTasks } from '../env/task-kinds';
 import { CodeJobSource } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
-import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
+import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../custom/workload';
 import { pipelineConfigOf, settingsToJson, type RunSettings } from '../pipeline/run-settings';
 import { runHeldOutTasks, runTrainingTasks } from '../pipeline/run-tasks';
 import type { Lane } from '../pipeline/events';
@@ -15,8 +15,8 @@ import type {
   RunProgress,
 } from '../pipeline/types';
 import type { TokenBatch } from '../rl/batch';
-import type { CustomTrainConfig } from '../rl/custom-config';
-import type { CustomBatch } from '../rl/custom-trainer';
+import type { CustomTrainConfig } from '../custom/config';
+import type { CustomBatch } from '../custom/trainer';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
 

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import type { CustomEnv } from '../env/custom';
+import type { CustomEnv } from './env';
 import {
   initMlp,
   mlpCheckpoint,
@@ -14,10 +14,10 @@ import {
 import type { Params } from '../policy/model';
 import { pickMasked } from '../policy/sampler';
 import { packOptimizer, unpackTensors } from '../policy/weights';
-import type { StepMetrics } from './trainer';
-import type { CustomTrainConfig } from './custom-config';
-import { clipByGlobalNorm } from './losses';
-import { decoupledPpoLoss } from './ppo';
+import type { StepMetrics } from '../rl/trainer';
+import type { CustomTrainConfig } from './config';
+import { clipByGlobalNorm } from '../rl/losses';
+import { decoupledPpoLoss } from '../rl/ppo';
 import { Rng } from '../random';
 
 /** One episode of a custom environment. */

@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { customBatch } from '../pipeline/custom-workload';
+import { customBatch } from './workload';
 import { mlpLogits, type MlpSnapshot } from '../policy/mlp';
-import { DEFAULT_CUSTOM_TRAIN } from './custom-config';
-import { MlpLearner } from './custom-trainer';
-import { fakeTrajectory as traj } from '../pipeline/custom-fixture';
+import { DEFAULT_CUSTOM_TRAIN } from './config';
+import { MlpLearner } from './trainer';
+import { fakeTrajectory as traj } from './fixture';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
