@@ -10,6 +10,7 @@ import { statusOf, TrainerLease, type TrainerStatus } from '../run/trainer-lease
 import { WorkerCrashed, WorkerTerminated } from '../bridge/worker-errors';
 
 export { statusOf, type TrainerStatus } from '../run/trainer-lease';
+export { choiceTitle } from '../policy/backend-choice';
 
 /** The trainer as the run layer holds it. */
 export type PageTrainerLease = TrainerLease<TrainerBridge['api'], TrainerInfo, BackendName>;
