@@ -1,7 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
 import { advise, advisorInput } from '../src/lib/view/advisor.ts';
-import { overlapMs } from '../src/lib/view/metrics.ts';
+import { overlapMs } from '../src/lib/stats/metrics.ts';
 import { maxVersionsInFlight } from '../src/lib/view/timeline-view.ts';
 import { generateTasks } from '../src/lib/env/families.ts';
 import { count } from '../src/lib/plural.ts';

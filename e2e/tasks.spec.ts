@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { TimelineEvent } from '../src/lib/pipeline/events.ts';
-import { overlapMs } from '../src/lib/view/metrics.ts';
+import { overlapMs } from '../src/lib/stats/metrics.ts';
 import { MARKS, maxVersionsInFlight, type MarkKind } from '../src/lib/view/timeline-view.ts';
 import { onLab } from './support/lab';
 import { expectNoSidewaysScroll, keepWorkers, terminateWorker } from './support/page';

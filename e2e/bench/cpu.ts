@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { CpuSample } from '../../src/lib/view/metrics.ts';
+import type { CpuSample } from '../../src/lib/stats/metrics.ts';
 
 /** Busy and total jiffies of all cores together, from the first line of /proc/stat. */
 function readTotals(): { busy: number; total: number } {

@@ -1,6 +1,6 @@
 import type { JSHandle } from 'playwright-core';
 import type { TimelineEvent } from '../../src/lib/pipeline/events.ts';
-import type { EvalPoint } from '../../src/lib/storage/records.ts';
+import type { EvalPoint } from '../../src/lib/pipeline/types.ts';
 import { lastQuarter, lateSuccess } from '../../src/lib/run/comparisons.ts';
 import {
   adoptionLatencies,
@@ -11,7 +11,7 @@ import {
   stepThroughput,
   turnSpread,
   type TurnSpread,
-} from '../../src/lib/view/metrics.ts';
+} from '../../src/lib/stats/metrics.ts';
 import { defaultRunConfig, withTaskKind, type RunOverrides } from '../../src/lib/config/run-config.ts';
 import type { TaskKind } from '../../src/lib/env/suite.ts';
 import { CpuSampler } from './cpu.ts';

@@ -1,17 +1,17 @@
 import * as Comlink from 'comlink';
 import { errorMessage } from '../../src/lib/errors';
-import { CustomEnv, type CustomEnvSpec } from '../../src/lib/env/custom';
+import { CustomEnv, type CustomEnvSpec } from '../../src/lib/custom/env';
 import { snapshotFromCheckpoint, type MlpCheckpoint } from '../../src/lib/policy/mlp';
-import { playCustomGroup, type AdoptedPolicy } from '../../src/lib/rollout/custom-rollout';
+import { playCustomGroup, type AdoptedPolicy } from '../../src/lib/custom/rollout';
 import { emptyEngineStats } from '../../src/lib/rollout/rollout-engine-types';
-import { customGroup, type CustomTrajectory } from '../../src/lib/pipeline/custom-workload';
+import { customGroup, type CustomTrajectory } from '../../src/lib/custom/workload';
 import { now, type Lane } from '../../src/lib/pipeline/events';
 import { isMlpAnnounce, isVersionAnnounce, PARAMS_CHANNEL } from '../../src/lib/pipeline/params-channel';
 import type { PlayedGroup, RolloutJob } from '../../src/lib/pipeline/types';
-import { CUSTOM_BASELINE_EPISODES } from '../../src/lib/rl/custom-config';
-import { randomReturn, snapshotReturn, type OnEpisode } from '../../src/lib/rl/custom-trainer';
+import { CUSTOM_BASELINE_EPISODES } from '../../src/lib/custom/config';
+import { randomReturn, snapshotReturn, type OnEpisode } from '../../src/lib/custom/trainer';
 import { Rng } from '../../src/lib/random';
-import { QuickJSSession, SessionError } from '../../src/lib/sandbox/session';
+import { QuickJSSession, SessionError } from '../../src/lib/custom/quickjs-session';
 import { isMlpRecord, newestRecord } from '../../src/lib/storage/weights-store';
 import type { RolloutContext } from './context';
 

@@ -2,10 +2,9 @@ import { metricNumbers } from '../../src/lib/policy/metrics';
 import type { MlpArgs } from '../../src/lib/policy/mlp';
 import { now } from '../../src/lib/pipeline/events';
 import { PARAMS_CHANNEL, type VersionAnnounce } from '../../src/lib/pipeline/params-channel';
-import type { TrainOutcome } from '../../src/lib/pipeline/types';
-import type { CustomTrainConfig } from '../../src/lib/rl/custom-config';
-import { MlpLearner, type CustomBatch } from '../../src/lib/rl/custom-trainer';
-import type { RunProgress } from '../../src/lib/storage/db';
+import type { TrainOutcome, RunProgress } from '../../src/lib/pipeline/types';
+import type { CustomTrainConfig } from '../../src/lib/custom/config';
+import { MlpLearner, type CustomBatch } from '../../src/lib/custom/trainer';
 import { withEviction } from '../../src/lib/storage/quota';
 import {
   ensureRun,

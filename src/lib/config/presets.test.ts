@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG } from '../env/config';
-import { kindOf } from '../env/suite';
-import { builtInTasks } from '../env/task-kinds';
-import { pipelineConfigOf } from '../pipeline/code-workload';
-import { runEvaluationTasks } from '../pipeline/run-tasks';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
 import { DEFAULT_HINDSIGHT } from '../rl/hindsight';
-import { BUILT_IN_SEED, jobSourceOf } from '../run/pipeline';
 import { applyPreset, presetOf, PRESETS, STALENESS_LEGS, switchTaskKind } from './presets';
 import { defaultRunConfig, validateRunConfig, withOverrides } from './run-config';
 
@@ -51,29 +46,6 @@ describe('teaching presets', () => {
     const synced = applyPreset(held, preset('sync'));
     expect([synced.pipeline.eta, synced.pipeline.playLag, presetOf(synced)?.id]).toEqual([0, 0, 'sync']);
     expect(() => validateRunConfig(applyPreset(held, preset('async')))).not.toThrow();
-  });
-
-  it('"Learn to use the sandbox" trains on tool-use tasks: their environment, their evaluation, no relabelling', () => {
-    const s = applyPreset(withOverrides(defaultRunConfig(), { seed: 5 }), preset('tooluse'));
-    expect(s.task.kind).toBe('tooluse');
-    expect(s.env).toEqual(TOOLUSE_ENV_CONFIG);
-    expect(pipelineConfigOf(s).env).toEqual(TOOLUSE_ENV_CONFIG); // what every rollout job plays with
-    expect(s.hindsight.samplesPerBatch).toBe(0);
-    expect(s.hindsight.taskFraction).toBe(0);
-    expect(s.seed).toBe(5);
-    // The job source of a run started with it poses tool-use tasks (one example shown, tests to run).
-    const source = jobSourceOf(s, undefined);
-    for (let i = 0; i < 20; i++) {
-      const { task } = source.nextTask();
-      expect(kindOf(task)).toBe('tooluse');
-      expect(task.examples).toHaveLength(1);
-      expect(task.tests?.length).toBeGreaterThan(0);
-    }
-    // Its evaluations score tool-use tasks, held-out and generalisation ones included.
-    const evalTasks = runEvaluationTasks(s.task, builtInTasks(s.task.kind, BUILT_IN_SEED), 'easy');
-    expect(evalTasks.some((t) => t.heldOut)).toBe(true);
-    expect(evalTasks.every((t) => kindOf(t) === 'tooluse')).toBe(true);
-    expect(presetOf(s)?.id).toBe('tooluse');
   });
 
   it('going back from tool use to another preset brings back the examples kind, its environment and hindsight', () => {

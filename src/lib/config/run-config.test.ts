@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { CodeJobSource } from '../pipeline/code-workload';
 import { applyPreset, PRESETS } from './presets';
 import {
   defaultRunConfig,
@@ -92,9 +91,6 @@ describe('run config as stored JSON', () => {
     expect(back.hindsight.taskFraction).toBe(base.hindsight.taskFraction);
     expect(back.storage).toEqual(base.storage);
     expect(() => validateRunConfig(back)).not.toThrow();
-    // The config starts a job source (which validates hindsight) as it is.
-    const task = { id: 't', level: 'easy' as const, examples: [], hidden: [] };
-    expect(() => new CodeJobSource([task], back)).not.toThrow();
   });
 });
 
@@ -109,7 +105,7 @@ const OLD_HINDSIGHT = {
   mutations: 1,
 };
 
-/** A flat run config, as runs were stored and links made before the groups (`pipeline/run-settings.ts`). */
+/** A flat run config, as runs were stored and links made before the groups. */
 function oldFlatJson(): Record<string, unknown> {
   return {
     workers: 2,

@@ -3,7 +3,13 @@ import type { Task } from '../env/suite';
 import { VOCAB_SIZE } from '../env/vocab';
 import type { Relabelled } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
-import { defaultRunConfig, withOverrides, type RunOverrides } from '../config/run-config';
+import {
+  defaultRunConfig,
+  runConfigFromJson,
+  runConfigToJson,
+  withOverrides,
+  type RunOverrides,
+} from '../config/run-config';
 import { scheduledRate } from '../rl/learner-config';
 import { CodeJobSource } from './code-workload';
 import type { PlayedGroup } from './types';
@@ -62,6 +68,17 @@ const config = (overrides: RunOverrides = {}) => withOverrides(defaultRunConfig(
 const DEFAULTS = defaultRunConfig();
 
 describe('CodeJobSource', () => {
+  it('starts from a stored config that lacks fields (hindsight’s among them), as read back', () => {
+    const json = JSON.parse(JSON.stringify(runConfigToJson(defaultRunConfig()))) as {
+      hindsight: Record<string, unknown>;
+      storage?: unknown;
+    };
+    delete json.hindsight.taskFraction;
+    delete json.storage;
+    const back = runConfigFromJson(json as unknown as Record<string, unknown>);
+    expect(() => new CodeJobSource(TASKS, back)).not.toThrow();
+  });
+
   it('draws from the curriculum level, and promotes when the level is solved', () => {
     const src = new CodeJobSource(
       TASKS,

@@ -1,7 +1,6 @@
 import { Curriculum } from '../env/curriculum';
 import { HeldOutIndex } from '../env/decontaminate';
 import { LEVELS, type Task } from '../env/suite';
-import type { RunProgress } from '../storage/db';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../random';
@@ -10,7 +9,7 @@ import { defaultRunConfig, type RunConfig } from '../config/run-config';
 import { gaeAdvantages, trajectoryBatch } from '../rl/trajectory';
 import type { JobSource, PipelineConfig } from './controller';
 import { learningValue, type JobClass } from './scheduler';
-import type { PlayedGroup } from './types';
+import type { PlayedGroup, RunProgress } from './types';
 
 /** The pipeline a run of this config drives: its batches, hindsight, env and scheduling. */
 export function pipelineConfigOf(c: RunConfig): PipelineConfig {

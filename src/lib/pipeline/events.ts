@@ -1,5 +1,43 @@
-export type { EventKind, Lane, TimelineEvent } from '../storage/records';
-import type { TimelineEvent } from '../storage/records';
+/** Swim lane of the timeline an event belongs to (DESIGN §9). */
+export type Lane = 'trainer' | 'store' | `rollout-${number}` | 'controller' | 'sandbox';
+
+/** What happened in a span or at an instant (t0 === t1). */
+export type EventKind =
+  | 'init'
+  | 'generate'
+  | 'sandbox'
+  | 'episode'
+  | 'train-step'
+  | 'publish'
+  | 'adopt'
+  | 'interrupt'
+  | 'stale-drop'
+  | 'preempt'
+  | 'wait'
+  | 'load'
+  | 'error'
+  /** Stored data deleted to make room (a full storage quota, or retention). */
+  | 'evict'
+  /** A crashed or hung worker was replaced, or the trainer restarted from the store. */
+  | 'restart'
+  /** Work lost to a fault, put back in the queue. */
+  | 'requeue';
+
+/** One timeline event. Times are epoch milliseconds, comparable across threads. */
+export interface TimelineEvent {
+  lane: Lane;
+  kind: EventKind;
+  t0: number;
+  t1: number;
+  /** Policy version the work ran with, or −1 when none applies. */
+  version: number;
+  meta?: Record<string, string | number | boolean>;
+  /**
+   * Sandbox calls inside the span, ms after t0 (whole ms, ascending): each `<run>` and `<submit>`
+   * of an episode group's episodes. On the group's own event, so that a call adds no event.
+   */
+  calls?: number[];
+}
 
 /** Epoch milliseconds with sub-millisecond precision; the same clock in every worker. */
 export function now(): number {

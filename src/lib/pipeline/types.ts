@@ -1,6 +1,7 @@
 import type { EnvConfig } from '../env/config';
+import type { CurriculumSnapshot } from '../env/curriculum';
 import type { TurnRecord } from '../env/episode';
-import type { Task } from '../env/suite';
+import type { Level, Task } from '../env/suite';
 import type { StepMetrics } from '../policy/metrics';
 import type { TokenBatch } from '../rl/batch';
 import type { Relabelled } from '../rl/hindsight';
@@ -95,4 +96,66 @@ export interface PipelineTrainerPort<B = TokenBatch> {
   trainAndPublish(batch: B, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome>;
 }
 
-export type { EvalPoint, StepReport } from '../storage/records';
+/** One training step as the page charts it. */
+export interface StepReport {
+  /** Version published by this step. */
+  version: number;
+  /** Episodes trained on. */
+  episodes: number;
+  meanReturn: number;
+  success: number;
+  /** Trainer version minus the oldest token version, per trained group. */
+  staleness: number[];
+  loss: number;
+  metrics: StepMetrics;
+  /** Trainer idle before this step (waiting for data: the rollout phase when η = 0), ms. */
+  waitMs: number;
+  /** Training and publishing, ms. */
+  trainMs: number;
+  /** Epoch ms the step finished. */
+  at: number;
+}
+
+/** Greedy success of a published version, measured during a run. */
+export interface EvalPoint {
+  /** Version evaluated. */
+  iteration: number;
+  /** Seconds since the run (or its resumed session) started. */
+  seconds: number;
+  /** Episodes generated so far. */
+  episodes: number;
+  /** Level evaluated (the training level, or every level with the curriculum off). */
+  level: Level | 'all';
+  /** The run's own suite its training tasks came from (all of it evaluated), or null for the built-in tasks. */
+  suite: string | null;
+  successTrain: number;
+  successHeldOut: number | null;
+  /**
+   * Greedy success on the generalisation suite's tasks of the level; null when none was scored,
+   * absent in points stored before the suite existed.
+   */
+  successGeneralisation?: number | null;
+  /** Mean episode reward of greedy play on the level's training tasks. */
+  meanRewardTrain: number;
+  /**
+   * A tool-use run's held-out figures (DESIGN §3.1): greedy success when made to submit at the
+   * first turn, the share of solved episodes that used `<run>` (null: none solved), mean turns.
+   */
+  toolUse?: { successOneTurn: number | null; solvedWithRun: number | null; meanTurns: number };
+}
+
+/** What a resumed run needs besides its weights and unconsumed trajectories. */
+export interface RunProgress {
+  /** Curriculum level index and the newest results of each task of that level. */
+  curriculum?: CurriculumSnapshot;
+  /** Per-task record of the scheduler's learning value: [attempts, successes], recency-weighted. */
+  taskRecords?: Record<string, [number, number]>;
+  /** The pipeline's counters over all the run's sessions (episodes generated and trained, drops, …). */
+  counters?: Record<string, number>;
+  /** Wall seconds the run has trained, over all its sessions. */
+  seconds?: number;
+  /** The next job id the pipeline gives: a resumed run's new jobs never reuse one. */
+  nextJobId?: number;
+  /** The next seq (trajectory key) the pipeline gives; a resumed run's new episodes go on from it. */
+  nextSeq?: number;
+}

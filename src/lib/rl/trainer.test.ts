@@ -68,3 +68,25 @@ describe('a training step whose loss or gradient is not finite', () => {
     30_000,
   );
 });
+
+/** A wider model than `args`, for the imitation check. */
+const small: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 16, dModel: 32, dMlp: 64 };
+
+describe('PolicyTrainer', () => {
+  it('moves the weights, leaks no tensors, and lowers the imitation loss against its own start', async () => {
+    const trainer = new PolicyTrainer(small, { ...DEFAULT_TRAINER_CONFIG, learningRate: 1e-2 });
+    const batch = imitationBatch(8, small.contextLength, 3);
+    const before = await trainer.fingerprint();
+    const first = await trainer.trainStep(batch);
+    const tensorsAfterFirst = tf.memory().numTensors;
+    let last = first;
+    for (let i = 0; i < 25; i++) last = await trainer.trainStep(batch);
+    expect(tf.memory().numTensors).toBe(tensorsAfterFirst);
+    const after = await trainer.fingerprint();
+    expect(after).not.toEqual(before);
+    expect(Number.isFinite(first.loss)).toBe(true);
+    expect(first.gradNorm).toBeGreaterThan(0);
+    expect(last.pgLoss).toBeLessThan(first.pgLoss * 0.7);
+    trainer.dispose();
+  });
+});

@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors';
 import { runConfigFromJson, validateRunConfig, type RunConfig } from '../config/run-config';
-import { replayFromRecords, resumeKeys } from '../pipeline/resume';
+import { replayFromRecords, resumeKeys } from '../storage/resume';
 import type { HoldControl, HoldView } from '../pipeline/hold';
 import type { StepReport } from '../pipeline/types';
 import type { LabDB } from '../storage/db';

@@ -1,9 +1,10 @@
-import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
-import type { CustomRunResult, RunProgress, RunRecord } from '../storage/db';
+import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../custom/config';
+import type { CustomRunResult, RunRecord } from '../storage/db';
 import { deleteRun, setRunStatus } from '../storage/weights-store';
 import type { RunCatalog } from './catalog';
 
 export { trainingLock } from './catalog';
+import type { RunProgress } from '../pipeline/types';
 
 // The custom kind's records (runs of kind 'custom'): the trainings table's rows, a resume as
 // stored, and how a training's end is stored. Listing, deletion and locks are the catalog's

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { CustomRunJoin, RolloutStats } from '../../../workers/rollout.worker';
-import { fakeTrajectory } from '../pipeline/custom-fixture';
+import { fakeTrajectory } from '../custom/fixture';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
-import { CUSTOM_TASK, customGroup } from '../pipeline/custom-workload';
+import { CUSTOM_TASK, customGroup } from '../custom/workload';
 import { emptyCounters } from '../pipeline/controller-types';
 import type { TimelineEvent } from '../pipeline/events';
 import type { RolloutJob } from '../pipeline/types';
-import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
-import type { CustomBatch } from '../rl/custom-trainer';
+import { DEFAULT_CUSTOM_TRAIN } from '../custom/config';
+import type { CustomBatch } from '../custom/trainer';
 import { storedStepMetrics } from '../policy/metrics';
 import {
   countersOf,

@@ -1,12 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { METRICS } from '../pipeline/controller.fakes';
-import type { CustomEnvSpec } from '../env/custom';
-import { fakeTrajectory } from '../pipeline/custom-fixture';
-import { customGroup, type CustomTrajectory } from '../pipeline/custom-workload';
+import type { CustomEnvSpec } from '../custom/env';
+import { fakeTrajectory } from '../custom/fixture';
+import { customGroup, type CustomTrajectory } from '../custom/workload';
 import { now, type TimelineEvent } from '../pipeline/events';
 import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 import type { MlpSnapshot } from '../policy/mlp';
-import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
+import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../custom/config';
 import type { CustomRunResult } from '../storage/db';
 import type { CustomEnd, CustomRunStore, ResumeStart } from './custom-catalog';
 import type { RolloutStats } from '../../../workers/rollout.worker';

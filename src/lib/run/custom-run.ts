@@ -1,9 +1,9 @@
 import { errorMessage } from '../errors';
-import type { CustomEnvSpec } from '../env/custom';
+import type { CustomEnvSpec } from '../custom/env';
 import type { PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
 import type { StepReport } from '../pipeline/types';
-import { CUSTOM_BASELINE_EPISODES, validateCustomTrain, type CustomTrainConfig } from '../rl/custom-config';
+import { CUSTOM_BASELINE_EPISODES, validateCustomTrain, type CustomTrainConfig } from '../custom/config';
 import { settlesWithin } from './failure-signal';
 import type { ResumeStart } from './custom-catalog';
 import type { CustomTrainerApi } from './custom-ports';

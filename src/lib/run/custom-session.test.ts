@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { TimelineEvent } from '../pipeline/events';
-import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
+import { DEFAULT_CUSTOM_TRAIN } from '../custom/config';
 import type { CustomRunEvent, CustomTrainerPort } from './custom-run';
 import { CustomSession, MEASURER_NAME, STOPPED_NOW, type CustomRolloutWorker } from './custom-session';
 

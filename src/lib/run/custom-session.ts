@@ -1,13 +1,13 @@
 import * as Comlink from 'comlink';
 import type { RolloutStats } from '../../../workers/rollout.worker';
-import type { CustomEnvSpec } from '../env/custom';
+import type { CustomEnvSpec } from '../custom/env';
 import { runCounters, type Pipeline } from '../pipeline/controller';
-import type { CustomTrajectory } from '../pipeline/custom-workload';
+import type { CustomTrajectory } from '../custom/workload';
 import { EventLog, now, type TimelineEvent } from '../pipeline/events';
 import type { WorkerPool } from '../pipeline/worker-pool';
-import { CUSTOM_BASELINE_EPISODES, CUSTOM_MEASURE_EPISODES } from '../rl/custom-config';
-import type { CustomBatch } from '../rl/custom-trainer';
-import type { CustomRunResult, RunProgress } from '../storage/db';
+import { CUSTOM_BASELINE_EPISODES, CUSTOM_MEASURE_EPISODES } from '../custom/config';
+import type { CustomBatch } from '../custom/trainer';
+import type { CustomRunResult } from '../storage/db';
 import { errorMessage } from '../errors';
 import { failureSignal, settlesWithin } from './failure-signal';
 import type { CustomRunStore } from './custom-catalog';
@@ -25,6 +25,7 @@ import {
 import type { CustomRunEvent, CustomStart, CustomTrainerPort } from './custom-run';
 import { assemblePipeline } from './pipeline';
 import { rolloutPool, type PooledRollout, type RolloutHost } from './rollout-pool';
+import type { RunProgress } from '../pipeline/types';
 
 /** What a setup step gives when Stop came first. */
 const STOPPED = Symbol('stopped');

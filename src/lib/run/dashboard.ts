@@ -1,10 +1,21 @@
 import type { RolloutStats } from '../../../workers/rollout.worker';
-import type { AdvisorSetup } from '../view/advisor';
 import type { Pipeline, PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
-import { adoptionLatencies, percentile, policyLag, type PolicyLag, type StepLag } from '../view/metrics';
+import { adoptionLatencies, percentile, policyLag, type PolicyLag, type StepLag } from '../stats/metrics';
 import type { FaultRecord } from '../pipeline/worker-pool';
 import type { PipelineSession } from './session';
+
+/** The run's own settings the advisor reads, and the machine's cores. */
+export interface AdvisorSetup {
+  /** Staleness bound η (Infinity: unbounded). */
+  eta: number;
+  /** Rollout workers of the run. */
+  workers: number;
+  /** Logical cores of the machine (`navigator.hardwareConcurrency`). */
+  cores: number;
+  /** Groups (tasks) per training batch: B. */
+  batchGroups: number;
+}
 
 /** Figures of the live dashboard beside the timeline. */
 export interface Dashboard {

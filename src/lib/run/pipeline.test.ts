@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { generateTasks } from '../env/families';
-import { fakeTrajectory } from '../pipeline/custom-fixture';
-import { CustomJobSource, customGroup, type CustomTrajectory } from '../pipeline/custom-workload';
+import { fakeTrajectory } from '../custom/fixture';
+import { CustomJobSource, customGroup, type CustomTrajectory } from '../custom/workload';
 import { defaultRunConfig, withOverrides } from '../config/run-config';
 import type { RolloutPort, StepReport } from '../pipeline/types';
 import { storedStepMetrics } from '../policy/metrics';
-import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
-import type { CustomBatch } from '../rl/custom-trainer';
+import { DEFAULT_CUSTOM_TRAIN } from '../custom/config';
+import type { CustomBatch } from '../custom/trainer';
 import { instantRollout, instantTrainer } from './fakes';
 import { assemblePipeline, BUILT_IN_SEED, jobSourceOf, newRunId, runInit } from './pipeline';
 

@@ -3,17 +3,22 @@ import type { GeneratedTask } from '../env/families';
 import { builtInTasks } from '../env/task-kinds';
 import { CodeJobSource, pipelineConfigOf } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
-import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../pipeline/custom-workload';
+import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../custom/workload';
 import { runConfigToJson, type RunConfig } from '../config/run-config';
 import { runHeldOutTasks, runTrainingTasks } from '../pipeline/run-tasks';
 import type { Lane } from '../pipeline/events';
-import type { EpisodeOutcome, PipelineTrainerPort, PlayedGroup, RolloutPort } from '../pipeline/types';
+import type {
+  EpisodeOutcome,
+  PipelineTrainerPort,
+  PlayedGroup,
+  RolloutPort,
+  RunProgress,
+} from '../pipeline/types';
 import type { TokenBatch } from '../rl/batch';
-import type { CustomTrainConfig } from '../rl/custom-config';
-import type { CustomBatch } from '../rl/custom-trainer';
+import type { CustomTrainConfig } from '../custom/config';
+import type { CustomBatch } from '../custom/trainer';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
-import type { RunProgress } from '../storage/db';
 
 import { BUILT_IN_SEED } from '../env/suite-entries';
 

@@ -9,10 +9,15 @@ import { runCounters, type Pipeline } from '../pipeline/controller';
 import { EventLog, now, type Lane, type TimelineEvent } from '../pipeline/events';
 import type { HoldView } from '../pipeline/hold';
 import type { RunConfig } from '../config/run-config';
-import type { PipelineTrainerPort, PlayedGroup, RolloutJob, StepReport } from '../pipeline/types';
+import type {
+  PipelineTrainerPort,
+  PlayedGroup,
+  RolloutJob,
+  StepReport,
+  RunProgress,
+} from '../pipeline/types';
 import type { FaultRecord, WorkerPool } from '../pipeline/worker-pool';
 import type { TokenBatch } from '../rl/batch';
-import type { RunProgress } from '../storage/db';
 import { evictionNotice } from '../storage/quota';
 import { WorkerTimeout } from '../bridge/worker-errors';
 import { assemblePipeline, runInit, type Restored } from './pipeline';

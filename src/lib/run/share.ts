@@ -1,7 +1,7 @@
 import { shareUrl } from '../config/share-link';
 import { validateRunConfig, type RunConfig } from '../config/run-config';
 
-/** A link to the page at `base` with `settings` (`pipeline/share.ts`); throws for settings a run would refuse. */
+/** A link to the page at `base` with `settings` (`config/share-link.ts`); throws for settings a run would refuse. */
 export async function shareLinkFor(base: string, settings: RunConfig): Promise<string> {
   validateRunConfig(settings);
   return shareUrl(base, settings);

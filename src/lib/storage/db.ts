@@ -1,11 +1,11 @@
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import type { CurriculumSnapshot } from '../env/curriculum';
 import type { TaskSuite } from '../env/suite';
 import type { MlpCheckpoint } from '../policy/mlp';
 import type { Checkpoint } from '../policy/weights';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
-import type { EvalPoint, StepReport, TimelineEvent } from './records';
+import type { TimelineEvent } from '../pipeline/events';
+import type { EvalPoint, RunProgress, StepReport } from '../pipeline/types';
 
 /** Lifecycle of a training run. */
 export type RunStatus = 'created' | 'running' | 'paused' | 'finished' | 'failed';
@@ -45,22 +45,6 @@ export interface CustomRunResult {
   untrainedReturn?: number;
   /** Mean return of the newest version, greedy (absent until the training is measured at its end). */
   trainedReturn?: number;
-}
-
-/** What a resumed run needs besides its weights and unconsumed trajectories. */
-export interface RunProgress {
-  /** Curriculum level index and the newest results of each task of that level. */
-  curriculum?: CurriculumSnapshot;
-  /** Per-task record of the scheduler's learning value: [attempts, successes], recency-weighted. */
-  taskRecords?: Record<string, [number, number]>;
-  /** The pipeline's counters over all the run's sessions (episodes generated and trained, drops, …). */
-  counters?: Record<string, number>;
-  /** Wall seconds the run has trained, over all its sessions. */
-  seconds?: number;
-  /** The next job id the pipeline gives: a resumed run's new jobs never reuse one. */
-  nextJobId?: number;
-  /** The next seq (trajectory key) the pipeline gives; a resumed run's new episodes go on from it. */
-  nextSeq?: number;
 }
 
 /** One finished episode in the replay buffer (DESIGN §7 `trajectories`, key [runId, seq]). */

@@ -1,5 +1,6 @@
 import { errorMessage } from '../errors';
-import type { EvalPoint, StepReport, TimelineEvent } from './records';
+import type { TimelineEvent } from '../pipeline/events';
+import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { HindsightSnapshot } from '../rl/hindsight';
 import type { LabDB } from './db';
 import { withEviction, type Eviction } from './quota';

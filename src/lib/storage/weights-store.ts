@@ -1,6 +1,7 @@
 import type { Checkpoint } from '../policy/weights';
 import { retentionSchedule, survives } from './retention';
-import type { CustomRunResult, LabDB, MlpWeightsRecord, RunProgress, RunRecord, WeightsRecord } from './db';
+import type { CustomRunResult, LabDB, MlpWeightsRecord, RunRecord, WeightsRecord } from './db';
+import type { RunProgress } from '../pipeline/types';
 
 /** True for a version of a custom environment's MLP (not of the code-writing policy). */
 export function isMlpRecord(r: WeightsRecord | MlpWeightsRecord): r is MlpWeightsRecord {

@@ -1,10 +1,10 @@
 import { errorMessage } from '../errors';
 import { RolloutBridge } from '../bridge/rollout-bridge';
-import { CARTPOLE_JS } from '../env/custom';
+import { CARTPOLE_JS } from '../custom/env';
 import type { PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
 import type { StepReport } from '../pipeline/types';
-import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../rl/custom-config';
+import { DEFAULT_CUSTOM_TRAIN, type CustomTrainConfig } from '../custom/config';
 import type { PageStorage } from '../run/browser';
 import { CUSTOM_RUNS, RunCatalog } from '../run/catalog';
 import { customRunStore, customTrainings, resumeStartOf, type CustomTraining } from '../run/custom-catalog';

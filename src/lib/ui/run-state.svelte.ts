@@ -31,7 +31,22 @@ import { RunSettingsState } from './run-settings-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
 export type { Comparison, Dashboard, EvalPoint, Leg, RunListEntry, RunOptions };
-export { howLabel, loraLabel, resumable, trainsLabel } from '../run/labels';
+export {
+  howLabel,
+  loraLabel,
+  resumable,
+  startFromOf,
+  startFromValue,
+  storedStart,
+  trainsLabel,
+} from '../run/labels';
+// What the settings and metrics panels show of the layers below: evaluated tasks, the model's
+// size and bases, what storage keeps of a run.
+export { EVAL_TRAINING_TASKS } from '../pipeline/run-tasks';
+export { DEFAULT_MODEL_ARGS } from '../policy/config';
+export { BUILT_IN_BASES } from '../policy/bases';
+export { EVENTS_KEPT, POINTS_KEPT } from '../storage/history-store';
+export { modelParameterCount, retentionSchedule, versionStorage } from '../storage/retention';
 export { raceEtas, RACE_SAMPLES, SWEEP_ETAS, SWEEP_LOSSES, SWEEP_SAMPLES };
 
 /**

@@ -24,6 +24,7 @@ import { count } from '../plural';
 import { DRAFTS } from './draft';
 import { TasksWorker, WorkerEnded } from './tasks-worker';
 
+export type { AgentName };
 export {
   BUILT_IN_NAME,
   BUILT_IN_SEED,

@@ -11,6 +11,7 @@ import { WorkerCrashed, WorkerTerminated } from '../bridge/worker-errors';
 import { DEFAULT_TRAINER_CONFIG } from '../rl/learner-config';
 
 export { statusOf, type TrainerStatus } from '../run/trainer-lease';
+export { choiceTitle } from '../policy/backend-choice';
 
 /** The trainer as the run layer holds it. */
 export type PageTrainerLease = TrainerLease<TrainerBridge['api'], TrainerInfo, BackendName>;

@@ -2,18 +2,7 @@
  * The bottleneck advisor (DESIGN §6): reads the pipeline's figures and says which side bounds the
  * run — the trainer or the rollouts — and what to change. Pure: the page feeds it the dashboard.
  */
-
-/** The run's own settings the advisor reads, and the machine's cores. */
-export interface AdvisorSetup {
-  /** Staleness bound η (Infinity: unbounded). */
-  eta: number;
-  /** Rollout workers of the run. */
-  workers: number;
-  /** Logical cores of the machine (`navigator.hardwareConcurrency`). */
-  cores: number;
-  /** Groups (tasks) per training batch: B. */
-  batchGroups: number;
-}
+import type { AdvisorSetup } from '../run/dashboard';
 
 /** The figures the advisor reads (the live dashboard's, and the run's settings). */
 export interface AdvisorInput extends AdvisorSetup {

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EventKind, Lane, TimelineEvent } from '../pipeline/events';
-import {
-  legStrip,
-  legWords,
-  raceStrips,
-  raceWords,
-  stripLabel,
-  STRIP_EVENTS_KEPT,
-  type LegStrip,
-  type StripView,
-} from './race-strips';
+import { legStrip, type LegStrip } from '../stats/leg-strip';
+import { legWords, raceStrips, raceWords, stripLabel, type StripView } from './race-strips';
 
 const ev = (lane: Lane, kind: EventKind, t0: number, t1: number, version = 0): TimelineEvent => ({
   lane,
@@ -28,25 +20,6 @@ const syncLeg = (at: number): TimelineEvent[] => [
   ev('rollout-0', 'generate', at + 3000, at + 5000),
   ev('trainer', 'train-step', at + 5000, at + 6000),
 ];
-
-describe('legStrip', () => {
-  it('keeps the trainer and rollout lanes of a leg, from its first to its last event', () => {
-    const strip = legStrip(syncLeg(10_000));
-    expect(strip?.origin).toBe(10_000);
-    expect(strip?.end).toBe(16_000);
-    expect(strip?.events.map((e) => e.lane)).toEqual(['rollout-0', 'trainer', 'rollout-0', 'trainer']);
-    expect(legStrip([ev('store', 'publish', 1, 1)])).toBeNull();
-  });
-
-  it('keeps at most the newest events of a long leg', () => {
-    const many = Array.from({ length: STRIP_EVENTS_KEPT + 5 }, (_, i) =>
-      ev('trainer', 'train-step', i, i + 1),
-    );
-    const strip = legStrip(many);
-    expect(strip?.events).toHaveLength(STRIP_EVENTS_KEPT);
-    expect(strip?.origin).toBe(5);
-  });
-});
 
 describe('raceStrips', () => {
   const sync = legStrip(syncLeg(10_000)) as LegStrip;

@@ -5,23 +5,11 @@
  * leg's first event, so the events themselves are never copied.
  */
 import type { Lane, TimelineEvent } from '../pipeline/events';
+import { isStripLane, type LegStrip } from '../stats/leg-strip';
 import { compareLanes, isInstant, LAYOUT_SIZES, type TimelineLayout } from './timeline-view';
-
-/** Events a finished leg keeps for its strip, at most (its newest). */
-export const STRIP_EVENTS_KEPT = 10_000;
 
 /** A strip's lanes: compact rows under the same axis and label column as the live timeline. */
 export const STRIP_SIZES = { ...LAYOUT_SIZES, row: 14, rowPad: 2 } as const;
-
-/** A finished leg's timeline, as the race keeps it. */
-export interface LegStrip {
-  /** Epoch ms of the leg's first trainer or rollout event: its strip's 0 s. */
-  origin: number;
-  /** Epoch ms of its last event's end. */
-  end: number;
-  /** Its trainer and rollout lanes' events (the newest `STRIP_EVENTS_KEPT`). */
-  events: readonly TimelineEvent[];
-}
 
 /** What the words say of a leg: its η, rate and trainer's busy share. */
 export interface RaceLegFigures {
@@ -52,19 +40,6 @@ export interface RaceStripsView {
   layout: TimelineLayout;
   /** Width of the shared window, ms: the longer leg's length (1 s before any event). */
   span: number;
-}
-
-/** A lane a strip draws: the trainer and the rollout workers. */
-export const isStripLane = (lane: Lane): boolean => lane === 'trainer' || lane.startsWith('rollout-');
-
-/** A finished leg's strip from its run's timeline events, or null when it has none on those lanes. */
-export function legStrip(events: readonly TimelineEvent[]): LegStrip | null {
-  const kept = events.filter((e) => isStripLane(e.lane)).slice(-STRIP_EVENTS_KEPT);
-  const first = kept[0];
-  if (!first) return null;
-  let [origin, end] = [first.t0, first.t1];
-  for (const e of kept) [origin, end] = [Math.min(origin, e.t0), Math.max(end, e.t1)];
-  return { origin, end, events: kept };
 }
 
 /** How the race names a leg. */

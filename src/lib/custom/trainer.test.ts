@@ -1,10 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { customBatch } from '../pipeline/custom-workload';
+import { customBatch } from './workload';
 import { mlpLogits, type MlpSnapshot } from '../policy/mlp';
-import { DEFAULT_CUSTOM_TRAIN } from './custom-config';
-import { MlpLearner } from './custom-trainer';
-import { fakeTrajectory as traj } from '../pipeline/custom-fixture';
+import { DEFAULT_CUSTOM_TRAIN } from './config';
+import { MlpLearner } from './trainer';
+import { fakeTrajectory as traj } from './fixture';
+import { expectNanStepSkipped } from '../rl/update.fakes';
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -118,5 +119,16 @@ describe('the MLP learner of custom environments', () => {
       ),
     ).rejects.toThrow(/MLP checkpoint has 5 tensors, the policy 6/);
     for (const l of [a, b, c, d]) l.dispose();
+  });
+});
+
+describe('the finite-gradient guard of the MLP', () => {
+  it('a NaN gradient skips the step and reports it; weights, Adam state and step count stay', async () => {
+    const learner = new MlpLearner(
+      { inputs: 1, hidden: 4, actions: 2 },
+      { ...DEFAULT_CUSTOM_TRAIN, updatesPerBatch: 2 },
+    );
+    const episode = traj([1, 0, 0, 1], [-0.6, -0.8, -0.7, -0.7]);
+    await expectNanStepSkipped(learner, () => learner.update(customBatch([episode], 1, 0.9)));
   });
 });

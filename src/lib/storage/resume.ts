@@ -1,6 +1,6 @@
-import type { RunProgress, TrajectoryRecord } from '../storage/db';
-import { oldestVersion } from './staleness';
-import type { PlayedGroup } from './types';
+import { oldestVersion } from '../pipeline/staleness';
+import type { PlayedGroup, RunProgress } from '../pipeline/types';
+import type { TrajectoryRecord } from './db';
 
 /** A resumed run's replay: its stored, unconsumed groups, and the seqs no group takes. */
 export interface StoredReplay {

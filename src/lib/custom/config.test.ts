@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CUSTOM_TRAIN, validateCustomTrain } from './custom-config';
+import { DEFAULT_CUSTOM_TRAIN, validateCustomTrain } from './config';
 
 describe('validateCustomTrain', () => {
   it('takes the defaults', () => {

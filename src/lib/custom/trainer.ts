@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import type { CustomEnv } from '../env/custom';
+import type { CustomEnv } from './env';
 import {
   initMlp,
   mlpCheckpoint,
@@ -14,11 +14,11 @@ import {
 import type { Params, PolicyOutput } from '../policy/model';
 import { pickMasked } from '../policy/sampler';
 import { packOptimizer, unpackTensors } from '../policy/weights';
-import { normalisedAdvantages } from './advantages';
-import type { PpoBatch } from './batch';
-import type { CustomTrainConfig } from './custom-config';
-import { RateAdam, type StepMetrics } from './trainer';
-import { ppoUpdate, type PpoPolicy } from './update';
+import { normalisedAdvantages } from '../rl/advantages';
+import type { PpoBatch } from '../rl/batch';
+import type { CustomTrainConfig } from './config';
+import { RateAdam, type StepMetrics } from '../rl/trainer';
+import { ppoUpdate, type PpoPolicy } from '../rl/update';
 import { Rng } from '../random';
 
 /** One episode of a custom environment. */

@@ -1,5 +1,5 @@
 import { shownNumber } from '../errors';
-import type { LearnerConfig } from './learner-config';
+import type { LearnerConfig } from '../rl/learner-config';
 
 /**
  * Training settings for the MLP policy of a custom environment, trained through the async

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { customBatch } from './custom-workload';
-import { fakeTrajectory as traj } from './custom-fixture';
+import { customBatch } from './workload';
+import { fakeTrajectory as traj } from './fixture';
 
 describe('custom environments in the pipeline', () => {
   it('batches episodes with discounted returns-to-go and their behaviour log-probs', () => {

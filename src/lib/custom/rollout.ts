@@ -1,9 +1,9 @@
-import type { CustomEnv } from '../env/custom';
+import type { CustomEnv } from './env';
 import { mlpLogits, type MlpSnapshot } from '../policy/mlp';
 import { pickMasked } from '../policy/sampler';
 import type { Rng } from '../random';
 import { alive } from '../pipeline/beacon';
-import type { CustomTrajectory } from '../pipeline/custom-workload';
+import type { CustomTrajectory } from './workload';
 import { now } from '../pipeline/events';
 
 // The rollout worker's side of a custom environment in the pipeline: playing a job's episodes.

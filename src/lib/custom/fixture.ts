@@ -1,4 +1,4 @@
-import type { CustomTrajectory } from './custom-workload';
+import type { CustomTrajectory } from './workload';
 
 /**
  * For tests: an episode with these rewards and behaviour log-probs, played by version 0, taking

@@ -1,14 +1,14 @@
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { Task } from '../env/suite';
-import type { CustomTrainConfig } from '../rl/custom-config';
-import type { CustomBatch } from '../rl/custom-trainer';
+import type { CustomTrainConfig } from './config';
+import type { CustomBatch } from './trainer';
 import { DEFAULT_REPLAY } from '../rl/replay';
-import type { JobSource, PipelineConfig } from './controller';
-import { now } from './events';
-import type { EpisodeOutcome, PlayedGroup } from './types';
+import type { JobSource, PipelineConfig } from '../pipeline/controller';
+import { now } from '../pipeline/events';
+import type { EpisodeOutcome, PlayedGroup } from '../pipeline/types';
 
 // The main thread's side of a custom environment in the pipeline (no tfjs here: it stays out of
-// the page's first bundle); the rollout worker's side, which plays episodes, is custom-rollout.ts.
+// the page's first bundle); the rollout worker's side, which plays episodes, is `rollout.ts`.
 
 /**
  * One episode of a custom JS environment as training data: per step the observation, the action,

@@ -1,13 +1,13 @@
 import * as tf from '@tensorflow/tfjs';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CustomEnv } from '../env/custom';
+import { CustomEnv } from './env';
 import { initMlp, snapshotMlp } from '../policy/mlp';
 import { Rng } from '../random';
 import { nodeQuickJSModule } from '../sandbox/quickjs-node';
-import { QuickJSSession } from '../sandbox/session';
-import { playCustomGroup, type AdoptedPolicy } from './custom-rollout';
-import { customGroup } from '../pipeline/custom-workload';
+import { QuickJSSession } from './quickjs-session';
+import { playCustomGroup, type AdoptedPolicy } from './rollout';
+import { customGroup } from './workload';
 import { readBeacon, useBeacon } from '../pipeline/beacon';
 
 let module: QuickJSWASMModule;

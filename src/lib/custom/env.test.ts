@@ -2,19 +2,14 @@ import * as tf from '@tensorflow/tfjs';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Pipeline } from '../pipeline/controller';
-import { playCustomGroup, type AdoptedPolicy } from '../rollout/custom-rollout';
-import {
-  customGroup,
-  CustomJobSource,
-  customPipelineConfig,
-  type CustomTrajectory,
-} from '../pipeline/custom-workload';
-import { DEFAULT_CUSTOM_TRAIN } from '../rl/custom-config';
-import { MlpLearner, randomReturn, snapshotReturn, type CustomBatch } from '../rl/custom-trainer';
+import { playCustomGroup, type AdoptedPolicy } from './rollout';
+import { customGroup, CustomJobSource, customPipelineConfig, type CustomTrajectory } from './workload';
+import { DEFAULT_CUSTOM_TRAIN } from './config';
+import { MlpLearner, randomReturn, snapshotReturn, type CustomBatch } from './trainer';
 import { Rng } from '../random';
 import { nodeQuickJSModule } from '../sandbox/quickjs-node';
-import { QuickJSSession, SessionError } from '../sandbox/session';
-import { CARTPOLE_JS, CustomEnv } from './custom';
+import { QuickJSSession, SessionError } from './quickjs-session';
+import { CARTPOLE_JS, CustomEnv } from './env';
 
 let module: QuickJSWASMModule;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Trajectory } from '../rl/trajectory';
-import type { TrajectoryRecord } from '../storage/db';
+import type { TrajectoryRecord } from './db';
 import { replayFromRecords, resumeKeys } from './resume';
 
 /** A stored trajectory of `jobId` whose policy tokens were written by `versions` (−1: observation). */

@@ -1,6 +1,11 @@
 import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
-import { classifyThrown, HARD_DEADLINE_FACTOR, interruptReason, SANDBOX_INTRINSICS } from './quickjs';
-import { resolveLimits, type JsonValue, type SandboxErrorKind, type SandboxLimits } from './types';
+import {
+  classifyThrown,
+  HARD_DEADLINE_FACTOR,
+  interruptReason,
+  SANDBOX_INTRINSICS,
+} from '../sandbox/quickjs';
+import { resolveLimits, type JsonValue, type SandboxErrorKind, type SandboxLimits } from '../sandbox/types';
 
 /** A failure inside a session: the sandbox's error kinds, and a message for the page. */
 export class SessionError extends Error {

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { applyPreset, presetOf, PRESETS } from '../config/presets';
+import { defaultRunConfig, withOverrides } from '../config/run-config';
+import { TOOLUSE_ENV_CONFIG } from '../env/config';
+import { kindOf } from '../env/suite';
+import { builtInTasks } from '../env/task-kinds';
+import { pipelineConfigOf } from '../pipeline/code-workload';
+import { runEvaluationTasks } from '../pipeline/run-tasks';
+import { BUILT_IN_SEED, jobSourceOf } from './pipeline';
+
+const preset = (id: string) => {
+  const p = PRESETS.find((q) => q.id === id);
+  if (!p) throw new Error(`no preset ${id}`);
+  return p;
+};
+
+describe('a run started from a preset', () => {
+  it('"Learn to use the sandbox" trains on tool-use tasks: their environment, their evaluation, no relabelling', () => {
+    const s = applyPreset(withOverrides(defaultRunConfig(), { seed: 5 }), preset('tooluse'));
+    expect(s.task.kind).toBe('tooluse');
+    expect(s.env).toEqual(TOOLUSE_ENV_CONFIG);
+    expect(pipelineConfigOf(s).env).toEqual(TOOLUSE_ENV_CONFIG); // what every rollout job plays with
+    expect(s.hindsight.samplesPerBatch).toBe(0);
+    expect(s.hindsight.taskFraction).toBe(0);
+    expect(s.seed).toBe(5);
+    // The job source of a run started with it poses tool-use tasks (one example shown, tests to run).
+    const source = jobSourceOf(s, undefined);
+    for (let i = 0; i < 20; i++) {
+      const { task } = source.nextTask();
+      expect(kindOf(task)).toBe('tooluse');
+      expect(task.examples).toHaveLength(1);
+      expect(task.tests?.length).toBeGreaterThan(0);
+    }
+    // Its evaluations score tool-use tasks, held-out and generalisation ones included.
+    const evalTasks = runEvaluationTasks(s.task, builtInTasks(s.task.kind, BUILT_IN_SEED), 'easy');
+    expect(evalTasks.some((t) => t.heldOut)).toBe(true);
+    expect(evalTasks.every((t) => kindOf(t) === 'tooluse')).toBe(true);
+    expect(presetOf(s)?.id).toBe('tooluse');
+  });
+});
