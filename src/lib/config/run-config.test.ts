@@ -3,6 +3,7 @@ import { applyPreset, PRESETS } from './presets';
 import {
   defaultRunConfig,
   fieldAt,
+  OPTIONAL_FIELDS,
   MAX_LORA_RANK,
   MAX_SEED,
   overridesFromSets,
@@ -339,13 +340,26 @@ const CHANGED: Readonly<Record<string, unknown>> = {
   'pipeline.eta': Infinity,
   // Held staleness needs η = 0 and no LoRA: set in the second config below.
   'pipeline.playLag': 0,
+  'env.autoRun': true,
 };
 
-/** Fields a config may have that the defaults leave out: set too, so that they round-trip. */
+/** Fields a config may have that the defaults leave out (`OPTIONAL_FIELDS`): set too, so that they round-trip. */
 const OPTIONAL: Readonly<Record<string, unknown>> = {
   'env.reportFailures': 3,
   'policy.model.pointerDim': 16,
 };
+
+describe('the optional fields', () => {
+  it('are the ones OPTIONAL_FIELDS names, and --set takes them', () => {
+    expect(Object.keys(OPTIONAL).sort()).toEqual([...OPTIONAL_FIELDS].sort());
+    expect(
+      fieldAt(withField(defaultRunConfig(), 'policy.model.pointerDim', '8'), 'policy.model.pointerDim'),
+    ).toBe(8);
+    expect(() => withField(defaultRunConfig(), 'env.reportFailures', '9')).toThrow(
+      /env.reportFailures must be/,
+    );
+  });
+});
 
 /** A valid value of the field at `path` other than `v` (its default), from its limits or choices. */
 function otherValue(path: string, v: unknown): unknown {
@@ -386,7 +400,7 @@ describe('every field of the run config', () => {
     // A field added to RunConfig is a new leaf: the walk visits it, and fails for want of a value.
     expect(visited).toEqual(leaves);
     // Pinned: a new field must be given a changed value here (CHANGED, or a limit or choice).
-    expect(leaves.length).toBe(66);
+    expect(leaves.length).toBe(67);
     const base = defaultRunConfig();
     for (const path of leaves) {
       if (FIXED_LEAVES.includes(path)) continue;

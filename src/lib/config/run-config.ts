@@ -443,6 +443,9 @@ function checkStartFrom(from: unknown): void {
     );
 }
 
+/** Fields a config may have that the defaults leave out (absent: off): `--set` takes them too. */
+export const OPTIONAL_FIELDS: readonly string[] = ['env.reportFailures', 'policy.model.pointerDim'];
+
 /**
  * `c` with the field at `path` set from `text` (the bench's `--set path=value`): a number, true,
  * false, null, Infinity, or JSON. Throws naming the field when it is not one `c` has, or when the
@@ -450,7 +453,7 @@ function checkStartFrom(from: unknown): void {
  */
 export function withField(c: RunConfig, path: string, text: string): RunConfig {
   const keys = path.split('.');
-  if (!hasPath(c, keys))
+  if (!hasPath(c, keys) && !OPTIONAL_FIELDS.includes(path))
     throw new Error(`--set ${path}: there is no such field (the groups: ${Object.keys(c).join(', ')})`);
   const value = parseValue(text);
   let over: unknown = value;

@@ -40,6 +40,11 @@ export interface EnvConfig {
    * when the context has no room for them.
    */
   reportFailures?: number;
+  /**
+   * Tool-use tasks: the first turn may only end with `<run>` (the environment runs the first
+   * program and appends its report); the policy then submits or revises. Off with one turn.
+   */
+  autoRun: boolean;
 }
 
 export const DEFAULT_ENV_CONFIG: EnvConfig = {
@@ -49,6 +54,7 @@ export const DEFAULT_ENV_CONFIG: EnvConfig = {
   allowRunOnLastTurn: true,
   limits: { deadlineMs: 50 },
   reward: DEFAULT_REWARD,
+  autoRun: false,
 };
 
 /**
@@ -104,6 +110,8 @@ export function validateEnvConfig(c: EnvConfig): void {
     );
   if (typeof config.allowRunOnLastTurn !== 'boolean')
     throw new Error(`env allowRunOnLastTurn must be true or false, got ${shown(config.allowRunOnLastTurn)}`);
+  if (typeof config.autoRun !== 'boolean')
+    throw new Error(`env autoRun must be true or false, got ${shown(config.autoRun)}`);
   const limits: unknown = config.limits;
   if (!isPlainObject(limits)) throw new Error(`env limits must be an object, got ${shown(limits)}`);
   const deadline = limits.deadlineMs;

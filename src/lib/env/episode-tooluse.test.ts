@@ -129,3 +129,46 @@ describe('tool-use episode', () => {
     expect(ep.parts.noSubmit).toBe(-w.noSubmit);
   });
 });
+
+describe('the automatic first run (autoRun)', () => {
+  const auto = { ...env, autoRun: true };
+
+  it('lets the first turn end only with <run>, marks that run automatic, and then allows a submit', async () => {
+    const ep = new Episode(task, auto);
+    for (const t of sourceToTokens('x+2')) await ep.step(tokenId(t), sandbox);
+    expect(ep.legalTokens()).toContain(RUN);
+    expect(ep.legalTokens()).not.toContain(SUBMIT);
+    await ep.step(RUN, sandbox);
+    expect(ep.turns[0]).toMatchObject({ action: 'run', auto: true, testsPassed: 0 });
+    expect(ep.turns[0]?.report).toEqual(parseTestReport(lastFeedback(ep)));
+    for (const t of sourceToTokens('3*x')) await ep.step(tokenId(t), sandbox);
+    expect(ep.legalTokens()).toContain(SUBMIT);
+    await ep.step(SUBMIT, sandbox);
+    expect(ep.solved).toBe(true);
+    expect([ep.runs, ep.policyRuns]).toEqual([1, 0]);
+  });
+
+  it('leaves a later run the policy’s own, and a one-turn episode a plain submit', async () => {
+    const ep = new Episode(task, auto);
+    await turn(ep, 'x+2', RUN);
+    await turn(ep, '3', RUN);
+    expect(ep.turns[1]?.auto).toBeUndefined();
+    expect(ep.policyRuns).toBe(1);
+    const one = new Episode(task, { ...auto, maxTurns: 1, allowRunOnLastTurn: false });
+    for (const t of sourceToTokens('3*x')) await one.step(tokenId(t), sandbox);
+    expect(one.legalTokens()).toContain(SUBMIT);
+  });
+
+  it('does not change an examples task', async () => {
+    const plain: Task = { id: 'e', level: 'easy', examples: at([1, 2]), hidden: at([5]) };
+    const ep = new Episode(plain, auto);
+    for (const t of sourceToTokens('3*x')) await ep.step(tokenId(t), sandbox);
+    expect(ep.legalTokens()).toContain(SUBMIT);
+  });
+
+  it('is refused when not a flag', () => {
+    expect(() => validateEnvConfig({ ...auto, autoRun: 1 as unknown as boolean })).toThrow(
+      'env autoRun must be true or false, got 1',
+    );
+  });
+});

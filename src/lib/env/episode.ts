@@ -2,7 +2,13 @@ import type { Sandbox, SandboxErrorKind } from '../sandbox/types';
 import { DEFAULT_ENV_CONFIG, type EnvConfig } from './config';
 import { advance, complete, legalProgramTokens, START, type GrammarState } from './grammar';
 import { kindOf, type Example, type Task } from './suite';
-import { MAX_REPORTED_FAILURES, testReport, testReportTokens, truncateReport } from './test-report';
+import {
+  MAX_REPORTED_FAILURES,
+  testReport,
+  testReportTokens,
+  truncateReport,
+  type TestReport,
+} from './test-report';
 import { feedbackTokens, observationTokens } from './tokenizer';
 import { RUN, SUBMIT, tokenId, tokenText, VOCAB_SIZE, type ProgramToken } from './vocab';
 
@@ -30,6 +36,10 @@ export interface TurnRecord {
   passed?: number;
   /** The task's tests passed (a run of a tool-use task only). */
   testsPassed?: number;
+  /** The report a run of a tool-use task appended, as the policy read it (absent when it did not fit). */
+  report?: TestReport;
+  /** A run the environment made of the first program (`EnvConfig.autoRun`), not the policy's choice. */
+  auto?: true;
   /** Reward paid at this turn's control token. */
   reward: number;
 }
@@ -93,6 +103,21 @@ export class Episode {
     return this.turns.filter((t) => t.action === 'run').length;
   }
 
+  /** Runs the policy chose (the automatic first run left out). */
+  get policyRuns(): number {
+    return this.turns.filter((t) => t.action === 'run' && !t.auto).length;
+  }
+
+  /** Whether the turn being written must end with `<run>`: the first turn of a tool-use task under `autoRun`. */
+  get mustRun(): boolean {
+    return (
+      this.config.autoRun &&
+      this.turns.length === 0 &&
+      this.config.maxTurns > 1 &&
+      kindOf(this.task) === 'tooluse'
+    );
+  }
+
   /** True when every hidden test passed on submit. */
   get solved(): boolean {
     const last = this.turns[this.turns.length - 1];
@@ -112,7 +137,7 @@ export class Episode {
     if (complete(this.grammar)) {
       const lastTurn = this.turns.length + 1 === this.config.maxTurns;
       if (!lastTurn || this.config.allowRunOnLastTurn) ids.push(RUN);
-      ids.push(SUBMIT);
+      if (!this.mustRun) ids.push(SUBMIT);
     }
     return ids.sort((a, b) => a - b);
   }
@@ -176,7 +201,7 @@ export class Episode {
         ? undefined
         : 'output'
       : (result.error?.kind ?? 'internal');
-    const turn: TurnRecord = { action, program, reward: 0 };
+    const turn: TurnRecord = { action, program, reward: 0, ...(this.mustRun ? { auto: true as const } : {}) };
     if (outputs) turn.outputs = outputs;
     if (error) turn.error = error;
     let reward = this.pay('turnCost', -w.turnCost);
@@ -200,11 +225,14 @@ export class Episode {
         turn.testsPassed = report.passed;
         // Fewer failing tests when the context has no room for them all (the counts always show).
         let fit = report.failures.length;
+        let shownReport = report;
         feedback = testReportTokens(report);
         while (fit > 0 && this.tokens.length + feedback.length + 2 > this.config.contextLength) {
           fit -= 1;
-          feedback = testReportTokens(truncateReport(report, fit));
+          shownReport = truncateReport(report, fit);
+          feedback = testReportTokens(shownReport);
         }
+        if (this.tokens.length + feedback.length + 2 <= this.config.contextLength) turn.report = shownReport;
       } else feedback = feedbackTokens(ran);
       if (this.tokens.length + feedback.length + 2 > this.config.contextLength) {
         reward += this.finish('context');

@@ -216,7 +216,13 @@ describe('evaluation table', () => {
     expect(all?.success).toBe(1);
     expect(all?.meanTurns).toBe(2);
     // Every solved episode ran a program first; at one turn it submits its target at once.
-    expect(all?.toolUse).toEqual({ solvedWithRun: 1, successOneTurn: 1 });
+    expect(all?.toolUse).toEqual({
+      solvedWithRun: 1,
+      successOneTurn: 1,
+      runFraction: 1,
+      reviseRate: 1, // the other task's run failed, and the next program passed
+      copyRate: 0,
+    });
     // Brute force is not played again at one turn; no episode of it solved with a run of its own.
     const brute = rows.find((r) => r.agent === 'bruteforce' && r.level === 'all');
     expect(brute?.toolUse?.successOneTurn).toBeUndefined();
@@ -240,16 +246,17 @@ describe('evaluation table', () => {
       reward: 0,
       parts: { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 },
       runs: 1,
-      toolUse: { usedRun },
+      toolUse: { usedRun, policyRan: usedRun, tries: 0, fixes: 0, copies: 0 },
     });
     const [none] = summarize('a', 'greedy', [summary(false, true)]);
-    expect(none?.toolUse).toEqual({ solvedWithRun: null });
+    expect(none?.toolUse).toEqual({ solvedWithRun: null, runFraction: 1, reviseRate: null, copyRate: null });
     const [half] = summarize('a', 'greedy', [
       summary(true, true),
       summary(true, false),
       summary(false, true),
     ]);
     expect(half?.toolUse?.solvedWithRun).toBe(0.5);
+    expect(half?.toolUse?.runFraction).toBeCloseTo(2 / 3, 10);
     expect(oneTurn(TOOLUSE_ENV_CONFIG)).toMatchObject({ maxTurns: 1, allowRunOnLastTurn: false });
   });
 });

@@ -3,6 +3,7 @@ import type { Sandbox } from '../sandbox/types';
 import { DEFAULT_ENV_CONFIG, type EnvConfig } from './config';
 import { Episode, programCode, type RewardParts } from './episode';
 import { programsOfLength } from './grammar';
+import { revisionCounts, type RevisionCounts } from './revision';
 import { kindOf, LEVELS, type Level, type Task } from './suite';
 import { sourceToTokens } from './tokenizer';
 import { SUBMIT, tokenId } from './vocab';
@@ -47,8 +48,11 @@ export interface EpisodeSummary {
   parts: RewardParts;
   /** Sandbox runs spent (the brute-force baseline's cost). */
   runs: number;
-  /** An episode of a tool-use task (DESIGN §3.1), and whether it ended a turn with `<run>`. */
-  toolUse?: { usedRun: boolean };
+  /**
+   * An episode of a tool-use task (DESIGN §3.1): whether it ended a turn with `<run>`, whether
+   * the policy chose one (the automatic first run left out), and its revisions (`revisionCounts`).
+   */
+  toolUse?: { usedRun: boolean; policyRan: boolean } & RevisionCounts;
 }
 
 const NO_PARTS: RewardParts = { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: 0 };
@@ -146,7 +150,15 @@ export function summarizeEpisode(
     reward: ep.parts.total,
     parts: { ...ep.parts },
     runs: ep.turns.length,
-    ...(kindOf(ep.task) === 'tooluse' ? { toolUse: { usedRun: ep.runs > 0 } } : {}),
+    ...(kindOf(ep.task) === 'tooluse'
+      ? {
+          toolUse: {
+            usedRun: ep.runs > 0,
+            policyRan: ep.policyRuns > 0,
+            ...revisionCounts(ep.turns, ep.task),
+          },
+        }
+      : {}),
   };
 }
 
@@ -242,12 +254,36 @@ export interface EvalRow {
   /** Mean of each reward part: what the agent was paid for. */
   meanParts: RewardParts;
   runsPerTask: number;
-  /**
-   * Rows of tool-use tasks only (DESIGN §3.1): of the solved episodes, the share that used
-   * `<run>` (null when none solved), and (greedy play) success when made to submit at the first
-   * turn, the same tasks played again.
-   */
-  toolUse?: { solvedWithRun: number | null; successOneTurn?: number };
+  /** Rows of tool-use tasks only (DESIGN §3.1): how the tool was used. */
+  toolUse?: ToolUseFigures;
+}
+
+/** How a group of tool-use episodes used `<run>` and its reports. */
+export interface ToolUseFigures {
+  /** Of the solved episodes, the share that used `<run>` (null when none solved). */
+  solvedWithRun: number | null;
+  /** Share of episodes in which the policy chose a `<run>` (an automatic first run does not count). */
+  runFraction: number;
+  /** Of the failed runs followed by another turn, the share whose next program passed (null: none failed). */
+  reviseRate: number | null;
+  /** Of the same, the share whose next program only copied report numbers and failed (null: none failed). */
+  copyRate: number | null;
+  /** Greedy play: success when the same policy must submit at the first turn, the same tasks again. */
+  successOneTurn?: number;
+}
+
+/** The tool-use figures of a group of episodes (undefined when none is a tool-use episode). */
+export function toolUseFigures(group: readonly EpisodeSummary[]): ToolUseFigures | undefined {
+  const tools = group.flatMap((e) => (e.toolUse ? [e.toolUse] : []));
+  if (tools.length === 0) return undefined;
+  const tries = tools.reduce((s, t) => s + t.tries, 0);
+  const ratio = (key: 'fixes' | 'copies') => (tries ? tools.reduce((s, t) => s + t[key], 0) / tries : null);
+  return {
+    solvedWithRun: withRun(group),
+    runFraction: mean(tools.map((t) => (t.policyRan ? 1 : 0))),
+    reviseRate: ratio('fixes'),
+    copyRate: ratio('copies'),
+  };
 }
 
 /** An env that allows one turn, a submit: what a tool-use task's agent scores without running. */
@@ -283,7 +319,7 @@ export function summarize(
         meanReward: mean(group.map((e) => e.reward)),
         meanParts: meanOfParts(group.map((e) => e.parts)),
         runsPerTask: mean(group.map((e) => e.runs)),
-        ...(group.some((e) => e.toolUse) ? { toolUse: { solvedWithRun: withRun(group) } } : {}),
+        ...(group.some((e) => e.toolUse) ? { toolUse: toolUseFigures(group) } : {}),
       });
     }
   }

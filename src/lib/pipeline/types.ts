@@ -139,9 +139,17 @@ export interface EvalPoint {
   meanRewardTrain: number;
   /**
    * A tool-use run's held-out figures (DESIGN §3.1): greedy success when made to submit at the
-   * first turn, the share of solved episodes that used `<run>` (null: none solved), mean turns.
+   * first turn, the share of solved episodes that used `<run>` (null: none solved), mean turns;
+   * the policy's own run share, revise and copy rates (`ToolUseFigures`; absent in older points).
    */
-  toolUse?: { successOneTurn: number | null; solvedWithRun: number | null; meanTurns: number };
+  toolUse?: {
+    successOneTurn: number | null;
+    solvedWithRun: number | null;
+    meanTurns: number;
+    runFraction?: number;
+    reviseRate?: number | null;
+    copyRate?: number | null;
+  };
 }
 
 /** What a resumed run needs besides its weights and unconsumed trajectories. */

@@ -153,7 +153,9 @@ export async function relabel(
     ...(task.tests ? { tests: own(task.tests) } : {}),
     hidden: own(task.hidden),
   };
-  const turns = [...runs.map((p) => [p, RUN] as const), [program, SUBMIT] as const];
+  // Under `autoRun` a tool-use episode's first turn is a run: the goal's program is run, then submitted.
+  const first = env.autoRun && kindOf(relabelled) === 'tooluse' && runs.length === 0 ? [program] : runs;
+  const turns = [...first.map((p) => [p, RUN] as const), [program, SUBMIT] as const];
   const tokens = turns.flatMap(([p, control]) => [...sourceToTokens(p).map(tokenId), control]);
   const ep = new Episode(relabelled, env);
   const legal = new Uint8Array(env.contextLength * VOCAB_SIZE);

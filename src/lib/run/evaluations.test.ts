@@ -74,7 +74,13 @@ async function fixture(versions: number[]) {
                 failInFlight = fail;
               });
             const toolUse = req.tasks.some((t) => t.kind === 'tooluse')
-              ? { solvedWithRun: 0.75, successOneTurn: 0.25 }
+              ? {
+                  solvedWithRun: 0.75,
+                  successOneTurn: 0.25,
+                  runFraction: 0.5,
+                  reviseRate: 0.6,
+                  copyRate: 0.1,
+                }
               : undefined;
             return [row('train', version / 10, toolUse), row('heldOut', version / 20, toolUse)];
           },
@@ -144,7 +150,14 @@ describe('Evaluations', () => {
       level: 'easy',
     });
     expect(f.configs.at(-1)).toEqual(env);
-    expect(p?.toolUse).toEqual({ successOneTurn: 0.25, solvedWithRun: 0.75, meanTurns: 1 });
+    expect(p?.toolUse).toEqual({
+      successOneTurn: 0.25,
+      solvedWithRun: 0.75,
+      meanTurns: 1,
+      runFraction: 0.5,
+      reviseRate: 0.6,
+      copyRate: 0.1,
+    });
     // With the kind's env, the kind's four turns.
     await f.evaluations.evaluate({ runId: 'run-e', settings: toolUse, level: 'easy' });
     expect(f.configs.at(-1)).toEqual(TOOLUSE_ENV_CONFIG);

@@ -132,6 +132,9 @@ export class Evaluations {
               successOneTurn: held.toolUse.successOneTurn ?? null,
               solvedWithRun: held.toolUse.solvedWithRun,
               meanTurns: held.meanTurns,
+              runFraction: held.toolUse.runFraction,
+              reviseRate: held.toolUse.reviseRate,
+              copyRate: held.toolUse.copyRate,
             },
           }
         : {}),
