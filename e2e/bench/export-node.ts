@@ -14,8 +14,9 @@
  *
  * Writes into --out: config.json, generation_config.json, model.safetensors, tokenizer.json,
  * tokenizer_config.json (the model folder), logits.json (`{ backend, model, sequences: [{ ids,
- * text }], logits: [T][V] per sequence }`, our forward pass) and tasks.jsonl (the built-in tasks of
- * the kind, `export/datasets.ts`).
+ * text }], logits: [T][V] per sequence }`, our forward pass), tasks.jsonl and tasks.parquet (the
+ * built-in tasks of the kind and their generalisation tasks: JSONL rows, and verl's schema;
+ * `export/datasets.ts`).
  */
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
@@ -33,7 +34,7 @@ import {
   sourceToTokens,
 } from '../../src/lib/env/tokenizer.ts';
 import { RUN, SUBMIT, tokenId } from '../../src/lib/env/vocab.ts';
-import { tasksJsonl } from '../../src/lib/export/datasets.ts';
+import { tasksJsonl, verlParquet } from '../../src/lib/export/datasets.ts';
 import { exportHfGpt2, hfGpt2Refusal, readPolicyTensors } from '../../src/lib/export/hf-gpt2.ts';
 import { checkpointFromText } from '../../src/lib/policy/checkpoint-file.ts';
 import type { ModelArgs } from '../../src/lib/policy/config.ts';
@@ -159,7 +160,9 @@ writeFileSync(
     logits,
   }),
 );
-writeFileSync(path.join(OUT, 'tasks.jsonl'), tasksJsonl([...tasks, ...generalisationOf(tasks)]));
+const allTasks = [...tasks, ...generalisationOf(tasks)];
+writeFileSync(path.join(OUT, 'tasks.jsonl'), tasksJsonl(allTasks));
+writeFileSync(path.join(OUT, 'tasks.parquet'), verlParquet(allTasks));
 tf.dispose([...params.values()]);
 console.log(
   JSON.stringify({
@@ -167,8 +170,8 @@ console.log(
     policy: about,
     model: args,
     backend: tf.getBackend(),
-    files: [...files.keys(), 'logits.json', 'tasks.jsonl'],
+    files: [...files.keys(), 'logits.json', 'tasks.jsonl', 'tasks.parquet'],
     sequences: sequences.length,
-    tasks: tasks.length,
+    tasks: allTasks.length,
   }),
 );

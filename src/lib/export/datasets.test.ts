@@ -1,10 +1,11 @@
+import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { generateTasks } from '../env/families';
 import { generalisationTasks } from '../env/generalisation';
 import { tokenId } from '../env/vocab';
 import { generateToolUseTasks } from '../env/tooluse';
 import { renderChat } from './hf-gpt2';
-import { taskRow, tasksJsonl, verlRow } from './datasets';
+import { taskRow, tasksJsonl, verlParquet, verlRow } from './datasets';
 
 describe('task rows', () => {
   const tasks = generateTasks(1);
@@ -60,5 +61,32 @@ describe('task rows', () => {
     expect(JSON.parse(row.extra_info.tests)).toEqual(tool?.tests);
     expect(row.extra_info.index).toBe(3);
     expect(verlRow({ id: 'mine', level: 'easy', examples: [], hidden: [] }, 0).extra_info.family).toBe('');
+  });
+});
+
+describe('verlParquet', () => {
+  it('writes verl rows that read back as written, nested prompt and structs included', async () => {
+    const tasks = [...generateTasks(1).slice(0, 3), ...generateToolUseTasks(1).slice(0, 2)];
+    const bytes = verlParquet(tasks);
+    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    const meta = parquetMetadata(file);
+    expect(Number(meta.num_rows)).toBe(5);
+    expect(parquetSchema(meta).children.map((c) => c.element.name)).toEqual([
+      'data_source',
+      'prompt',
+      'ability',
+      'reward_model',
+      'extra_info',
+    ]);
+    const back = await parquetReadObjects({ file });
+    const expected = tasks.map((t, i) => {
+      const r = verlRow(t, i);
+      return { ...r, extra_info: { ...r.extra_info, index: BigInt(i) } };
+    });
+    expect(back).toEqual(expected);
+  });
+
+  it('refuses to write no tasks', () => {
+    expect(() => verlParquet([])).toThrow(/no tasks/);
   });
 });

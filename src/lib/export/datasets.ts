@@ -4,6 +4,8 @@
  * reward checks), and verl's Parquet schema (`data_source`, `prompt` as messages, `ability`,
  * `reward_model {style, ground_truth}`, `extra_info`).
  */
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import type { SchemaElement } from 'hyparquet';
 import { observationTokens, renderTokens } from '../env/tokenizer';
 import { kindOf, type Example, type Task, type TaskKind } from '../env/suite';
 import type { GeneratedTask } from '../env/families';
@@ -109,4 +111,54 @@ export function verlRow(t: Task | GeneratedTask, index: number): VerlRow {
       tests: JSON.stringify(row.tests),
     },
   };
+}
+
+const str = (name: string): SchemaElement => ({
+  name,
+  type: 'BYTE_ARRAY',
+  converted_type: 'UTF8',
+  repetition_type: 'REQUIRED',
+});
+
+/** The extra_info fields that are strings, in schema order. */
+const EXTRA_STRINGS = ['split', 'id', 'kind', 'level', 'family', 'tests'] as const;
+
+/**
+ * verl's schema as Parquet: `prompt` a list of {role, content} structs, `reward_model` and
+ * `extra_info` structs, every field required (pyarrow reads them as `not null`).
+ */
+const VERL_SCHEMA: SchemaElement[] = [
+  { name: 'root', num_children: 5 },
+  str('data_source'),
+  { name: 'prompt', repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 },
+  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  { name: 'element', repetition_type: 'REQUIRED', num_children: 2 },
+  str('role'),
+  str('content'),
+  str('ability'),
+  { name: 'reward_model', repetition_type: 'REQUIRED', num_children: 2 },
+  str('style'),
+  str('ground_truth'),
+  { name: 'extra_info', repetition_type: 'REQUIRED', num_children: 1 + EXTRA_STRINGS.length },
+  { name: 'index', type: 'INT64', repetition_type: 'REQUIRED' },
+  ...EXTRA_STRINGS.map(str),
+];
+
+/** Tasks as a verl Parquet file (one row group per 1 000 rows, snappy-compressed). */
+export function verlParquet(tasks: readonly (Task | GeneratedTask)[]): Uint8Array {
+  if (tasks.length === 0) throw new Error('no tasks to write');
+  const rows = tasks.map(verlRow);
+  const buffer = parquetWriteBuffer({
+    schema: VERL_SCHEMA,
+    columnData: [
+      { name: 'data_source', data: rows.map((r) => r.data_source) },
+      { name: 'prompt', data: rows.map((r) => r.prompt) },
+      { name: 'ability', data: rows.map((r) => r.ability) },
+      { name: 'reward_model', data: rows.map((r) => r.reward_model) },
+      // INT64 columns take bigints.
+      { name: 'extra_info', data: rows.map((r) => ({ ...r.extra_info, index: BigInt(r.extra_info.index) })) },
+    ],
+    kvMetadata: [{ key: 'source', value: 'sandbox-rl-lab' }],
+  });
+  return new Uint8Array(buffer);
 }
