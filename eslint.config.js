@@ -32,7 +32,7 @@ export default ts.config(
   },
   {
     // Pure logic never imports the UI (DESIGN §11).
-    files: ['src/lib/{rl,env,sandbox,storage,pipeline,policy}/**/*.ts'],
+    files: ['src/lib/{rl,env,sandbox,storage,pipeline,policy,stats}/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: ['**/ui/**', '*.svelte', 'svelte', 'svelte/*'] }],
     },

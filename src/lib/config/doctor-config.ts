@@ -66,7 +66,7 @@ export interface DoctorConfig {
 export const DEFAULT_DOCTOR: DoctorConfig = {
   warmup: 30,
   clearAfter: 5,
-  trendWindow: 150,
+  trendWindow: 200,
   stagnantReturn: 0.05,
   stagnantSuccess: 0.05,
   fallingReturn: 0.2,
