@@ -258,7 +258,7 @@ export class RunState extends RunSettingsState {
     // What the doctor finds in the stored series as they ended (no programs: those are not stored).
     const doctor = new TrainingDoctor(shown.settings);
     doctor.check(past.steps, past.evals, shown.curriculum);
-    this.findings = doctor.current;
+    [this.findings, this.findingHistory] = [doctor.current, doctor.history];
     const counters = shown.record.progress?.counters;
     this.episodeTotals = counters ? episodeTotals(counters) : null;
     return past;

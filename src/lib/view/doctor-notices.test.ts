@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Finding } from '../stats/doctor';
-import { evidenceText, stripSummary, worstSeverity } from './doctor-notices';
+import { evidenceText, spellsShown, spellText, stripSummary, worstSeverity } from './doctor-notices';
 
 const finding = (over: Partial<Finding>): Finding => ({
   id: 'stagnant',
@@ -36,5 +36,24 @@ describe('the doctor’s notice strip', () => {
       { name: 'ratio', value: Infinity },
     ];
     expect(evidenceText({ evidence })).toBe('entropy now 0.05 · ratio Infinity');
+  });
+});
+
+describe('the doctor’s list in the Figures view', () => {
+  const spell = (firedAt: number, withdrawnAt: number | null) => ({
+    id: 'stagnant' as const,
+    firedAt,
+    withdrawnAt,
+    finding: finding({ version: firedAt }),
+  });
+
+  it('says when each finding stood', () => {
+    expect(spellText(spell(110, null))).toBe('since version 110');
+    expect(spellText(spell(110, 154))).toBe('version 110 to 154');
+  });
+
+  it('lists standing findings first, each part newest first', () => {
+    const shown = spellsShown([spell(10, 20), spell(30, null), spell(40, 50), spell(60, null)]);
+    expect(shown.map((r) => r.firedAt)).toEqual([60, 30, 40, 10]);
   });
 });
