@@ -18,7 +18,7 @@ const LAYERS = [
   ['rl/'],
   ['config/'],
   ['pipeline/'],
-  ['stats/', 'rollout/', 'custom/', 'storage/'],
+  ['stats/', 'rollout/', 'custom/', 'storage/', 'export/'],
   ['workers/'],
   ['bridge/'],
   ['run/'],

@@ -77,6 +77,7 @@ describe('run config as stored JSON', () => {
       hindsight: Record<string, unknown>;
       env: { limits: Record<string, unknown> };
       storage?: unknown;
+      doctor?: unknown;
     };
     json.learner.learningRate = 0.001;
     delete json.learner.clipEps; // stored before the field existed
@@ -84,6 +85,7 @@ describe('run config as stored JSON', () => {
     json.hindsight.samplesPerBatch = 8;
     delete json.env.limits.deadlineMs; // two levels down
     delete json.storage; // a whole group
+    delete json.doctor; // a run stored before the doctor's thresholds existed
     const back = runConfigFromJson(json as unknown as Record<string, unknown>);
     expect(back.env.limits).toEqual(base.env.limits);
     expect(back.learner.learningRate).toBe(0.001);
@@ -91,6 +93,7 @@ describe('run config as stored JSON', () => {
     expect(back.hindsight.samplesPerBatch).toBe(8);
     expect(back.hindsight.taskFraction).toBe(base.hindsight.taskFraction);
     expect(back.storage).toEqual(base.storage);
+    expect(back.doctor).toEqual(base.doctor);
     expect(() => validateRunConfig(back)).not.toThrow();
   });
 });
@@ -400,7 +403,7 @@ describe('every field of the run config', () => {
     // A field added to RunConfig is a new leaf: the walk visits it, and fails for want of a value.
     expect(visited).toEqual(leaves);
     // Pinned: a new field must be given a changed value here (CHANGED, or a limit or choice).
-    expect(leaves.length).toBe(67);
+    expect(leaves.length).toBe(96);
     const base = defaultRunConfig();
     for (const path of leaves) {
       if (FIXED_LEAVES.includes(path)) continue;
@@ -652,6 +655,9 @@ describe('every field of the run config is checked', () => {
       ['storage.keepConsumed', 1e9, /^storage\.keepConsumed must be an integer from 0 to 100000/],
       ['storage.keepVersions', 0, /^storage\.keepVersions must be an integer from 1 to 1000, got 0$/],
       ['storage.milestoneEvery', 2.5, /^storage\.milestoneEvery .* got 2.5$/],
+      ['doctor.trendWindow', 5, /^doctor\.trendWindow must be an integer from 10 to 1000000, got 5$/],
+      ['doctor.saturatedAt', 0, /^doctor\.saturatedAt must be a number above 0, at most 1, got 0$/],
+      ['doctor.valueGrowth', 1, /^doctor\.valueGrowth must be a number above 1, at most 1000000, got 1$/],
       [
         'policy.lora',
         { rank: 4, alpha: 1e9 },
@@ -889,7 +895,7 @@ describe('setting fields by path (--set group.field=value)', () => {
   it('refuses a field the config does not have, naming it', () => {
     expect(() => withField(defaultRunConfig(), 'learner.nope', '1')).toThrow(/learner\.nope/);
     expect(() => overridesFromSets(['learner.nope=1'])).toThrow(
-      '--set learner.nope: there is no such field (the groups: seed, task, env, policy, learner, replay, hindsight, pipeline, storage)',
+      '--set learner.nope: there is no such field (the groups: seed, task, env, policy, learner, replay, hindsight, pipeline, storage, doctor)',
     );
     expect(() => overridesFromSets(['nope=1'])).toThrow(/--set nope: there is no such field/);
     expect(() => overridesFromSets(['learner..clipEps=1'])).toThrow(/no such field/);

@@ -11,6 +11,7 @@ import type { LoraConfig } from '../policy/lora';
 import { DEFAULT_HINDSIGHT, type HindsightConfig } from '../rl/hindsight';
 import { DEFAULT_LEARNER, type LearnerConfig } from '../rl/learner-config';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
+import { DEFAULT_DOCTOR, type DoctorConfig } from './doctor-config';
 
 /**
  * One run's configuration (DESIGN §11): every knob a code-writing run has, one typed object passed
@@ -36,6 +37,8 @@ export interface RunConfig {
   pipeline: PipelineSettings;
   /** What the run keeps in IndexedDB. */
   storage: StorageConfig;
+  /** The training doctor: when a detector over the run's recorded series speaks (`stats/doctor.ts`). */
+  doctor: DoctorConfig;
 }
 
 /** What the trainer builds or restores a run's policy from: its seed, policy and learner. */
@@ -156,6 +159,7 @@ export function defaultRunConfig(cores?: number): RunConfig {
       preemptAfterMs: 500,
     },
     storage: { keepVersions: 5, milestoneEvery: 10, keepConsumed: 2048 },
+    doctor: DEFAULT_DOCTOR,
   };
 }
 
@@ -266,6 +270,36 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'storage.keepVersions': int(1, 1_000),
   'storage.milestoneEvery': int(1, 1_000_000),
   'storage.keepConsumed': int(0, 100_000),
+  'doctor.warmup': int(0, 1_000_000),
+  'doctor.clearAfter': int(1, 10_000),
+  // A line needs a few points; past a million versions a run in a tab never gets.
+  'doctor.trendWindow': int(10, 1_000_000),
+  'doctor.stagnantReturn': num(0, MAX_REWARD_WEIGHT),
+  'doctor.stagnantSuccess': num(0, 1),
+  'doctor.fallingReturn': num(0, MAX_REWARD_WEIGHT, true),
+  'doctor.fallingSuccess': num(0, 1, true),
+  'doctor.lossWindow': int(2, 1_000_000),
+  'doctor.lossStd': num(0, 1_000_000, true),
+  'doctor.entropyWindow': int(1, 1_000_000),
+  'doctor.entropyFloor': num(0, 1),
+  'doctor.spreadWindow': int(1, 1_000_000),
+  'doctor.spreadDrop': num(0, 1),
+  'doctor.valueWindow': int(1, 1_000_000),
+  'doctor.valueGrowth': num(1, 1_000_000, true),
+  'doctor.spikeWindow': int(2, 1_000_000),
+  'doctor.spikeFactor': num(1, 1_000_000, true),
+  'doctor.spikeCount': int(1, 1_000_000),
+  'doctor.updateWindow': int(1, 1_000_000),
+  'doctor.maxKl': num(0, 1_000, true),
+  'doctor.maxClipFrac': num(0, 1),
+  'doctor.saturatedAt': num(0, 1, true),
+  'doctor.saturationWindow': int(1, 1_000_000),
+  'doctor.stalePpo': num(0, 1_000_000),
+  'doctor.staleDecoupled': num(0, 1_000_000),
+  'doctor.maxMasked': num(0, 1),
+  'doctor.programWindow': int(1, 10_000),
+  'doctor.constantShare': num(0, 1, true),
+  'doctor.sameShare': num(0, 1, true),
 };
 
 /** The allowed values of every field that takes one of a list, by path. */

@@ -48,9 +48,22 @@ describe('step report', () => {
       at: 100,
     });
     expect(r.success).toBeCloseTo(1 / 3);
+    // The first group's returns 1 and 0.5 spread 0.25; the one-episode group has no spread.
+    expect(r.returnSpread).toBeCloseTo(0.25);
     expect(stepReport(8, [], [], full, { waitMs: 0, trainMs: 0, at: 0 })).toMatchObject({
       meanReturn: 0,
       success: 0,
     });
+  });
+
+  it('reports a spread of 0 where every episode of each task got the same return (the echo trap)', () => {
+    const same = (r: number) =>
+      group(0, [
+        { return: r, solved: r > 0 },
+        { return: r, solved: r > 0 },
+      ]);
+    const r = stepReport(3, [same(1), same(0)], [0, 0], METRICS, { waitMs: 0, trainMs: 0, at: 0 });
+    expect(r.returnSpread).toBe(0);
+    expect(r.meanReturn).toBe(0.5);
   });
 });

@@ -29,14 +29,22 @@ export function stepReport<T extends EpisodeOutcome>(
   times: { waitMs: number; trainMs: number; at: number },
 ): StepReport {
   const trajs = groups.flatMap((g) => g.trajectories);
+  const spreads = groups.filter((g) => g.trajectories.length > 1).map((g) => spread(g.trajectories));
   return {
     version,
     episodes: trajs.length,
     meanReturn: trajs.reduce((a, x) => a + x.return, 0) / Math.max(1, trajs.length),
     success: trajs.filter((x) => x.solved).length / Math.max(1, trajs.length),
+    ...(spreads.length > 0 ? { returnSpread: spreads.reduce((a, x) => a + x, 0) / spreads.length } : {}),
     staleness,
     loss: metrics.loss,
     metrics,
     ...times,
   };
+}
+
+/** The standard deviation of a group's returns: 0 when every episode of the task got the same. */
+function spread(outcomes: readonly EpisodeOutcome[]): number {
+  const mean = outcomes.reduce((a, x) => a + x.return, 0) / outcomes.length;
+  return Math.sqrt(outcomes.reduce((a, x) => a + (x.return - mean) ** 2, 0) / outcomes.length);
 }

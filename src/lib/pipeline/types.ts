@@ -104,6 +104,11 @@ export interface StepReport {
   episodes: number;
   meanReturn: number;
   success: number;
+  /**
+   * Per-task reward spread: the standard deviation of the returns within each group (the episodes
+   * of one task), averaged over the groups of two or more. Absent in reports stored before it.
+   */
+  returnSpread?: number;
   /** Trainer version minus the oldest token version, per trained group. */
   staleness: number[];
   loss: number;

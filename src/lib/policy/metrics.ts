@@ -31,6 +31,9 @@ export interface StepMetrics {
   ms: number;
 }
 
+/** How a step refused for a loss or gradient that is not finite says so (the doctor reads it). */
+export const STEP_NOT_APPLIED = 'the step was not applied';
+
 /** The numbers of a step's metrics, as a stored version keeps them. */
 export function metricNumbers(m: StepMetrics): Record<string, number> {
   return Object.fromEntries(Object.entries(m).filter((e): e is [string, number] => typeof e[1] === 'number'));

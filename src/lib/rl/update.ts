@@ -9,7 +9,7 @@
  * worker and the node bench) and a custom environment's MLP (`MlpLearner`).
  */
 import * as tf from '@tensorflow/tfjs';
-import type { StepMetrics } from '../policy/metrics';
+import { STEP_NOT_APPLIED, type StepMetrics } from '../policy/metrics';
 import type { PolicyOutput } from '../policy/model';
 import { legalFor, validateBatch, type PpoBatch, type TokenBatch } from './batch';
 import { actionLogProbs, clipByGlobalNorm, constantOf, maskedMean } from './losses';
@@ -271,7 +271,7 @@ export async function optimiserStep<B extends PpoBatch>(
     // Adam's state and the step count stay as they were, and the caller learns why.
     tf.dispose(Object.values(update));
     const what = Number.isFinite(loss) ? `the gradient norm is ${gradNorm}` : `the loss is ${loss}`;
-    throw new Error(`training step ${policy.step + 1}: ${what}: the step was not applied`);
+    throw new Error(`training step ${policy.step + 1}: ${what}: ${STEP_NOT_APPLIED}`);
   }
   policy.optimizer.applyGradients(Object.entries(update).map(([name, tensor]) => ({ name, tensor })));
   tf.dispose(Object.values(update));

@@ -24,13 +24,16 @@ import type { Evaluations } from '../run/evaluations';
 import { howLabel, storedStart, trainsLabel } from '../run/labels';
 import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run/options';
 import type { PipelineSession } from '../run/session';
+import type { Finding } from '../stats/doctor';
+import type { FindingRecord } from '../stats/doctor-tracker';
+import { TrainingDoctor } from '../stats/training-doctor';
 import { appended } from '../view/thin';
 import { HoldState } from './hold-state.svelte';
 import { FeedState } from './feed-state.svelte';
 import { RunSettingsState } from './run-settings-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
-export type { Comparison, Dashboard, EvalPoint, Leg, RunListEntry, RunOptions };
+export type { Comparison, Dashboard, EvalPoint, Finding, FindingRecord, Leg, RunListEntry, RunOptions };
 export {
   howLabel,
   loraLabel,
@@ -78,6 +81,10 @@ export class RunState extends RunSettingsState {
   session: PipelineSession | null = null; // the live session (null between runs)
   readonly hold: HoldState; // Pause, Resume and Step of the running run, and its status line
   readonly feed = new FeedState(); // the program feed: the run's newest episodes and best programs
+  /** The training doctor's standing findings on the run shown, most serious first. */
+  findings = $state.raw<Finding[]>([]);
+  /** Every finding the doctor made on the run shown, with the versions it fired and was withdrawn at. */
+  findingHistory = $state.raw<FindingRecord[]>([]);
 
   /** Tasks in the shown run's own suite (null: the built-in suite), for what its evaluations score. */
   get suiteTasks(): number | null {
@@ -94,6 +101,9 @@ export class RunState extends RunSettingsState {
   private runSettings = $state.raw<Pick<RunConfig, 'task' | 'env'>>(defaultRunConfig());
   /** Reads of the run list started so far (`refreshRuns` keeps only the newest one's). */
   private runsRead = 0;
+  /** The doctor of the running run (null between runs), and what ties it to the session's played groups. */
+  private doctor: { runId: string; doctor: TrainingDoctor } | null = null;
+  private unfollowDoctor: (() => void) | null = null;
 
   /** `storage`: the page's one connection (`PageStorage`), shared with the other panels. */
   constructor(trainer: TrainerState, storage: PageStorage) {
@@ -172,6 +182,7 @@ export class RunState extends RunSettingsState {
         [this.finishing, this.error, this.notices, this.viewing] = [false, null, [], null];
         this.show([], [], []);
         this.episodeTotals = null;
+        this.doctor = null;
       } else if (e.phase === 'running' && this.session) {
         this.rolloutBackend = this.session.rolloutBackend;
         void this.refreshRuns();
@@ -190,20 +201,48 @@ export class RunState extends RunSettingsState {
     else if (e.kind === 'session') {
       clearInterval(this.ticker);
       this.session = this.feed.follow(e.session);
+      this.unfollowDoctor?.();
+      this.unfollowDoctor = null;
       if (!e.session) return;
       [this.runId, this.runSettings] = [e.session.runId, e.session.settings];
       this.curriculum = e.session.source.curriculum.view();
       this.ticker = setInterval(() => void this.tick(), 250);
+      this.followDoctor(e.session);
     } else if (e.kind === 'step') this.stepped(e.report);
     else if (e.kind === 'finishing') this.finishing = true;
     else if (e.kind === 'notice') this.notify(e.message);
-    else if (e.kind === 'error') this.error = e.message;
+    else if (e.kind === 'error') {
+      this.error = e.message;
+      const version = this.steps.at(-1)?.version ?? 0;
+      if (this.doctor?.doctor.failed(e.message, version)) this.diagnose();
+    }
+  }
+
+  /**
+   * The doctor of the session's run: a resumed session of the same run goes on with its doctor,
+   * another run starts a new one; it reads every group played and the series so far.
+   */
+  private followDoctor(session: PipelineSession): void {
+    if (this.doctor?.runId !== session.runId)
+      this.doctor = { runId: session.runId, doctor: new TrainingDoctor(session.settings) };
+    const doctor = this.doctor.doctor;
+    this.unfollowDoctor = session.onPlayed((_job, group) => doctor.played(group));
+    this.diagnose();
+  }
+
+  /** Diagnoses the run's series as the charts hold them, and shows the doctor's findings. */
+  private diagnose(): void {
+    const d = this.doctor?.doctor;
+    if (!d) return;
+    d.check(this.steps, this.evals, this.curriculum);
+    [this.findings, this.findingHistory] = [d.current, d.history];
   }
 
   /** Shows these charts and timeline events (none: empty panels). */
   private show(steps: StepReport[], evals: EvalPoint[], events: readonly TimelineEvent[]): void {
     [this.steps, this.evals, this.events] = [steps, evals, events];
     this.metrics = steps.at(-1)?.metrics ?? null;
+    [this.findings, this.findingHistory] = [[], []];
   }
 
   private stepped(r: StepReport): void {
@@ -212,6 +251,7 @@ export class RunState extends RunSettingsState {
     const s = this.session;
     if (!s) return;
     this.curriculum = s.source.curriculum.view();
+    this.diagnose();
     if (evaluates(this.opts, r.version, this.run.firstVersion)) this.evaluateNow();
     if (r.version % 5 === 0) void this.refreshRuns(); // the run list's counts
   }
@@ -230,6 +270,10 @@ export class RunState extends RunSettingsState {
     this.show(past.steps, past.evals, past.events);
     this.dashboard = null;
     this.curriculum = shown.curriculum; // where it stood when the run last saved its progress
+    // What the doctor finds in the stored series as they ended (no programs: those are not stored).
+    const doctor = new TrainingDoctor(shown.settings);
+    doctor.check(past.steps, past.evals, shown.curriculum);
+    [this.findings, this.findingHistory] = [doctor.current, doctor.history];
     const counters = shown.record.progress?.counters;
     this.episodeTotals = counters ? episodeTotals(counters) : null;
     return past;
