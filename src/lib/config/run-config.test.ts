@@ -403,7 +403,7 @@ describe('every field of the run config', () => {
     // A field added to RunConfig is a new leaf: the walk visits it, and fails for want of a value.
     expect(visited).toEqual(leaves);
     // Pinned: a new field must be given a changed value here (CHANGED, or a limit or choice).
-    expect(leaves.length).toBe(96);
+    expect(leaves.length).toBe(97);
     const base = defaultRunConfig();
     for (const path of leaves) {
       if (FIXED_LEAVES.includes(path)) continue;
@@ -437,7 +437,7 @@ describe('run config validation', () => {
     expect(() => validateRunConfig(defaultRunConfig())).not.toThrow();
     expect(bad('learner.loss', 'pg')).toThrow('learner.loss must be one of "decoupled", "ppo", got "pg"');
     expect(bad('learner.estimator', 'mc')).toThrow(
-      'learner.estimator must be one of "rloo", "grpo", "gae", got "mc"',
+      'learner.estimator must be one of "rloo", "grpo", "gae", "turn", got "mc"',
     );
     expect(bad('replay.mode', 'lifo')).toThrow(
       'replay.mode must be one of "fifo", "prioritized", got "lifo"',

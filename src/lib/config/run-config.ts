@@ -234,6 +234,7 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'policy.lora.rank': int(1, MAX_LORA_RANK),
   'policy.lora.alpha': num(0, 256, true),
   'learner.gamma': num(0, 1),
+  'learner.turnBonus': num(0, 10),
   'learner.lambda': num(0, 1),
   'learner.tasksPerBatch': int(1, 64),
   'learner.groupSize': int(1, 32),
@@ -308,7 +309,7 @@ export const RUN_CONFIG_CHOICES: Readonly<Record<string, readonly unknown[]>> = 
   'task.level': [null, 'easy', 'medium', 'hard'],
   'task.curriculum.enabled': [true, false],
   'learner.loss': ['decoupled', 'ppo'],
-  'learner.estimator': ['rloo', 'grpo', 'gae'],
+  'learner.estimator': ['rloo', 'grpo', 'gae', 'turn'],
   'replay.mode': ['fifo', 'prioritized'],
 };
 

@@ -2,6 +2,7 @@ import { Curriculum } from '../env/curriculum';
 import { HeldOutIndex } from '../env/decontaminate';
 import { LEVELS, type Task } from '../env/suite';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
+import { turnAdvantages } from '../rl/turn-credit';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../random';
 import { HindsightPool, isRelabelledTask, validateHindsight } from '../rl/hindsight';
@@ -131,13 +132,15 @@ export class CodeJobSource implements JobSource {
     const groupOf = groups.flatMap((g) => g.trajectories.map(() => String(g.jobId)));
     const weightOf = groups.flatMap((g, i) => g.trajectories.map(() => weights[i] ?? 1));
     const returns = trajs.map((t) => t.return);
-    const { estimator, gamma, lambda } = this.config.learner;
+    const { estimator, gamma, lambda, turnBonus } = this.config.learner;
     const raw =
       estimator === 'gae'
         ? gaeAdvantages(trajs, gamma, lambda)
-        : estimator === 'grpo'
-          ? grpoAdvantages(returns, groupOf)
-          : rlooAdvantages(returns, groupOf);
+        : estimator === 'turn'
+          ? turnAdvantages(trajs, groupOf, turnBonus)
+          : estimator === 'grpo'
+            ? grpoAdvantages(returns, groupOf)
+            : rlooAdvantages(returns, groupOf);
     // Importance weights of prioritized replay scale each sample's advantage (1 in FIFO mode),
     // so its policy loss, and its value loss through the batch's `weights`.
     const advantages = raw.map((a, i) => {

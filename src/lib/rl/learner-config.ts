@@ -9,8 +9,13 @@ export interface LearnerConfig {
    * check's imitation smoke test; a run refuses it).
    */
   loss: 'pg' | 'ppo' | 'decoupled';
-  /** Advantage estimator: group-relative outcome (RLOO, GRPO) or per-token GAE with the value head. */
-  estimator: 'rloo' | 'grpo' | 'gae';
+  /**
+   * Advantage estimator: group-relative outcome (RLOO, GRPO), per-token GAE with the value head,
+   * or per-turn credit (`turn`: each program scored on its own tests, a baseline per task and turn).
+   */
+  estimator: 'rloo' | 'grpo' | 'gae' | 'turn';
+  /** Estimator `turn`: weight of the bonus for a turn that passes more tests than the one before. */
+  turnBonus: number;
   /** GAE discount γ (estimator `gae`). */
   gamma: number;
   /** GAE λ (estimator `gae`). */
@@ -51,6 +56,7 @@ export interface LearnerConfig {
 export const DEFAULT_LEARNER: LearnerConfig = {
   loss: 'decoupled',
   estimator: 'rloo',
+  turnBonus: 0.5,
   gamma: 1,
   lambda: 0.95,
   tasksPerBatch: 4,
