@@ -75,6 +75,11 @@ export interface TaskConfig {
   valueWindow: number;
   /** Once promoted, the fraction of jobs that review an easier level (priority class `low`). */
   reviewFraction: number;
+  /**
+   * Tool-use tasks: the share of jobs shown a second example (a hint), faded per task as its
+   * episodes succeed (share × (1 − the task's success)); 0: always one example.
+   */
+  hintFraction: number;
 }
 
 /** The policy a run trains (DESIGN §4). */
@@ -144,6 +149,7 @@ export function defaultRunConfig(cores?: number): RunConfig {
       candidates: 2,
       valueWindow: 0,
       reviewFraction: 0.1,
+      hintFraction: 0,
     },
     env: DEFAULT_ENV_CONFIG,
     policy: { model: DEFAULT_MODEL_ARGS, startFrom: null, lora: null, temperature: 1 },
@@ -230,6 +236,7 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'task.curriculum.promoteAt': num(0, 1, true),
   'task.candidates': int(1, 100),
   'task.reviewFraction': num(0, 1),
+  'task.hintFraction': num(0, 1),
   'policy.temperature': num(0, 10, true),
   'policy.lora.rank': int(1, MAX_LORA_RANK),
   'policy.lora.alpha': num(0, 256, true),

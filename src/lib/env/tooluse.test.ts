@@ -10,6 +10,7 @@ import {
   TOOLUSE_HIDDEN,
   TOOLUSE_SHOWN,
   TOOLUSE_TESTS,
+  withHint,
 } from './tooluse';
 
 /** A task's outputs at every input it has: shown, tests, hidden (its function there). */
@@ -167,5 +168,17 @@ describe('task kinds in suite files', () => {
     if (r.ok) return;
     expect(r.path).toBe(path);
     expect(r.message).toMatch(message);
+  });
+});
+
+describe('a hint for a tool-use task', () => {
+  it('shows the first test not shown yet as a second example, and leaves the tests', () => {
+    const t = generateToolUseTasks(1)[0];
+    if (!t) throw new Error('no task');
+    const h = withHint(t);
+    expect(h.examples).toEqual([...t.examples, t.tests?.[0]]);
+    expect(h.tests).toEqual(t.tests);
+    expect(withHint(h).examples.map((e) => e.input)).toEqual([1, 0, 2]);
+    expect(withHint({ ...t, tests: [] })).toEqual({ ...t, tests: [] });
   });
 });

@@ -1,6 +1,6 @@
 import { FAMILIES, generateLayoutTasks, suiteTask, type GeneratedTask, type TaskLayout } from './families';
 import { OUTSIDE_FAMILIES, OUTSIDE_FAMILY } from './generalisation';
-import type { Example, TaskSuite } from './suite';
+import type { Example, Task, TaskSuite } from './suite';
 
 /**
  * The built-in tool-use tasks (DESIGN §3.1): the same families as the examples kind, but the
@@ -95,4 +95,14 @@ export function toolUseSuites(seed: number): { train: TaskSuite; heldOut: TaskSu
       tasks: tasks.filter((t) => t.heldOut).map(suiteTask),
     },
   };
+}
+
+/**
+ * A tool-use task shown `extra` more examples, taken from its tests in order (inputs it does not
+ * show already): a hint that fades as training goes on (`task.hintFraction`). The tests stay.
+ */
+export function withHint(task: Task, extra = 1): Task {
+  const shown = new Set(task.examples.map((e) => e.input));
+  const more = (task.tests ?? []).filter((t) => !shown.has(t.input)).slice(0, extra);
+  return more.length ? { ...task, examples: [...task.examples, ...more] } : task;
 }

@@ -262,3 +262,30 @@ describe('the learning-rate schedule', () => {
     expect(scheduledRate(halving, 1000)).toBeCloseTo(4e-4, 12);
   });
 });
+
+describe('hints on tool-use tasks', () => {
+  const tool: Task = {
+    id: 'tool:x+1',
+    level: 'easy',
+    kind: 'tooluse',
+    examples: [{ input: 1, output: 2 }],
+    tests: [0, 2, 3].map((x) => ({ input: x, output: x + 1 })),
+    hidden: [{ input: 9, output: 10 }],
+  };
+  const shown = (src: CodeJobSource) =>
+    Array.from({ length: 200 }, () => src.nextTask().task.examples.length);
+
+  it('show a second example at the set share, fading as the task succeeds; none when off', () => {
+    const off = new CodeJobSource([tool], config({ task: { curriculum: { enabled: false } } }));
+    expect(shown(off).every((n) => n === 1)).toBe(true);
+    const on = new CodeJobSource(
+      [tool],
+      config({ task: { curriculum: { enabled: false }, hintFraction: 0.5 } }),
+    );
+    const early = shown(on).filter((n) => n === 2).length / 200;
+    expect(early).toBeGreaterThan(0.35);
+    expect(early).toBeLessThan(0.65);
+    on.record(group(0, tool, () => true, 8)); // every episode solved: the hint fades out
+    expect(shown(on).every((n) => n === 1)).toBe(true);
+  });
+});

@@ -1,6 +1,7 @@
 import { Curriculum } from '../env/curriculum';
 import { HeldOutIndex } from '../env/decontaminate';
-import { LEVELS, type Task } from '../env/suite';
+import { kindOf, LEVELS, type Task } from '../env/suite';
+import { withHint } from '../env/tooluse';
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import { turnAdvantages } from '../rl/turn-credit';
 import type { TokenBatch } from '../rl/batch';
@@ -95,7 +96,15 @@ export class CodeJobSource implements JobSource {
       if (!best || this.value(t.id) > this.value(best.id)) best = t;
     }
     const task = best as Task;
-    return { task, cls: review ? 'low' : 'normal', value: this.value(task.id) };
+    return { task: this.hinted(task), cls: review ? 'low' : 'normal', value: this.value(task.id) };
+  }
+
+  /** A tool-use task shown a second example, with the hint share faded by the task's success so far. */
+  private hinted(task: Task): Task {
+    const share = this.config.task.hintFraction;
+    if (share === 0 || kindOf(task) !== 'tooluse') return task;
+    const [n, s] = this.records.get(task.id) ?? [0, 0];
+    return this.rng.next() < share * (1 - (n > 0 ? s / n : 0)) ? withHint(task) : task;
   }
 
   /**
