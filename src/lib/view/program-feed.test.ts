@@ -215,7 +215,11 @@ describe('feedEpisodes', () => {
     // The second run fixed the two examples the first failed (it did not run); the submit after
     // a run that passed them all fixed nothing.
     expect(ep?.turns.map((t) => t.fixed)).toEqual([undefined, 2, undefined]);
-    expect(ep?.turns.map(turnOutcome)).toEqual(['error: syntax', 'all right', '2 of 2 hidden']);
+    expect(ep?.turns.map(turnOutcome)).toEqual([
+      { text: 'error: syntax', tone: 'bad' },
+      { text: 'all right', tone: 'ok' },
+      { text: '2 of 2 hidden', tone: 'ok' },
+    ]);
     expect(ep?.name).toBe('double:2');
   });
 
@@ -354,7 +358,14 @@ describe('feedEpisodes of a tool-use task', () => {
       group([played([...runs(['x+', undefined], ['x+1', [1, 3, 4]]), solving], TOOL, reportTokens)]),
       'rollout-0',
     );
-    expect(ep?.turns.map(turnOutcome)).toEqual(['error: syntax', 'pass 1 of 3', '2 of 2 hidden']);
+    expect(ep?.turns.map(turnOutcome)).toEqual([
+      { text: 'error: syntax', tone: 'bad' },
+      { text: 'pass 1 of 3', tone: 'plain' },
+      { text: '2 of 2 hidden', tone: 'ok' },
+    ]);
+    const wrong = submitTurn('x+2', [1, 1, 1, 1], [11, 12], 0);
+    const [miss] = feedEpisodes(job(TOOL), group([played([wrong], TOOL, reportTokens)]), 'rollout-0');
+    expect(miss?.turns.map(turnOutcome)).toEqual([{ text: '0 of 2 hidden', tone: 'plain' }]);
   });
 
   it('a relabelled task is named by what it asks for, not by its id', () => {

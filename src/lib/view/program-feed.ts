@@ -241,19 +241,27 @@ function fixedBy(before: FeedTurn | undefined, t: FeedTurn): number | undefined 
   return now && now.total === was.total && now.passed > was.passed ? now.passed - was.passed : undefined;
 }
 
-/** A turn's outcome in a few words, for an episode's one-line summary ("pass 3 of 8", "2 of 5 hidden"). */
-export function turnOutcome(t: FeedTurn): string {
+/** A turn's outcome in a few words and its tone: `ok` every test passed, `bad` it did not run. */
+export interface TurnOutcome {
+  text: string;
+  tone: 'ok' | 'bad' | 'plain';
+}
+
+/** A turn's outcome for an episode's one-line summary ("pass 3 of 8", "2 of 5 hidden", "error: syntax"). */
+export function turnOutcome(t: FeedTurn): TurnOutcome {
+  const error = t.report?.error ?? t.error;
+  if (error) return { text: `error: ${error}`, tone: 'bad' };
   if (t.action === 'submit') {
-    if (t.error) return `error: ${t.error}`;
-    return t.passed === undefined ? 'submitted' : `${t.passed} of ${t.expected.length} hidden`;
+    if (t.passed === undefined) return { text: 'submitted', tone: 'plain' };
+    const all = t.expected.length > 0 && t.passed === t.expected.length;
+    return { text: `${t.passed} of ${t.expected.length} hidden`, tone: all ? 'ok' : 'plain' };
   }
-  if (t.report?.error) return `error: ${t.report.error}`;
-  if (t.error) return `error: ${t.error}`;
   const tests = testsOf(t);
-  if (!tests) return 'ran';
-  if (t.report) return `pass ${tests.passed} of ${tests.total}`;
+  if (!tests) return { text: 'ran', tone: 'plain' };
+  const tone = tests.passed === tests.total ? 'ok' : 'plain';
+  if (t.report) return { text: `pass ${tests.passed} of ${tests.total}`, tone };
   const wrong = tests.total - tests.passed;
-  return wrong ? `${wrong} wrong` : 'all right';
+  return { text: wrong ? `${wrong} wrong` : 'all right', tone };
 }
 
 /** Is `a` a better program for its task than `b`: a higher return, then a shorter program. */
