@@ -13,15 +13,31 @@ test('the program feed shows the programs a run writes, token by token with thei
   await expect(feed.getByTestId('feed-empty')).toContainText('Start a run');
   await page.getByTestId('train').click(); // the default preset: it trains until the Stop below
 
-  // Within a minute, finished episodes with their programs and the sandbox's answers.
+  // Within a minute, finished episodes. Pin the newest by keyboard at once (episodes arrive
+  // faster than the checks below read it): it stays after more than the feed's 50 newer ones.
   const first = feed.getByTestId('feed-episode').first();
   await expect(first).toBeVisible({ timeout: 60_000 });
-  await expect(first.getByTestId('feed-program').first()).toHaveText(/\S/);
-  await expect(first.getByTestId('feed-answer').first()).toHaveText(/got .+ · expected .+|error: [a-z]+/);
-  await expect(first.getByTestId('feed-reward')).toHaveText(/^reward [+−]\d+\.\d\d$/);
-  await expect(first.getByTestId('feed-solved')).toHaveText(/^(solved|not solved)$/);
-  await expect(first.getByTestId('feed-versions')).toContainText(/rollout-\d · v\d+/);
-  const versions = await first
+  await first.getByTestId('feed-pin').focus();
+  await page.keyboard.press('Enter');
+  const pinned = feed.locator('[data-testid=feed-episode]:has([data-testid=feed-pin][aria-pressed=true])');
+  await expect(pinned).toHaveCount(1);
+  const key = (await pinned.getAttribute('data-key')) ?? '';
+
+  // Each episode is a compact card of its turns (program, outcome).
+  await expect(pinned.getByTestId('feed-program').first()).toHaveText(/\S/);
+  await expect(pinned.getByTestId('feed-outcome').first()).toHaveText(
+    /^(all right|\d+ wrong|error: [a-z]+|\d+ of \d+ hidden|ran|submitted)$/,
+  );
+  await expect(pinned.getByTestId('feed-reward')).toHaveText(/^reward [+−]\d+\.\d\d$/);
+  await expect(pinned.getByTestId('feed-solved')).toHaveText(/^(solved|not solved)$/);
+  await expect(pinned.getByTestId('feed-versions')).toHaveText(/^v\d+/);
+  await expect(pinned.getByTestId('feed-turn')).toHaveCount(0);
+  // Its Turns button opens every turn in full: the examples shown, what the sandbox answered.
+  await pinned.getByTestId('feed-details').click();
+  await expect(pinned.getByTestId('feed-details')).toHaveAttribute('aria-expanded', 'true');
+  await expect(pinned.getByTestId('feed-answer').first()).toHaveText(/got .+ · expected .+|error: [a-z]+/);
+  await expect(pinned.getByTestId('feed-lane')).toHaveText(/played on rollout-\d/);
+  const versions = await pinned
     .locator('[data-version]')
     .evaluateAll((spans) => spans.map((s) => s.dataset.version));
   expect(versions.length).toBeGreaterThan(0);
@@ -29,12 +45,6 @@ test('the program feed shows the programs a run writes, token by token with thei
   await expect(feed.getByTestId('feed-legend')).toContainText(/v\d+/);
   await expect(page.getByTestId('best-row').first()).toBeVisible();
 
-  // Pin the newest episode by keyboard; it stays after more than the feed's 50 newer ones arrive.
-  const key = (await first.getAttribute('data-key')) ?? '';
-  const pinned = feed.locator(`[data-testid=feed-episode][data-key="${key}"]`);
-  await pinned.getByTestId('feed-pin').focus();
-  await page.keyboard.press('Enter');
-  await expect(pinned.getByTestId('feed-pin')).toHaveAttribute('aria-pressed', 'true');
   const seen = await onLab(page, (lab) => lab.feed.seen);
   await untilLabWith(page, ([lab, before]) => lab.feed.seen >= before + 55, seen, { timeout: 150_000 });
   await expect(pinned).toBeVisible();
@@ -45,6 +55,12 @@ test('the program feed shows the programs a run writes, token by token with thei
   await feed.getByTestId('feed-more').click();
   await expect(feed.getByTestId('feed-episode')).toHaveCount(51);
   await expect(feed.getByTestId('feed-announcement')).toHaveText(/^\d+ new episodes? in the program feed$/);
+  // A relabelled task posed as a job is named by the outputs it asks for, never by its internal id.
+  const relabelled = await onLab(page, (lab) =>
+    lab.feed.episodes.filter((e) => e.taskId.startsWith('hindsight:')).map((e) => e.name),
+  );
+  for (const name of relabelled) expect(name).toMatch(/^relabelled goal: f\(-?\d+\) = -?\d+/);
+  await expect(feed.getByTestId('feed-task').filter({ hasText: 'hindsight:' })).toHaveCount(0);
 
   // A level filter: the run starts at easy, so medium shows none of its episodes (or only medium ones).
   await feed.getByTestId('feed-level').selectOption('medium');

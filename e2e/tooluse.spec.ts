@@ -7,6 +7,7 @@ test('"Learn to use the sandbox" trains on tool-use tasks; the feed shows a run,
   page,
 }) => {
   test.setTimeout(150_000);
+  await page.setViewportSize({ width: 1440, height: 900 });
   await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
   await page.getByTestId('preset').selectOption({ label: 'Learn to use the sandbox (tool use)' });
   await expect(page.getByTestId('preset-watch')).toHaveAccessibleDescription(/read the report under a turn/);
@@ -51,11 +52,33 @@ test('"Learn to use the sandbox" trains on tool-use tasks; the feed shows a run,
   });
   for (const id of taskIds) expect(id).toMatch(/^tool:/); // every episode played a tool-use task
 
-  // The page draws that episode: the run, the sandbox's report, and the other program later.
+  // At 1440 × 900 the first screen shows at least four episodes whole, without scrolling.
   const feed = page.getByTestId('program-feed');
+  const scroll = await page.getByTestId('feed-scroll').boundingBox();
+  const cards = await feed.getByTestId('feed-episode').evaluateAll((els) =>
+    els.map((el) => {
+      const { top, bottom } = el.getBoundingClientRect();
+      return { top, bottom };
+    }),
+  );
+  const whole = cards.filter(
+    (b) => scroll && b.top >= scroll.y && b.bottom <= scroll.y + scroll.height && b.bottom <= 900,
+  );
+  expect(whole.length, `${whole.length} of ${cards.length} episodes in view`).toBeGreaterThanOrEqual(4);
+
+  // A turn that fixed failing tests of the run before it says so on its card.
+  const fixes = await onLab(page, (lab) =>
+    lab.feed.episodes.reduce((n, e) => n + e.turns.filter((t) => t.fixed).length, 0),
+  );
   if (await feed.getByTestId('feed-more').isVisible()) await feed.getByTestId('feed-more').click();
+  await expect(feed.getByTestId('feed-fixed')).toHaveCount(fixes);
+  if (fixes > 0)
+    await expect(feed.getByTestId('feed-fixed').first()).toHaveText(/^fixed \d+ failing tests?$/);
+
+  // The page draws that episode: the run, the sandbox's report, and the other program later.
   const episode = feed.locator(`[data-testid=feed-episode][data-key="${key}"]`);
   await expect(episode.getByTestId('feed-solved')).toBeVisible();
+  await episode.getByTestId('feed-details').click();
   const turns = episode.getByTestId('feed-turn');
   const runTurn = turns.nth(ran);
   await expect(runTurn).toHaveAttribute('data-action', 'run');

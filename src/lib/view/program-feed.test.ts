@@ -11,6 +11,7 @@ import {
   FeedAnnouncer,
   feedEpisodes,
   ProgramFeed,
+  turnOutcome,
   versionColor,
   versionLegend,
   versionRange,
@@ -161,6 +162,7 @@ function episode(key: number, over: Partial<FeedEpisode> = {}): FeedEpisode {
     key: String(key),
     jobId: key,
     taskId: 't',
+    name: 't',
     level: 'easy',
     examples: [],
     turns: [submitted('x')],
@@ -210,6 +212,15 @@ describe('feedEpisodes', () => {
     });
     expect(ep?.solved).toBe(true);
     expect(ep?.reward).toBeCloseTo(1);
+    // The second run fixed the two examples the first failed (it did not run); the submit after
+    // a run that passed them all fixed nothing.
+    expect(ep?.turns.map((t) => t.fixed)).toEqual([undefined, 2, undefined]);
+    expect(ep?.turns.map(turnOutcome)).toEqual([
+      { text: 'error: syntax', tone: 'bad' },
+      { text: 'all right', tone: 'ok' },
+      { text: '2 of 2 hidden', tone: 'ok' },
+    ]);
+    expect(ep?.name).toBe('double:2');
   });
 
   it('an episode that adopted a new version mid-turn shows both, token by token', () => {
@@ -299,6 +310,76 @@ describe('feedEpisodes of a tool-use task', () => {
     const [ep] = feedEpisodes(job(TOOL), group([e1]), 'rollout-0');
     expect(ep?.turns[0]?.report).toEqual({ passed: 0, total: 3, failures: [], error: 'syntax' });
     expect(ep?.turns[1]?.revised).toBe(false);
+  });
+
+  const runs = (...programs: [string, number[] | undefined][]): Written[] =>
+    programs.map(([program, outputs]) =>
+      outputs
+        ? runOn(program, outputs)
+        : { ...runTurn(program, 1), record: { action: 'run', program, error: 'syntax', reward: 0 } },
+    );
+  const fixes = (turns: Written[]) =>
+    feedEpisodes(job(TOOL), group([played(turns, TOOL, reportTokens)]), 'rollout-0')[0]?.turns.map(
+      (t) => t.fixed,
+    );
+  const solving = submitTurn('2*x+1', [1, 1, 1, 1, 1, 1], [19, 21], 2);
+
+  it('marks a revision that fixed failing tests: more of them pass in its own report, or it solved the task', () => {
+    // x+1 passes 1 of 3 (at 0); 2*x+1 passes all 3: it fixed 2. The submit after it fixed nothing more.
+    expect(fixes([...runs(['x+1', [1, 3, 4]], ['2*x+1', [1, 5, 7]]), solving])).toEqual([
+      undefined,
+      2,
+      undefined,
+    ]);
+    // 3*x passes none of what x+2 failed: a revision that fixed nothing; the solving submit fixed all 3.
+    const turns = fixes([...runs(['x+2', [2, 4, 5]], ['3*x', [0, 6, 9]]), solving]);
+    expect(turns).toEqual([undefined, undefined, 3]);
+  });
+
+  it('a first-turn success fixed nothing; a run that did not run fails every test, and a fix after it counts', () => {
+    expect(fixes([solving])).toEqual([undefined]);
+    expect(fixes([...runs(['2*x+1', [1, 5, 7]]), solving])).toEqual([undefined, undefined]);
+    // The error report: 0 of 3. x+1 then passes 1 of them; a revision that fails to run fixes none.
+    expect(fixes(runs(['x+', undefined], ['x+1', [1, 3, 4]], ['x*', undefined]))).toEqual([
+      undefined,
+      1,
+      undefined,
+    ]);
+  });
+
+  it('a wrong submit after a failing run fixed nothing (its hidden tests are not the run’s tests)', () => {
+    const wrong = submitTurn('x+2', [1, 1, 1, 1], [11, 12], 0);
+    expect(fixes([...runs(['x+1', [1, 3, 4]]), wrong])).toEqual([undefined, undefined]);
+  });
+
+  it("a turn's outcome in a few words", () => {
+    const [ep] = feedEpisodes(
+      job(TOOL),
+      group([played([...runs(['x+', undefined], ['x+1', [1, 3, 4]]), solving], TOOL, reportTokens)]),
+      'rollout-0',
+    );
+    expect(ep?.turns.map(turnOutcome)).toEqual([
+      { text: 'error: syntax', tone: 'bad' },
+      { text: 'pass 1 of 3', tone: 'plain' },
+      { text: '2 of 2 hidden', tone: 'ok' },
+    ]);
+    const wrong = submitTurn('x+2', [1, 1, 1, 1], [11, 12], 0);
+    const [miss] = feedEpisodes(job(TOOL), group([played([wrong], TOOL, reportTokens)]), 'rollout-0');
+    expect(miss?.turns.map(turnOutcome)).toEqual([{ text: '0 of 2 hidden', tone: 'plain' }]);
+  });
+
+  it('a relabelled task is named by what it asks for, not by its id', () => {
+    const goal: Task = {
+      ...TOOL,
+      id: 'hindsight:8,0,16,24,72,80',
+      examples: [{ input: 1, output: 8 }],
+      tests: [0, 2, 3].map((x) => ({ input: x, output: 8 * x })),
+      hidden: [9, 10].map((x) => ({ input: x, output: 8 * x })),
+    };
+    const e1 = played([submitTurn('x*8', [1, 1, 1, 1], [72, 80], 2)], goal, reportTokens);
+    const [ep] = feedEpisodes(job(goal), group([e1]), 'rollout-0');
+    expect(ep?.taskId).toBe('hindsight:8,0,16,24,72,80');
+    expect(ep?.name).toBe('relabelled goal: f(0) = 0, f(1) = 8, f(2) = 16, f(3) = 24, …');
   });
 
   it('the examples kind has no report: its runs answer with the outputs', () => {

@@ -12,6 +12,7 @@ import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 import { count } from '../plural';
 import { isRelabelledTask } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
+import { taskName } from './task-name';
 
 /** One token the policy wrote and the version of the policy that sampled it. */
 export interface FeedToken {
@@ -44,6 +45,11 @@ export interface FeedTurn {
   report?: TestReport;
   /** Whether the program differs from the previous turn's (absent on the first turn). */
   revised?: boolean;
+  /**
+   * After a run that failed tests: how many more of them this turn's program passes (its own
+   * run's report, or all of them when it is a solving submit). Absent when it passes no more.
+   */
+  fixed?: number;
   /** Hidden tests passed (a submit). */
   passed?: number;
   /** Reward paid at the turn's control token. */
@@ -56,6 +62,8 @@ export interface FeedEpisode {
   key: string;
   jobId: number;
   taskId: string;
+  /** The task as the page names it: its id, or what a relabelled task asks for (`taskName`). */
+  name: string;
   level: Level;
   /** The examples shown to the policy in its observation. */
   examples: Example[];
@@ -118,11 +126,16 @@ export function feedEpisodes(job: RolloutJob, group: PlayedGroup<Trajectory>, la
       if (k > 0) turn.revised = t.program !== all[k - 1]?.program;
       return turn;
     });
+    turns.forEach((turn, k) => {
+      const fixed = k > 0 ? fixedBy(turns[k - 1], turn) : undefined;
+      if (fixed !== undefined) turn.fixed = fixed;
+    });
     const versions = [...new Set(tr.versions.filter((v, j) => v >= 0 && tr.owned[j] === 1))];
     return {
       key: String(group.seqs[i] ?? `${group.jobId}:${i}`),
       jobId: group.jobId,
       taskId: tr.taskId,
+      name: taskName(tr.taskId, job.task),
       level: tr.level,
       examples,
       turns,
@@ -197,6 +210,58 @@ function withAnswer(
   if (record.passed !== undefined) out.passed = record.passed;
   out.reward = record.reward;
   return out;
+}
+
+/**
+ * Tests a turn's program passed of those its answer checked: a run's report (an error fails every
+ * test), else a run's outputs against the shown examples; undefined for a submit or no answer.
+ */
+function testsOf(t: FeedTurn): { passed: number; total: number } | undefined {
+  if (t.action !== 'run') return undefined;
+  if (t.report) return { passed: t.report.error ? 0 : t.report.passed, total: t.report.total };
+  const total = t.expected.length;
+  if (t.error && total > 0) return { passed: 0, total };
+  if (!t.outputs || total === 0) return undefined;
+  return { passed: t.outputs.filter((y, i) => y === t.expected[i]).length, total };
+}
+
+/**
+ * How many failing tests of run `before` turn `t` fixed: when `before` failed some, the more
+ * tests `t`'s own run passes of the same ones, or every failing one when `t` is a solving submit
+ * (it passed all the hidden tests). Undefined when it fixed none or nothing can tell.
+ */
+function fixedBy(before: FeedTurn | undefined, t: FeedTurn): number | undefined {
+  const was = before && testsOf(before);
+  if (!was || was.passed >= was.total) return undefined;
+  if (t.action === 'submit') {
+    const solved = t.passed !== undefined && t.expected.length > 0 && t.passed === t.expected.length;
+    return solved ? was.total - was.passed : undefined;
+  }
+  const now = testsOf(t);
+  return now && now.total === was.total && now.passed > was.passed ? now.passed - was.passed : undefined;
+}
+
+/** A turn's outcome in a few words and its tone: `ok` every test passed, `bad` it did not run. */
+export interface TurnOutcome {
+  text: string;
+  tone: 'ok' | 'bad' | 'plain';
+}
+
+/** A turn's outcome for an episode's one-line summary ("pass 3 of 8", "2 of 5 hidden", "error: syntax"). */
+export function turnOutcome(t: FeedTurn): TurnOutcome {
+  const error = t.report?.error ?? t.error;
+  if (error) return { text: `error: ${error}`, tone: 'bad' };
+  if (t.action === 'submit') {
+    if (t.passed === undefined) return { text: 'submitted', tone: 'plain' };
+    const all = t.expected.length > 0 && t.passed === t.expected.length;
+    return { text: `${t.passed} of ${t.expected.length} hidden`, tone: all ? 'ok' : 'plain' };
+  }
+  const tests = testsOf(t);
+  if (!tests) return { text: 'ran', tone: 'plain' };
+  const tone = tests.passed === tests.total ? 'ok' : 'plain';
+  if (t.report) return { text: `pass ${tests.passed} of ${tests.total}`, tone };
+  const wrong = tests.total - tests.passed;
+  return { text: wrong ? `${wrong} wrong` : 'all right', tone };
 }
 
 /** Is `a` a better program for its task than `b`: a higher return, then a shorter program. */
