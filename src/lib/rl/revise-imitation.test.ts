@@ -57,22 +57,30 @@ describe('the revise warm start', () => {
     expect(guesses.length).toBeGreaterThanOrEqual(3);
   });
 
-  it('plays the wrong program, its real report, then the fix; the loss reads only the fix and its submit', async () => {
+  it('plays the first program, its real report, then the fix; the loss reads the fix, and the first guess only when it fits the example', async () => {
     const t = tasks.find((x) => x.family === 'x+b' && !x.heldOut);
     if (!t) throw new Error('no x+b task');
-    const first = wrongGuesses(t)[0] ?? '0';
-    const seq = await reviseSequence(t, first, env, sandbox);
-    if (!seq) throw new Error('no sequence');
-    // Replayed in a fresh episode, the same tokens give the same report.
-    const ep = new Episode(t, env);
-    const targets = seq.tokens
-      .slice(1)
-      .filter((_, i) => seq.target[i] === 1)
-      .map(tokenText);
-    expect(targets.join('')).toBe(`${t.program.replace(/ /g, '')}<submit>`);
-    expect(seq.tokens.slice(0, ep.tokens.length)).toEqual(ep.tokens);
-    expect(seq.reward).toBeGreaterThan(1);
-    const b = reviseBatch([seq], env.contextLength);
+    const y = t.examples[0]?.output ?? 0;
+    const targetsOf = async (first: string) => {
+      const seq = await reviseSequence(t, first, env, sandbox);
+      if (!seq) throw new Error(`no sequence from ${first}`);
+      // It starts from the task's own observation.
+      expect(seq.tokens.slice(0, new Episode(t, env).tokens.length)).toEqual(new Episode(t, env).tokens);
+      expect(seq.reward).toBeGreaterThan(1);
+      return {
+        seq,
+        text: seq.tokens
+          .slice(1)
+          .filter((_, i) => seq.target[i] === 1)
+          .map(tokenText)
+          .join(''),
+      };
+    };
+    const miss = await targetsOf(`x+${y + 5}`); // f(1) = y + 6: misses the shown example
+    expect(miss.text).toBe(`${t.program}<submit>`);
+    const copy = await targetsOf(String(y));
+    expect(copy.text).toBe(`${y}<run>${t.program}<submit>`);
+    const b = reviseBatch([miss.seq], env.contextLength);
     expect(b.mask.reduce((s, m) => s + m, 0)).toBe(t.program.length + 1);
     // Every target token was legal where it stands.
     for (let i = 0; i < b.length; i++)

@@ -12,9 +12,9 @@ import type { TokenBatch } from './batch';
 
 /**
  * A warm start for revising (DESIGN §5): supervised sequences of a tool-use episode in which a
- * wrong first program is run, its report read, and the right program submitted. The loss reads
- * only the second program and its `<submit>`: the policy learns to write the fix from the report,
- * never the wrong guess.
+ * first program is run, its report read, and the right program submitted. The loss reads the fix
+ * and its `<submit>`, and the first program only when it fits the shown example (a guess worth
+ * making: the run then tells which one it is), never a near miss made only to be fixed.
  */
 
 const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
@@ -139,7 +139,7 @@ export function wrongGuesses(task: GeneratedTask): string[] {
 /** The value of a program of the wide families' shapes (`c`, `x±b`, `a*x`, `a*x+b`, `(x+a)*b`, `x*x+b`), else NaN. */
 function evalSimple(program: string, x: number): number {
   let m: RegExpMatchArray | null;
-  if ((m = program.match(/^(\d+)$/))) return Number(m[1]);
+  if ((m = program.match(/^(-?\d+)$/))) return Number(m[1]);
   if ((m = program.match(/^x([+-]\d+)$/))) return x + Number(m[1]);
   if ((m = program.match(/^(\d+)\*x$/))) return Number(m[1]) * x;
   if ((m = program.match(/^(\d+)\*x\+(\d+)$/))) return Number(m[1]) * x + Number(m[2]);
@@ -153,7 +153,7 @@ export interface ReviseSequence {
   task: GeneratedTask;
   first: string;
   tokens: number[];
-  /** 1 where the token at t + 1 is the revise turn's (the loss's targets), [T]. */
+  /** 1 where the token at t + 1 is a target of the loss (the fix; a plausible first guess), [T]. */
   target: number[];
   /** Legal tokens at each position, [T × V]. */
   legal: Uint8Array;
@@ -185,7 +185,11 @@ export async function reviseSequence(
     }
     return true;
   };
-  if (!(await play(first, RUN, false)) || ep.done) return null;
+  // A first program through the shown example is a guess worth imitating (the automatic run then
+  // tests it); one that misses the shown example is only there to be fixed.
+  const shown = task.examples[0];
+  const plausible = shown !== undefined && evalSimple(first, shown.input) === shown.output;
+  if (!(await play(first, RUN, plausible)) || ep.done) return null;
   if (!(await play(task.program, SUBMIT, true)) || !ep.solved) return null;
   return { task, first, tokens: [...ep.tokens], target, legal, reward: ep.parts.total };
 }
