@@ -5,6 +5,11 @@
 export interface DoctorConfig {
   /** Versions trained before any detector reads the series: the first steps are noisy by nature. */
   warmup: number;
+  /**
+   * Versions the stagnant and one-family detectors stay quiet for: a healthy run first sits on the
+   * constants plateau (bare constants, success ≈ 0.27) and leaves it on its own.
+   */
+  plateauGrace: number;
   /** Diagnoses in a row a finding must be clear for before it is withdrawn, so a noisy series does not flap. */
   clearAfter: number;
   /** Versions the trend detectors (stagnant, falling) fit a line over. */
@@ -65,6 +70,7 @@ export interface DoctorConfig {
 
 export const DEFAULT_DOCTOR: DoctorConfig = {
   warmup: 30,
+  plateauGrace: 600,
   clearAfter: 5,
   trendWindow: 200,
   stagnantReturn: 0.05,

@@ -24,6 +24,8 @@ export interface Preset {
     /** The built-in tasks trained and evaluated on (DESIGN §3.1). */
     taskKind: TaskKind;
   };
+  /** What the preset sets past its knobs (a start point, the environment); not part of telling presets apart. */
+  config?: RunOverrides;
 }
 
 export const PRESETS: readonly Preset[] = [
@@ -81,8 +83,18 @@ export const PRESETS: readonly Preset[] = [
     watch:
       'Each task shows one example, which several programs fit; <run> runs the program on the task’s tests and answers with a report (pass 5 of 8 and the failing tests). In the program feed, open episodes that ran: read the report under a turn, then see whether the next turn revised the program towards the failing tests. Ticks on the episode bars of the timeline mark each sandbox call. Compare greedy success with the asynchronous preset, whose tasks show enough examples to write the program at once.',
     knobs: { eta: 4, loss: 'decoupled', interruptEveryTokens: 1, curriculum: true, taskKind: 'tooluse' },
+    // From the built-in revising base, whose first program the environment runs (as it was taught).
+    config: { policy: { startFrom: { base: 'tooluse-revise' } }, env: { autoRun: true } },
   },
 ];
+
+/** Built-in bases a preset starts from: another preset drops them (they were trained for its tasks). */
+const PRESET_BASES = new Set(
+  PRESETS.flatMap((p) => {
+    const from = p.config?.policy?.startFrom;
+    return from && 'base' in from ? [from.base] : [];
+  }),
+);
 
 /**
  * The hindsight settings of `settings` switched to `kind`'s tasks: tool use turns relabelling off
@@ -108,11 +120,15 @@ export function switchTaskKind(settings: RunConfig, kind: TaskKind): RunConfig {
 export function applyPreset(settings: RunConfig, preset: Preset): RunConfig {
   const { eta, loss, interruptEveryTokens, curriculum, taskKind } = preset.knobs;
   const kinded = switchTaskKind(settings, taskKind);
-  return withOverrides(kinded, {
+  const from = kinded.policy.startFrom;
+  const foreign = from !== null && 'base' in from && PRESET_BASES.has(from.base);
+  const knobbed = withOverrides(kinded, {
     pipeline: { eta, playLag: 0, interruptEveryTokens },
     learner: { loss },
     task: { curriculum: { enabled: curriculum } },
+    ...(foreign ? { policy: { startFrom: null } } : {}),
   });
+  return preset.config ? withOverrides(knobbed, preset.config) : knobbed;
 }
 
 /** The preset whose knobs `settings` have, or null when they match none. */

@@ -279,6 +279,7 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'storage.milestoneEvery': int(1, 1_000_000),
   'storage.keepConsumed': int(0, 100_000),
   'doctor.warmup': int(0, 1_000_000),
+  'doctor.plateauGrace': int(0, 1_000_000),
   'doctor.clearAfter': int(1, 10_000),
   // A line needs a few points; past a million versions a run in a tab never gets.
   'doctor.trendWindow': int(10, 1_000_000),

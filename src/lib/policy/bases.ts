@@ -13,6 +13,12 @@ export const BUILT_IN_BASES = {
       'seed 1 trained synchronously on the easy level until greedy play solved half its training tasks (375 versions): past the constant programs',
     url: new URL('./bases/easy-half.json', import.meta.url).href,
   },
+  'tooluse-revise': {
+    label: 'built-in base: runs its guess, reads the report, revises (tool use)',
+    about:
+      'seed 1 taught by imitation on the easy tool-use training tasks and wide made-up functions (none equal to a held-out task): a first guess through the shown example, its report, then the right program',
+    url: new URL('./bases/tooluse-revise.json', import.meta.url).href,
+  },
 } as const;
 
 export type BuiltInBase = keyof typeof BUILT_IN_BASES;

@@ -18,8 +18,12 @@ describe('a run started from a preset', () => {
   it('"Learn to use the sandbox" trains on tool-use tasks: their environment, their evaluation, no relabelling', () => {
     const s = applyPreset(withOverrides(defaultRunConfig(), { seed: 5 }), preset('tooluse'));
     expect(s.task.kind).toBe('tooluse');
-    expect(s.env).toEqual(TOOLUSE_ENV_CONFIG);
-    expect(pipelineConfigOf(s).env).toEqual(TOOLUSE_ENV_CONFIG); // what every rollout job plays with
+    expect(s.env).toEqual({ ...TOOLUSE_ENV_CONFIG, autoRun: true });
+    expect(pipelineConfigOf(s).env).toEqual(s.env); // what every rollout job plays with
+    // From the revising base, whose first program the environment runs; another preset drops that base.
+    expect(s.policy.startFrom).toEqual({ base: 'tooluse-revise' });
+    const back = applyPreset(s, preset('async'));
+    expect([back.policy.startFrom, back.env.autoRun]).toEqual([null, false]);
     expect(s.hindsight.samplesPerBatch).toBe(0);
     expect(s.hindsight.taskFraction).toBe(0);
     expect(s.seed).toBe(5);

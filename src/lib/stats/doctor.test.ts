@@ -128,18 +128,23 @@ describe('each detector', () => {
 
   it('stagnant: reward and success flat over the trend window, short of saturated', () => {
     const advice = (success: number) => {
-      const found = diagnose({ steps: run({ reward: () => 0.3, success: () => success }) }, config());
+      const found = diagnose(
+        { steps: run({ reward: () => 0.3, success: () => success }) },
+        config({ doctor: { plateauGrace: 0 } }),
+      );
       expect(found.map((f) => f.id)).toEqual(['stagnant']);
       return found[0]?.advice;
     };
     expect(advice(0.1)).toMatch(/hindsight/); // little succeeds: make success reachable
     expect(advice(0.27)).toMatch(/entropyCoef/); // the constants plateau: explore
     // A slow climb is not stagnation.
-    expect(ids({ steps: run({ reward: (v) => 0.3 + v / 2000, success: (v) => 0.27 + v / 2000 }) })).toEqual(
-      [],
-    );
+    const slow = { steps: run({ reward: (v) => 0.3 + v / 2000, success: (v) => 0.27 + v / 2000 }) };
+    expect(ids(slow, { doctor: { plateauGrace: 0 } })).toEqual([]);
     // Flat but solving everything: that is saturation, not stagnation.
-    const solved = ids({ steps: run({ reward: () => 1.1, success: () => 0.97 }) });
+    const solved = ids(
+      { steps: run({ reward: () => 1.1, success: () => 0.97 }) },
+      { doctor: { plateauGrace: 0 } },
+    );
     expect(solved).toContain('saturated');
     expect(solved).not.toContain('stagnant');
   });
@@ -200,6 +205,13 @@ describe('each detector', () => {
     expect(found[0]?.evidence.find((e) => e.name === 'spikes')?.value).toBe(3);
     const twice = run({ metrics: (v) => ([390, 395].includes(v) ? { gradNorm: 12 } : {}) });
     expect(ids({ steps: twice })).toEqual([]);
+    // Saturated: gradients near zero (a median of 0.05), so norms of 0.4 are not spikes.
+    const solved = run({
+      success: () => 0.99,
+      reward: () => 1.1,
+      metrics: (v) => ({ gradNorm: [380, 390, 395].includes(v) ? 0.4 : 0.05 }),
+    });
+    expect(ids({ steps: solved })).toEqual(['saturated']);
   });
 
   it('non-finite: a refused step or a non-finite metric, even before the warm-up', () => {
@@ -251,14 +263,27 @@ describe('each detector', () => {
       steps: run(),
       programs: programs(['3', '5', '3', '7', '3', '2', 'x+1', '3', '4', '6', '1', '3']),
     };
+    const past = { doctor: { plateauGrace: 0 } };
     // 11 of 12 are constants: 92 %.
-    expect(ids(constants)).toEqual(['one-family']);
+    expect(ids(constants, past)).toEqual(['one-family']);
     const copy = { steps: run(), programs: programs(['x*2', 'x*2', 'x*2', 'x+1']) };
-    const found = diagnose(copy, config());
+    const found = diagnose(copy, config(past));
     expect(found.map((f) => f.id)).toEqual(['one-family']);
     expect(found[0]?.meaning).toMatch(/x\*2/);
     // Fewer programs than the window: not judged.
-    expect(ids({ steps: run(), programs: programs(['3'], 20) })).toEqual([]);
+    expect(ids({ steps: run(), programs: programs(['3'], 20) }, past)).toEqual([]);
+  });
+
+  it('stagnant and one-family wait out the plateau grace: a healthy run starts on the constants plateau', () => {
+    // Flat at success 0.27, writing bare constants: the plateau every default run starts on.
+    const plateau = (n: number): DoctorSeries => ({
+      steps: run({ reward: () => 0.35, success: () => 0.27 }, n),
+      programs: programs(['3', '5', '4', '7', '1', '2']),
+    });
+    expect(ids(plateau(400), { doctor: { plateauGrace: 401 } })).toEqual([]);
+    expect(ids(plateau(400), { doctor: { plateauGrace: 400 } })).toEqual(['one-family', 'stagnant']);
+    // The default grace is past the 400 versions these synthetic runs have.
+    expect(ids(plateau(400))).toEqual([]);
   });
 });
 

@@ -326,10 +326,10 @@ const echoTrap: Detector = (ctx) => {
 /** A spread this small is a group of equal returns from the start, not a spread that shrank. */
 const MIN_SPREAD = 0.02;
 
-/** Of the newest programs, a share of bare constants or of one program at its threshold, success short of saturated. */
+/** Of the newest programs, a share of bare constants or of one program at its threshold, success short of saturated, past the plateau grace. */
 const oneFamily: Detector = (ctx) => {
   const programs = (ctx.series.programs ?? []).slice(-ctx.d.programWindow);
-  if (programs.length < ctx.d.programWindow || saturated(ctx)) return null;
+  if (ctx.last < ctx.d.plateauGrace || programs.length < ctx.d.programWindow || saturated(ctx)) return null;
   const texts = programs.map((p) => p.program.trim());
   const constants = texts.filter((t) => !t.includes('x')).length / texts.length;
   const counts = new Map<string, number>();
@@ -355,10 +355,13 @@ const oneFamily: Detector = (ctx) => {
   });
 };
 
-/** At least `spikeCount` gradient norms above `spikeFactor` × the window's median. */
+/**
+ * At least `spikeCount` gradient norms above `spikeFactor` × the window's median, short of
+ * saturated: a policy that solves everything has gradients near zero, and ordinary ones stand out.
+ */
 const gradSpikes: Detector = (ctx) => {
   const w = windowOf(ctx, ctx.d.spikeWindow);
-  if (!w) return null;
+  if (!w || saturated(ctx)) return null;
   const norms = finite(w.map((s) => s.metrics.gradNorm));
   if (norms.length < 3) return null;
   const med = median(norms);
@@ -452,10 +455,10 @@ const tooStale: Detector = (ctx) => {
   });
 };
 
-/** Mean return and sampled success both flat over the trend window (fitted line), success short of saturated. */
+/** Mean return and sampled success both flat over the trend window (fitted line), success short of saturated, past the plateau grace. */
 const stagnant: Detector = (ctx) => {
   const w = windowOf(ctx, ctx.d.trendWindow, ctx.since);
-  if (!w || w.length < 10 || saturated(ctx)) return null;
+  if (ctx.last < ctx.d.plateauGrace || !w || w.length < 10 || saturated(ctx)) return null;
   const dReturn = fittedChange(w.map((s) => ({ x: s.version, y: s.meanReturn })));
   const dSuccess = fittedChange(w.map((s) => ({ x: s.version, y: s.success })));
   if (!(Math.abs(dReturn) < ctx.d.stagnantReturn && Math.abs(dSuccess) < ctx.d.stagnantSuccess)) return null;

@@ -97,7 +97,9 @@ describe('the program an episode ended on', () => {
 
 describe('the doctor over a live run', () => {
   it('reads the programs of the groups played, and not those of aborted ones', () => {
-    const doctor = new TrainingDoctor(defaultRunConfig());
+    const base = defaultRunConfig();
+    // Past the plateau grace from the start: 60 versions are enough to judge.
+    const doctor = new TrainingDoctor({ ...base, doctor: { ...base.doctor, plateauGrace: 0 } });
     const constant = {
       status: 'done' as const,
       trajectories: Array.from({ length: 4 }, () => episode([['3', SUBMIT, 60]])),

@@ -44,8 +44,12 @@ export class TrainingDoctor {
     status: PlayedGroup['status'];
     trajectories: readonly Pick<Trajectory, 'tokens' | 'owned' | 'versions'>[];
   }): void {
-    if (group.status !== 'done') return;
-    this.programs.push(...group.trajectories.map(lastProgram));
+    if (group.status === 'done') this.wrote(group.trajectories.map(lastProgram));
+  }
+
+  /** Takes programs written (a replayed run's record hands them over as they were read). */
+  wrote(programs: readonly ProgramWritten[]): void {
+    this.programs.push(...programs);
     const keep = this.settings.doctor.programWindow;
     if (this.programs.length > 2 * keep) this.programs = this.programs.slice(-keep);
   }

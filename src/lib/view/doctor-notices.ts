@@ -1,8 +1,10 @@
 /**
  * What the first screen's notice strip says of the doctor's findings (pure): one line for the
- * strip, a mark per severity, a finding's evidence as text.
+ * strip, a mark per severity, a finding's evidence as text, and the marks the charts draw where
+ * each finding fired.
  */
-import type { Finding, Severity } from '../stats/doctor';
+import type { TimelineEvent } from '../pipeline/events';
+import type { DetectorId, Finding, Severity } from '../stats/doctor';
 import type { FindingRecord } from '../stats/doctor-tracker';
 
 /** A mark per severity, read out with its word (the strip's colour is not the only sign). */
@@ -39,4 +41,51 @@ export function spellsShown(history: readonly FindingRecord[]): FindingRecord[] 
   const standing = history.filter((r) => r.withdrawnAt === null);
   const withdrawn = history.filter((r) => r.withdrawnAt !== null);
   return [...standing.reverse(), ...withdrawn.reverse()];
+}
+
+/** A severity's colour where a mark is drawn (app.css's --bad, --warn and --accent). */
+export const SEVERITY_COLOR: Readonly<Record<Severity, string>> = {
+  critical: '#f87171',
+  warning: '#fbbf24',
+  info: '#38bdf8',
+};
+
+/** A finding drawn where it fired: on the success chart at its version, on the timeline at that version's publish. */
+export interface DoctorMark {
+  version: number;
+  id: DetectorId;
+  severity: Severity;
+  color: string;
+  /** What the mark says in words: `⚠ Learning has stalled (version 210)`. */
+  label: string;
+}
+
+/** One mark per spell at the version it fired, oldest first (the tracker's history order). */
+export function doctorMarks(history: readonly FindingRecord[]): DoctorMark[] {
+  return history
+    .map(({ firedAt, finding: f }) => ({
+      version: firedAt,
+      id: f.id,
+      severity: f.severity,
+      color: SEVERITY_COLOR[f.severity],
+      label: `${SEVERITY_MARK[f.severity]} ${f.title} (version ${firedAt})`,
+    }))
+    .sort((a, b) => a.version - b.version);
+}
+
+/**
+ * The marks the timeline can place: each at the time the parameter store published its version
+ * (epoch ms); a mark whose version's publish the events no longer hold is left out.
+ */
+export function timedMarks(
+  marks: readonly DoctorMark[],
+  events: readonly Pick<TimelineEvent, 'kind' | 'lane' | 'version' | 't1'>[],
+): (DoctorMark & { t: number })[] {
+  if (!marks.length) return [];
+  const published = new Map<number, number>();
+  for (const e of events) if (e.kind === 'publish' && e.lane === 'store') published.set(e.version, e.t1);
+  return marks.flatMap((m) => {
+    const t = published.get(m.version);
+    return t === undefined ? [] : [{ ...m, t }];
+  });
 }

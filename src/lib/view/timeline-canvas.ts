@@ -1,7 +1,7 @@
 /**
  * Paints the live timeline (DESIGN §9) on a 2D canvas: lane stripes and labels, the time axis,
- * spans coloured by policy version, the sandbox calls inside episode spans, then the marks of
- * instants. Browser-only (Path2D); the
+ * spans coloured by policy version, the sandbox calls inside episode spans, the marks of
+ * instants, then the doctor's findings. Browser-only (Path2D); the
  * geometry it uses is tested in `pipeline/timeline-*`.
  */
 import type { Lane, TimelineEvent } from '../pipeline/events';
@@ -47,6 +47,8 @@ export interface TimelineFrame {
   cssWidth: number;
   height: number;
   dpr: number;
+  /** The doctor's findings: a line through every lane at the time each fired (epoch ms). */
+  findings?: readonly { t: number; color: string }[];
 }
 
 /** What a frame drew: distinct policy versions among the spans in the window, and sandbox-call ticks. */
@@ -168,7 +170,37 @@ export class TimelinePainter {
       if (style.shape !== 'tick') ctx.stroke(path);
     }
     ctx.restore();
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    this.paintFindings(ctx, f);
     return { versions: seenVersions.length, calls };
+  }
+
+  /** A dashed line through the lanes at each finding, under a flag in the axis band. */
+  private paintFindings(ctx: CanvasRenderingContext2D, f: TimelineFrame): void {
+    const { view, layout, cssWidth, height } = f;
+    const plotW = cssWidth - layout.gutter;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(layout.gutter, 0, plotW, height);
+    ctx.clip();
+    ctx.setLineDash([4, 3]);
+    ctx.lineWidth = 1;
+    for (const m of f.findings ?? []) {
+      if (m.t < view.start || m.t > view.end) continue;
+      const x = Math.round(layout.gutter + view.xOf(m.t, plotW)) + 0.5;
+      ctx.strokeStyle = m.color;
+      ctx.fillStyle = m.color;
+      ctx.beginPath();
+      ctx.moveTo(x, layout.axis);
+      ctx.lineTo(x, height);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(x - 5, 0);
+      ctx.lineTo(x + 5, 0);
+      ctx.lineTo(x, layout.axis - 2);
+      ctx.fill();
+    }
+    ctx.restore();
   }
 
   /** Ticks at the sandbox calls of the visible spans (`TimelineEvent.calls`); returns how many it drew. */
