@@ -6,7 +6,7 @@
  *
  *   healthy      the defaults (one run per `--seeds`): any finding is a false one
  *   lr-high      learner.learningRate 30× the default: expects falling, grad-spikes, loss-volatile,
- *                steps-too-large or non-finite
+ *                value-diverging, steps-too-large or non-finite
  *   no-entropy   learner.entropyCoef 0, policy.temperature 0.3: expects entropy-collapse,
  *                echo-trap, one-family or stagnant
  *   saturated    trained on the easy level's constant tasks only (a level too easy): expects saturated
