@@ -12,8 +12,17 @@ test('"Learn to use the sandbox" trains on tool-use tasks; the feed shows a run,
   await page.getByTestId('preset').selectOption({ label: 'Learn to use the sandbox (tool use)' });
   await expect(page.getByTestId('preset-watch')).toHaveAccessibleDescription(/read the report under a turn/);
   expect(await onLab(page, (lab) => lab.run.settings.task.kind)).toBe('tooluse');
+  expect(await onLab(page, (lab) => lab.run.settings.policy.startFrom)).toEqual({ base: 'tooluse-revise' });
   await page.getByTestId('train').click();
   await expect(page.getByTestId('train-status')).toHaveText('Training', { timeout: 60_000 });
+  // From its revising base, within a minute: an episode written by a trained version whose later
+  // turn fixed a failing test of its run.
+  await untilLab(
+    page,
+    (lab) =>
+      lab.feed.episodes.some((e) => (e.versions.at(-1) ?? 0) >= 1 && e.turns.some((t) => (t.fixed ?? 0) > 0)),
+    { timeout: 60_000, polling: 500 },
+  );
   await expect
     .poll(() => onLab(page, (lab) => lab.run.session?.settings.task.kind ?? 'no session yet'), {
       timeout: 30_000,

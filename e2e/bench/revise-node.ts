@@ -4,7 +4,7 @@
  * play of the held-out and training tool-use tasks, as the page's evaluator plays them, with the
  * automatic first run on.
  *
- *   npx tsx e2e/bench/revise-node.ts [--seed 1] [--seconds 180] [--levels easy] [--wide on|off]
+ *   npx tsx e2e/bench/revise-node.ts [--seed 1] [--seconds 180] [--steps N] [--levels easy] [--wide on|off]
  *     [--rightFirst 0.2] [--batch 32] [--save FILE] [--set group.field=value …]
  *
  * `--wide on` adds the wide families' functions to the built-in training tasks; `--save` writes
@@ -31,6 +31,8 @@ import { flag, greedyEpisodes, withSets } from './node-kit.ts';
 
 const SEED = Number(flag('seed', '1'));
 const SECONDS = Number(flag('seconds', '180'));
+/** Stop after this many steps when it comes before `--seconds` (compare runs at equal steps on a loaded machine). */
+const STEPS = Number(flag('steps', 'Infinity'));
 const BATCH = Number(flag('batch', '32'));
 const WIDE = flag('wide', 'on') === 'on';
 const RIGHT_FIRST = Number(flag('rightFirst', '0.2'));
@@ -72,7 +74,7 @@ const rng = new Rng(SEED);
 const t0 = performance.now();
 let steps = 0;
 let lastLoss = NaN;
-while ((performance.now() - t0) / 1000 < SECONDS) {
+while ((performance.now() - t0) / 1000 < SECONDS && steps < STEPS) {
   const tasks = Array.from({ length: BATCH }, () => rng.pick(train));
   const seqs = await reviseSequences(tasks, env, sandbox, rng, RIGHT_FIRST);
   const m = await trainer.trainStep(reviseBatch(seqs, settings.learner.contextLength));
