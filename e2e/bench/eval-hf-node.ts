@@ -6,7 +6,7 @@
  *   npx tsx e2e/bench/eval-hf-node.ts DIR [DIR...] [--level easy] [--kind examples|tooluse] [--seed 1]
  *
  * Prints one JSON line per folder: its success on the level's training, held-out and
- * generalisation tasks, and a few held-out programs.
+ * generalisation tasks, and a few held-out programs; then one line of every folder's held-out success.
  */
 import * as tf from '@tensorflow/tfjs';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -47,6 +47,7 @@ const splits = {
 };
 const sandbox = new CachedSandbox(await createNodeQuickJS());
 const rate = (eps: Episode[]) => eps.filter((e) => e.solved).length / Math.max(1, eps.length);
+const heldOut: Record<string, number> = {};
 
 for (const dir of dirs) {
   const files: ModelFiles = new Map(
@@ -67,6 +68,7 @@ for (const dir of dirs) {
         .map((e) => `${e.task.id}${e.solved ? '✓' : '✗'}${e.turns.map((t) => t.program || '∅').join('|')}`)
         .join(' ');
   }
+  heldOut[dir] = success.heldOut ?? 0;
   tf.dispose([...params.values()]);
   console.log(
     JSON.stringify({
@@ -79,3 +81,5 @@ for (const dir of dirs) {
   );
 }
 sandbox.dispose();
+// Last, the held-out success of every folder side by side.
+console.log(JSON.stringify({ heldOut }));
