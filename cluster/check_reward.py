@@ -39,11 +39,20 @@ def main(path: str) -> None:
             want = (case["outputs"], case["error"], case["passed"], case["reward"])
             ok = turn.action == case["action"] and got == want
             counts[f"{case['action']} {case['error'] or 'ok'}"] += 1
+        # The grammar mask: the page's legal tokens before each token (<run> aside: one-turn GRPO has none).
+        state = sr.START
+        for j, m in enumerate(case.get("masks", [])):
+            page = set(m["legal"]) - {"<run>"}
+            if set(sr.legal_tokens(state, int(m["budget"]))) != page:
+                failures.append(f"{case['program']!r}: mask after {j} tokens differs from the page's {sorted(page)}")
+            counts["masks"] += 1
+            if j < len(case["program"]):
+                state = sr.advance(state, case["program"][j])
         if not ok:
             failures.append(f"{case['program']!r} {case['action']} ({case['kind']}): python {turn}, page {case}")
     for f in failures[:10]:
         print("MISMATCH", f[:400])
-    total = sum(n for k, n in counts.items() if k != "hooks")
+    total = sum(n for k, n in counts.items() if k not in ("hooks", "masks"))
     print(json.dumps({"cases": total, "mismatches": len(failures), **counts}))
     if failures or total == 0:
         sys.exit(1)

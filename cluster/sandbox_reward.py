@@ -31,42 +31,62 @@ class Illegal(Exception):
     """The text is not a program the page's grammar lets the policy write."""
 
 
+# grammar.ts's GrammarState: (expect_operand, open groups, digits, zero, after_minus, length).
+START = (True, (), 0, False, False, 0)
+
+
+def advance(s: tuple, t: str) -> tuple | None:
+    """grammar.ts `advance`: the state after token `t`, or None when `t` is not legal here."""
+    expect, opened, digits, zero, after_minus, length = s
+    length += 1
+    if t in DIGITS:
+        if expect:
+            return (False, opened, 1, t == "0", False, length)
+        if digits == 0 or zero or digits >= MAX_DIGITS:
+            return None
+        return (False, opened, digits + 1, False, False, length)
+    if expect:
+        if t == "x":
+            return (False, opened, 0, False, False, length)
+        if t == "(":
+            return (True, opened + ("(",), 0, False, False, length)
+        if t == "-" and not after_minus:
+            return (True, opened, 0, False, True, length)
+        return None
+    if t in BINARY:
+        return (True, opened, 0, False, t == "-", length)
+    top = opened[-1] if opened else None
+    if t == ")" and top == "(":
+        return (False, opened[:-1], 0, False, False, length)
+    if t == "?":
+        return (True, opened + ("?",), 0, False, False, length)
+    if t == ":" and top == "?":
+        return (True, opened[:-1], 0, False, False, length)
+    return None
+
+
+def complete(s: tuple) -> bool:
+    return not s[0] and not s[1]
+
+
+def legal_tokens(s: tuple, budget: int) -> list[str]:
+    """grammar.ts `legalProgramTokens`, then `<submit>` where the program may end (a one-turn episode)."""
+
+    def min_to_finish(n: tuple) -> int:  # an operand, `)` or `: operand` per open group, the control token
+        return (1 if n[0] else 0) + sum(1 if g == "(" else 2 for g in n[1]) + 1
+
+    out = [t for t in PROGRAM_TOKENS if (n := advance(s, t)) and min_to_finish(n) <= budget - 1]
+    return out + (["<submit>"] if complete(s) else [])
+
+
 def check_grammar(tokens: list[str]) -> None:
-    """grammar.ts `advance` over the whole program, then `complete`; raises Illegal."""
-    expect_operand, opened, digits, zero, after_minus = True, [], 0, False, False
+    """grammar.ts `parseProgram`: raises Illegal naming the first illegal token."""
+    s = START
     for i, t in enumerate(tokens):
-        bad = Illegal(f"token {i} ({t!r}) is not legal after {''.join(tokens[:i])!r}")
-        if t in DIGITS:
-            if not expect_operand and (digits == 0 or zero or digits >= MAX_DIGITS):
-                raise bad
-            digits, zero = (1, t == "0") if expect_operand else (digits + 1, False)
-            expect_operand, after_minus = False, False
-            continue
-        digits, zero = 0, False
-        if expect_operand:
-            if t == "x":
-                expect_operand, after_minus = False, False
-            elif t == "(":
-                opened.append("(")
-                after_minus = False
-            elif t == "-" and not after_minus:
-                after_minus = True
-            else:
-                raise bad
-        elif t in BINARY:
-            expect_operand, after_minus = True, t == "-"
-        elif t == ")" and opened[-1:] == ["("]:
-            opened.pop()
-            after_minus = False
-        elif t == "?":
-            opened.append("?")
-            expect_operand, after_minus = True, False
-        elif t == ":" and opened[-1:] == ["?"]:
-            opened.pop()
-            expect_operand, after_minus = True, False
-        else:
-            raise bad
-    if expect_operand or opened:
+        s = advance(s, t)
+        if s is None:
+            raise Illegal(f"token {i} ({t!r}) is not legal after {''.join(tokens[:i])!r}")
+    if not complete(s):
         raise Illegal(f"program {''.join(tokens)!r} is incomplete")
 
 

@@ -11,11 +11,13 @@
  * the grammar mostly refuses, and the sandbox's hostile corpus (`sandbox/corpus.ts`: programs the
  * page cannot write). Tasks: the built-in tasks of both kinds with their generalisation tasks, and
  * stress tasks with huge, fractional and negative inputs. Each legal program is submitted, and one
- * in four run instead (a one-turn episode: the run ends it without a submit).
+ * in four run instead (a one-turn episode: the run ends it without a submit). 300 long random
+ * programs and one legal program in seven also carry the legal tokens before each token (the
+ * grammar mask `train_trl.py` samples with).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_ENV_CONFIG, type EnvConfig } from '../../src/lib/env/config.ts';
+import { DEFAULT_ENV_CONFIG, MAX_DEADLINE_MS, type EnvConfig } from '../../src/lib/env/config.ts';
 import { Episode } from '../../src/lib/env/episode.ts';
 import {
   advance,
@@ -27,7 +29,14 @@ import {
 import { kindOf, type Example, type Task } from '../../src/lib/env/suite.ts';
 import { builtInTasks, envConfigOf, generalisationOf } from '../../src/lib/env/task-kinds.ts';
 import { sourceToTokens } from '../../src/lib/env/tokenizer.ts';
-import { PROGRAM_TOKENS, RUN, SUBMIT, tokenId, type ProgramToken } from '../../src/lib/env/vocab.ts';
+import {
+  PROGRAM_TOKENS,
+  RUN,
+  SUBMIT,
+  tokenId,
+  tokenText,
+  type ProgramToken,
+} from '../../src/lib/env/vocab.ts';
 import { Rng } from '../../src/lib/random.ts';
 import { CONTRACT } from '../../src/lib/sandbox/corpus.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
@@ -54,15 +63,15 @@ const tasks: Task[] = [
   stress('stress:signs', [0, -1, -7, 13, -999]),
 ];
 
-/** A random legal program: tokens the grammar allows, ending where it may with chance 1/4. */
-function randomProgram(): string {
+/** A random legal program: tokens the grammar allows, ending where it may with chance `end`. */
+function randomProgram(end = 0.25): string {
   let s = START;
   let text = '';
   for (;;) {
     const budget = MAX_PROGRAM + 1 - s.length;
     const next = legalProgramTokens(s, budget);
     const canEnd = !s.expectOperand && s.open.length === 0;
-    if (canEnd && (next.length === 0 || rng.next() < 0.25)) return text;
+    if (canEnd && (next.length === 0 || rng.next() < end)) return text;
     const t = rng.pick(next);
     s = advance(s, t) ?? s;
     text += t;
@@ -124,6 +133,9 @@ const programs = new Set<string>();
 for (let n = 1; n <= 3; n++) for (const p of programsOfLength(n)) programs.add(p);
 for (const p of HARD) programs.add(p);
 for (let i = 0; i < RANDOM; i++) programs.add(randomProgram());
+// Long ones, which meet the turn's budget: the grammar mask must leave room to finish.
+const long = new Set(Array.from({ length: 300 }, () => randomProgram(0.02)));
+for (const p of long) programs.add(p);
 for (let i = 0; i < 400; i++) programs.add(randomTokens());
 for (const c of CONTRACT) programs.add(c.request.code);
 
@@ -148,9 +160,21 @@ for (const program of programs) {
     contextLength: DEFAULT_ENV_CONFIG.contextLength + MAX_PROGRAM,
     allowRunOnLastTurn: true,
     autoRun: false,
+    // Programs of the grammar always finish; the 50 ms default could time out on a loaded machine.
+    limits: { deadlineMs: MAX_DEADLINE_MS },
   };
   const episode = new Episode(task, config);
-  for (const t of tokens) await episode.step(tokenId(t), sandbox);
+  // Long programs and one in seven others also carry the page's legal tokens before each token.
+  const masks: { budget: number; legal: string[] }[] = [];
+  const mask = () => {
+    if (long.has(program) || legal % 7 === 0)
+      masks.push({ budget: episode.budget, legal: episode.legalTokens().map(tokenText) });
+  };
+  for (const t of tokens) {
+    mask();
+    await episode.step(tokenId(t), sandbox);
+  }
+  mask();
   await episode.step(action === 'run' ? RUN : SUBMIT, sandbox);
   const turn = episode.turns[0];
   if (!turn || !episode.done) throw new Error(`${program}: the episode did not end in one turn`);
@@ -167,6 +191,7 @@ for (const program of programs) {
       error: turn.error ?? null,
       passed: turn.passed ?? 0,
       reward: episode.parts.total,
+      ...(masks.length ? { masks } : {}),
     }),
   );
 }
