@@ -11,7 +11,6 @@ OUT_DIR/train_log.json (steps, seconds, rewards).
 """
 
 import argparse
-import functools
 import json
 import sys
 import time
@@ -31,17 +30,15 @@ from sandbox_reward import (  # noqa: E402
 
 
 class GrammarMask:
-    """A logits processor: only the tokens the page's grammar allows next (`<submit>` where the
-    program may end), as the page samples; the prompt is what the first call sees."""
+    """A logits processor for one generate call whose prompts are `start` tokens (left-padded):
+    only the tokens the page's grammar allows next (`<submit>` where the program may end)."""
 
-    def __init__(self, tokenizer, context: int):
-        self.vocab, self.context, self.start = tokenizer.get_vocab(), context, None
+    def __init__(self, tokenizer, context: int, start: int):
+        self.vocab, self.context, self.start = tokenizer.get_vocab(), context, start
         self.token = {i: t for t, i in self.vocab.items()}
         self.pad, self.submit = self.vocab["<pad>"], self.vocab["<submit>"]
 
     def __call__(self, input_ids, scores):
-        if self.start is None or input_ids.shape[1] <= self.start:
-            self.start = input_ids.shape[1]  # a new generate call: all prompt
         mask = scores.new_full(scores.shape, float("-inf"))
         for row, ids in enumerate(input_ids.tolist()):
             written, state = ids[self.start :], START
@@ -118,9 +115,15 @@ def main() -> None:
 
     model = AutoModelForCausalLM.from_pretrained(a.export_dir)
     if not a.no_mask:
-        # TRL's generate takes no logits processor of its own: bind the mask to this model's.
-        mask = LogitsProcessorList([GrammarMask(tokenizer, model.config.n_positions)])
-        model.generate = functools.partial(model.generate, logits_processor=mask)
+        # TRL's generate takes no logits processor of its own: give this model's one, per call.
+        generate = model.generate
+
+        def masked_generate(*args, **kwargs):
+            start = kwargs["input_ids"].shape[1]
+            mask = GrammarMask(tokenizer, model.config.n_positions, start)
+            return generate(*args, logits_processor=LogitsProcessorList([mask]), **kwargs)
+
+        model.generate = masked_generate
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=turn_reward,
