@@ -1,4 +1,5 @@
-// Sums the unit (vitest JSON) and e2e (Playwright JSON) reports into one plain line:
+// Sums the unit (vitest JSON), cluster (e2e/bench/cluster-checks.ts) and e2e (Playwright JSON)
+// reports into one plain line:
 // "N passed, N failed". A report that is missing counts as one failure: its stage never ran.
 import { existsSync, readFileSync } from 'node:fs';
 
@@ -21,6 +22,13 @@ if (unit) {
   failed += unit.numFailedTests;
   skipped += unit.numPendingTests + (unit.numTodoTests ?? 0);
   if (unit.numTotalTests === 0) failed += 1;
+}
+
+const cluster = read('test-results/cluster.json', 'cluster');
+if (cluster) {
+  passed += cluster.passed;
+  failed += cluster.failed;
+  if (cluster.passed + cluster.failed === 0) failed += 1;
 }
 
 const e2e = read('test-results/e2e.json', 'e2e');

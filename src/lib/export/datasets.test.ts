@@ -59,6 +59,7 @@ describe('task rows', () => {
     expect(row.reward_model.style).toBe('rule');
     expect(JSON.parse(row.reward_model.ground_truth)).toEqual(tool?.hidden);
     expect(JSON.parse(row.extra_info.tests)).toEqual(tool?.tests);
+    expect(JSON.parse(row.extra_info.examples)).toEqual(tool?.examples);
     expect(row.extra_info.index).toBe(3);
     expect(verlRow({ id: 'mine', level: 'easy', examples: [], hidden: [] }, 0).extra_info.family).toBe('');
   });

@@ -53,6 +53,8 @@ export interface VerlRow {
     kind: string;
     level: string;
     family: string;
+    /** The shown examples and the run tests as JSON: what a `<run>` is run on. */
+    examples: string;
     tests: string;
   };
 }
@@ -108,6 +110,7 @@ export function verlRow(t: Task | GeneratedTask, index: number): VerlRow {
       kind: row.kind,
       level: row.level,
       family: row.family ?? '',
+      examples: JSON.stringify(row.examples),
       tests: JSON.stringify(row.tests),
     },
   };
@@ -121,7 +124,7 @@ const str = (name: string): SchemaElement => ({
 });
 
 /** The extra_info fields that are strings, in schema order. */
-const EXTRA_STRINGS = ['split', 'id', 'kind', 'level', 'family', 'tests'] as const;
+const EXTRA_STRINGS = ['split', 'id', 'kind', 'level', 'family', 'examples', 'tests'] as const;
 
 /**
  * verl's schema as Parquet: `prompt` a list of {role, content} structs, `reward_model` and
