@@ -80,6 +80,11 @@ export interface TaskConfig {
    * episodes succeed (share × (1 − the task's success)); 0: always one example.
    */
   hintFraction: number;
+  /**
+   * Tool-use tasks: the share of jobs begun near the goal, a wrong first program already run and
+   * its report shown, faded as those starts get solved (share × (1 − their solved rate)).
+   */
+  openingFraction: number;
 }
 
 /** The policy a run trains (DESIGN §4). */
@@ -150,6 +155,7 @@ export function defaultRunConfig(cores?: number): RunConfig {
       valueWindow: 0,
       reviewFraction: 0.1,
       hintFraction: 0,
+      openingFraction: 0,
     },
     env: DEFAULT_ENV_CONFIG,
     policy: { model: DEFAULT_MODEL_ARGS, startFrom: null, lora: null, temperature: 1 },
@@ -237,6 +243,7 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'task.candidates': int(1, 100),
   'task.reviewFraction': num(0, 1),
   'task.hintFraction': num(0, 1),
+  'task.openingFraction': num(0, 1),
   'policy.temperature': num(0, 10, true),
   'policy.lora.rank': int(1, MAX_LORA_RANK),
   'policy.lora.alpha': num(0, 256, true),

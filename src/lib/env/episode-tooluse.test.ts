@@ -172,3 +172,28 @@ describe('the automatic first run (autoRun)', () => {
     );
   });
 });
+
+describe('a start near the goal (Task.opening)', () => {
+  it('begins at the revise turn: the first program run and its report, none of it the policy’s', async () => {
+    const opened: Task = { ...task, opening: { program: 'x+2', outputs: [2, 4, 6] } };
+    const ep = new Episode(opened, env);
+    expect(renderTokens(ep.tokens)).toBe(
+      '<bos> f( 1 )= 3 <sep> x + 2 <run> pass 0 of 3 ; f( 0 )= 0 got 2 ; f( 2 )= 6 got 4 <sep>',
+    );
+    expect(ep.owned.every((o) => o === 0)).toBe(true);
+    expect(ep.turns[0]).toMatchObject({ action: 'run', auto: true, testsPassed: 0 });
+    expect(ep.policyRuns).toBe(0);
+    await turn(ep, '3*x', SUBMIT);
+    expect(ep.solved).toBe(true);
+    expect(ep.parts.turnCost).toBeCloseTo(-2 * w.turnCost, 10);
+  });
+
+  it('is refused on an examples task or without an output per test', () => {
+    expect(
+      () => new Episode({ ...task, kind: undefined, opening: { program: '3', outputs: [3, 3, 3] } }, env),
+    ).toThrow(/an opening needs a tool-use task/);
+    expect(() => new Episode({ ...task, opening: { program: '3', outputs: [3] } }, env)).toThrow(
+      /an output per test/,
+    );
+  });
+});

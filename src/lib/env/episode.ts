@@ -9,7 +9,7 @@ import {
   truncateReport,
   type TestReport,
 } from './test-report';
-import { feedbackTokens, observationTokens } from './tokenizer';
+import { feedbackTokens, observationTokens, sourceToTokens } from './tokenizer';
 import { RUN, SUBMIT, tokenId, tokenText, VOCAB_SIZE, type ProgramToken } from './vocab';
 
 /** Why an episode ended: a submit, out of turns, or out of context. */
@@ -96,6 +96,35 @@ export class Episode {
     this.promptLength = this.tokens.length;
     this.owned = this.tokens.map(() => 0);
     this.rewards = this.tokens.map(() => 0);
+    if (task.opening) this.open(task.opening);
+  }
+
+  /**
+   * Plays a tool-use task's opening as the environment's own first turn (none of its tokens the
+   * policy's): the program, `<run>`, and the report of its given outputs on the tests.
+   */
+  private open({ program, outputs }: { program: string; outputs: number[] }): void {
+    const tests = this.task.tests ?? [];
+    if (kindOf(this.task) !== 'tooluse' || this.config.maxTurns < 2 || outputs.length !== tests.length)
+      throw new Error(
+        `task ${this.task.id}: an opening needs a tool-use task, two turns, and an output per test`,
+      );
+    const ids = [...sourceToTokens(program).map(tokenId), RUN];
+    const report = testReport(tests, { outputs }, this.config.reportFailures ?? MAX_REPORTED_FAILURES);
+    const feedback = testReportTokens(report);
+    if (this.tokens.length + ids.length + feedback.length + 2 > this.config.contextLength)
+      throw new Error(`task ${this.task.id}: its opening does not fit the context`);
+    for (const t of [...ids, ...feedback]) this.push(t, 0);
+    const reward = this.pay('turnCost', -this.config.reward.turnCost);
+    this.turns.push({
+      action: 'run',
+      program,
+      outputs,
+      testsPassed: report.passed,
+      report,
+      reward,
+      auto: true,
+    });
   }
 
   /** Turns that ended with `<run>`. */

@@ -31,6 +31,11 @@ export interface Task {
   tests?: Example[];
   /** Used only by `<submit>`: the reward is the fraction of these passed. */
   hidden: Example[];
+  /**
+   * A start near the goal (tool-use training jobs only, never stored): a first program already
+   * run, with its outputs on the tests; the episode begins at the revise turn with its report.
+   */
+  opening?: { program: string; outputs: number[] };
 }
 
 /** A task's kind: `examples` unless it says otherwise. */

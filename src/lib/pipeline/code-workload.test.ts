@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../env/suite';
-import { VOCAB_SIZE } from '../env/vocab';
+import { RUN, VOCAB_SIZE } from '../env/vocab';
 import type { Relabelled } from '../rl/hindsight';
 import type { Trajectory } from '../rl/trajectory';
 import {
@@ -287,5 +287,42 @@ describe('hints on tool-use tasks', () => {
     expect(early).toBeLessThan(0.65);
     on.record(group(0, tool, () => true, 8)); // every episode solved: the hint fades out
     expect(shown(on).every((n) => n === 1)).toBe(true);
+  });
+});
+
+describe('starts near the goal', () => {
+  const tool = {
+    id: 'tool:x+3',
+    level: 'easy' as const,
+    kind: 'tooluse' as const,
+    program: 'x+3',
+    examples: [{ input: 1, output: 4 }],
+    tests: [0, 2, 3].map((x) => ({ input: x, output: x + 3 })),
+    hidden: [{ input: 9, output: 12 }],
+  };
+  const opened = (src: CodeJobSource) => Array.from({ length: 200 }, () => src.nextTask().task.opening);
+
+  it('begin a share of tool-use jobs with a wrong program already run, its outputs those of the tests', () => {
+    expect(opened(new CodeJobSource([tool], config({}))).every((o) => o === undefined)).toBe(true);
+    const src = new CodeJobSource(
+      [tool],
+      config({ task: { curriculum: { enabled: false }, openingFraction: 0.5 } }),
+    );
+    const openings = opened(src).filter((o) => o !== undefined);
+    expect(openings.length / 200).toBeGreaterThan(0.35);
+    expect(openings.length / 200).toBeLessThan(0.65);
+    for (const o of openings) {
+      expect(o.program).not.toBe('x+3');
+      expect(o.outputs).toHaveLength(3);
+      expect(o.outputs.every((y, i) => y === tool.tests[i]?.output)).toBe(false);
+    }
+    // Starts near the goal that end solved (their <run> is not the policy's) fade the share out.
+    const solvedOpening = group(1, tool, () => true, 8);
+    for (const tr of solvedOpening.trajectories) {
+      tr.tokens = [1, RUN, 3];
+      tr.owned = [0, 0, 1];
+    }
+    for (let k = 0; k < 40; k++) src.record(solvedOpening);
+    expect(opened(src).filter((o) => o !== undefined).length / 200).toBeLessThan(0.05);
   });
 });

@@ -2,6 +2,9 @@ import { Curriculum } from '../env/curriculum';
 import { HeldOutIndex } from '../env/decontaminate';
 import { kindOf, LEVELS, type Task } from '../env/suite';
 import { withHint } from '../env/tooluse';
+import { RUN } from '../env/vocab';
+import { openingOf } from '../rl/revise-imitation';
+
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import { turnAdvantages } from '../rl/turn-credit';
 import type { TokenBatch } from '../rl/batch';
@@ -12,6 +15,9 @@ import { gaeAdvantages, trajectoryBatch } from '../rl/trajectory';
 import type { JobSource, PipelineConfig } from './controller';
 import { learningValue, type JobClass } from './scheduler';
 import type { PlayedGroup, RunProgress } from './types';
+
+/** The weight of each earlier start near the goal in their solved rate (about the last 50). */
+const OPENING_KEEP = 0.98;
 
 /** The pipeline a run of this config drives: its batches, hindsight, env and scheduling. */
 export function pipelineConfigOf(c: RunConfig): PipelineConfig {
@@ -77,6 +83,9 @@ export class CodeJobSource implements JobSource {
     return learningValue(s, n);
   }
 
+  /** Episodes begun near the goal and those solved, each earlier one weighing `OPENING_KEEP` as much. */
+  private openings: [number, number] = [0, 0];
+
   nextTask(): { task: Task; cls: JobClass; value: number } {
     const posed = this.poseRelabelled();
     if (posed) {
@@ -99,12 +108,22 @@ export class CodeJobSource implements JobSource {
     return { task: this.hinted(task), cls: review ? 'low' : 'normal', value: this.value(task.id) };
   }
 
-  /** A tool-use task shown a second example, with the hint share faded by the task's success so far. */
+  /**
+   * A tool-use task shown a second example (the hint share faded by the task's success so far),
+   * or begun near the goal: a wrong first program already run (the share faded by how often such
+   * starts were solved).
+   */
   private hinted(task: Task): Task {
-    const share = this.config.task.hintFraction;
-    if (share === 0 || kindOf(task) !== 'tooluse') return task;
+    if (kindOf(task) !== 'tooluse') return task;
+    const { hintFraction, openingFraction } = this.config.task;
     const [n, s] = this.records.get(task.id) ?? [0, 0];
-    return this.rng.next() < share * (1 - (n > 0 ? s / n : 0)) ? withHint(task) : task;
+    if (hintFraction > 0 && this.rng.next() < hintFraction * (1 - (n > 0 ? s / n : 0))) return withHint(task);
+    const [on, os] = this.openings;
+    if (openingFraction > 0 && this.rng.next() < openingFraction * (1 - (on > 0 ? os / on : 0))) {
+      const opening = openingOf(task, this.rng);
+      if (opening) return { ...task, opening };
+    }
+    return task;
   }
 
   /**
@@ -131,6 +150,13 @@ export class CodeJobSource implements JobSource {
       this.records.set(tr.taskId, [n * keep + 1, s * keep + (tr.solved ? 1 : 0)]);
     }
     for (const r of group.relabelled) this.hindsight.add(r);
+    // Episodes begun near the goal (their first <run> is not the policy's): how often they end solved.
+    for (const tr of group.trajectories) {
+      const run = tr.tokens.indexOf(RUN);
+      if (run < 0 || tr.owned[run] === 1) continue;
+      const [n, s] = this.openings;
+      this.openings = [n * OPENING_KEEP + 1, s * OPENING_KEEP + (tr.solved ? 1 : 0)];
+    }
   }
 
   batch(

@@ -136,6 +136,22 @@ export function wrongGuesses(task: GeneratedTask): string[] {
   );
 }
 
+/**
+ * A start near the goal for a training task whose program is known: a wrong first guess
+ * (`wrongGuesses`) and its outputs on the task's tests, for `Task.opening`; null when there is none.
+ */
+export function openingOf(task: Task, rng: Rng): Task['opening'] | null {
+  const program = (task as Partial<GeneratedTask>).program;
+  if (typeof program !== 'string' || !task.tests?.length) return null;
+  const tests = task.tests;
+  const guesses = wrongGuesses({ ...task, program, family: '', heldOut: false }).filter((g) =>
+    tests.every((t) => Number.isFinite(evalSimple(g, t.input))),
+  );
+  if (guesses.length === 0) return null;
+  const first = rng.pick(guesses);
+  return { program: first, outputs: tests.map((t) => evalSimple(first, t.input)) };
+}
+
 /** The value of a program of the wide families' shapes (`c`, `x±b`, `a*x`, `a*x+b`, `(x+a)*b`, `x*x+b`), else NaN. */
 function evalSimple(program: string, x: number): number {
   let m: RegExpMatchArray | null;
