@@ -14,27 +14,13 @@ import {
 import { packParams, packTensors, type Checkpoint } from '../policy/weights';
 import type { StepMetrics } from '../policy/metrics';
 import { type TrainerConfig } from './learner-config';
+import { RateAdam } from './rate-adam';
 
 export type { StepMetrics };
 /** The losses' stop-gradient, re-exported for the trainer's callers. */
 export { constantOf } from './losses';
 
-/** Adam (β 0.9 / 0.999, as `tf.train.adam`) whose rate a schedule can change, keeping its moments. */
-export class RateAdam extends tf.AdamOptimizer {
-  constructor(learningRate: number) {
-    super(learningRate, 0.9, 0.999);
-  }
-
-  get rate(): number {
-    return this.learningRate;
-  }
-
-  set rate(lr: number) {
-    if (!(lr > 0 && Number.isFinite(lr)))
-      throw new Error(`learning rate must be a positive number, got ${lr}`);
-    this.learningRate = lr;
-  }
-}
+export { RateAdam };
 
 /**
  * Owns a policy's parameters and its Adam state, and takes gradient steps on token batches.
@@ -62,7 +48,12 @@ export class PolicyTrainer implements PpoPolicy {
     this.params = params ?? initParams(args, config.seed);
     this.adapters = lora ? initLora(this.params, args, lora, config.seed + 1000) : null;
     this.learningRate = config.learningRate;
-    this.optimizer = new RateAdam(config.learningRate);
+    this.optimizer = new RateAdam(config.learningRate, this.momentNames());
+  }
+
+  /** Adam stores each tensor's moments under its parameter's (or adapter's) name. */
+  private momentNames(): Map<string, string> {
+    return new Map([...(this.adapters ?? this.params)].map(([name, v]) => [v.name, name]));
   }
 
   /** A new learning rate, with a fresh Adam state (for a run that starts from these weights). */
@@ -70,7 +61,7 @@ export class PolicyTrainer implements PpoPolicy {
     if (!(lr > 0 && Number.isFinite(lr)))
       throw new Error(`learning rate must be a positive number, got ${lr}`);
     this.optimizer.dispose();
-    this.optimizer = new RateAdam(lr);
+    this.optimizer = new RateAdam(lr, this.momentNames());
     this.learningRate = lr;
   }
 
