@@ -298,6 +298,8 @@ const trainerPort: PipelineTrainerPort = {
     const metrics = await ppoUpdate(trainer, batch, {
       updates: learner.updatesPerBatch,
       rate: scheduledRate(learner, info.fromVersion),
+      version: info.fromVersion,
+      performance: info.performance,
     });
     lastMetrics = metrics;
     const version = info.fromVersion + 1;

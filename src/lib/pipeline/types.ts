@@ -4,6 +4,7 @@ import type { Task } from '../env/suite';
 import type { StepMetrics } from '../policy/metrics';
 import type { TokenBatch } from '../rl/batch';
 import type { Relabelled } from '../rl/hindsight';
+import type { StrategyReport } from '../rl/strategy';
 import type { Trajectory } from '../rl/trajectory';
 import type { JobClass } from './scheduler';
 
@@ -85,6 +86,18 @@ export interface TrainOutcome {
   /** Epoch ms the trainer started computing and announced the new version. */
   startedAt: number;
   publishedAt: number;
+  /** What the update strategy did (the transformer's trainer): tensors, rate, switch, importance. */
+  strategy?: StrategyReport;
+}
+
+/** What the controller tells the trainer of a batch beside its tensors. */
+export interface TrainInfo {
+  /** The version the update makes from. */
+  fromVersion: number;
+  /** Samples the version marks consumed. */
+  seqs: number[];
+  /** The success share of the batch's played episodes: an update strategy's performance. */
+  performance?: number;
 }
 
 /**
@@ -92,7 +105,7 @@ export interface TrainOutcome {
  * (the batch's samples and those of groups dropped untrained since the last version).
  */
 export interface PipelineTrainerPort<B = TokenBatch> {
-  trainAndPublish(batch: B, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome>;
+  trainAndPublish(batch: B, info: TrainInfo): Promise<TrainOutcome>;
 }
 
 export type { EvalPoint, StepReport } from '../storage/records';

@@ -4,6 +4,7 @@
  */
 import type { Level } from '../env/suite';
 import type { StepMetrics } from '../policy/metrics';
+import type { StrategyReport } from '../rl/strategy';
 
 /** Swim lane of the timeline an event belongs to (DESIGN §9). */
 export type Lane = 'trainer' | 'store' | `rollout-${number}` | 'controller' | 'sandbox';
@@ -23,6 +24,8 @@ export type EventKind =
   | 'wait'
   | 'load'
   | 'error'
+  /** The update strategy switched (`auto`), with its reason. */
+  | 'strategy'
   /** Stored data deleted to make room (a full storage quota, or retention). */
   | 'evict'
   /** A crashed or hung worker was replaced, or the trainer restarted from the store. */
@@ -64,6 +67,12 @@ export interface StepReport {
   trainMs: number;
   /** Epoch ms the step finished. */
   at: number;
+  /**
+   * What the update strategy did (absent for a custom environment's MLP and older records):
+   * tensors trained, rate, performance statistics, `auto`'s switch, and every `importanceEvery`
+   * versions the per-tensor importance (the page's heat map).
+   */
+  strategy?: StrategyReport;
 }
 
 /** Greedy success of a published version, measured during a run. */
