@@ -151,7 +151,7 @@ export const DEFAULT_LEARNER: LearnerConfig = {
   adaptiveMaxRate: 1e-2,
   trendThreshold: 0.01,
   trendSpan: 4,
-  selectiveThreshold: 0.3,
+  selectiveThreshold: 0.2,
   gradualEvery: 50,
   autoWindow: 20,
   autoMinStability: 0.9,
