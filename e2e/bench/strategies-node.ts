@@ -8,16 +8,28 @@
  *   npx tsx e2e/bench/strategies-node.ts [--versions 100] [--seeds 1,2]
  *     [--strategies full,frozen,adaptive,selective,gradual,auto] [--set group.field=value]...
  *
+ * First, in this process, the optimiser step alone per strategy on one batch (32 rows of 64
+ * tokens, `rl/synthetic.ts`), the strategies' steps interleaved round by round so that a load
+ * that drifts (a shared machine) weighs on each alike: median ms per step (`--stepRounds 15`,
+ * 0 skips it), `gradual` at its first stage (the heads) and its second (the top block too).
+ *
  * `lora` is left out: learn-node trains every parameter (the learn bench measures LoRA).
  */
+import * as tf from '@tensorflow/tfjs';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UPDATE_STRATEGIES, type UpdateStrategy } from '../../src/lib/rl/learner-config.ts';
+import { defaultRunConfig } from '../../src/lib/config/run-config.ts';
+import { trainerConfigOf, UPDATE_STRATEGIES, type UpdateStrategy } from '../../src/lib/rl/learner-config.ts';
+import { imitationBatch } from '../../src/lib/rl/synthetic.ts';
+import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
 import type { StrategySwitch } from '../../src/lib/rl/strategy.ts';
 import { flag } from './node-kit.ts';
 
 const VERSIONS = Number(flag('versions', '100'));
+const STEP_ROUNDS = Number(flag('stepRounds', '15'));
 const SEEDS = flag('seeds', '1').split(',').map(Number);
 const STRATEGIES = flag('strategies', 'full,frozen,adaptive,selective,gradual,auto').split(',');
 for (const s of STRATEGIES)
@@ -74,6 +86,55 @@ function run(strategy: UpdateStrategy, seed: number): LearnResult {
   return JSON.parse(last) as LearnResult;
 }
 
+// ---- the optimiser step alone, interleaved -----------------------------------------------------
+async function stepTimes(): Promise<void> {
+  const dir = path.dirname(
+    createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'),
+  );
+  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false); // single-threaded, as the page's workers
+  setWasmPaths(`${path.join(dir, 'dist')}/`);
+  if (!(await tf.setBackend('wasm'))) throw new Error('no wasm backend');
+  const { learner, policy } = defaultRunConfig();
+  const batch = imitationBatch(32, learner.contextLength, 1);
+  const arms: { label: string; trainer: PolicyTrainer; version: number }[] = [
+    ['full', 0],
+    ['frozen', 0],
+    ['selective', 0],
+    ['gradual', 0],
+    ['gradual', learner.gradualEvery],
+  ].map(([s, version]) => ({
+    label: version ? `${s}@v${version}` : String(s),
+    trainer: new PolicyTrainer(policy.model, {
+      ...trainerConfigOf(learner, 1),
+      strategy: s as UpdateStrategy,
+    }),
+    version: Number(version),
+  }));
+  for (const a of arms) await a.trainer.beginUpdate({ version: a.version });
+  const ms = new Map<string, number[]>(arms.map((a) => [a.label, []]));
+  for (let round = -2; round < STEP_ROUNDS; round++)
+    for (const a of arms) {
+      const t0 = performance.now();
+      await a.trainer.trainStep(batch);
+      if (round >= 0) ms.get(a.label)?.push(performance.now() - t0);
+    }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
+  for (const a of arms) {
+    const times = ms.get(a.label) ?? [];
+    console.log(
+      JSON.stringify({
+        step: a.label,
+        medianMs: Number(median(times).toFixed(1)),
+        minMs: Number(Math.min(...times).toFixed(1)),
+        tensorsTrained: `${a.trainer.trainable().length}/${a.trainer.params.size}`,
+      }),
+    );
+    a.trainer.dispose();
+  }
+}
+if (STEP_ROUNDS > 0) await stepTimes();
+
+// ---- learn-node per strategy and seed ---------------------------------------------------------
 const rows: Record<string, unknown>[] = [];
 for (const seed of SEEDS)
   for (const strategy of STRATEGIES as UpdateStrategy[]) {

@@ -112,4 +112,30 @@ describe('RateAdam', () => {
     for (const o of [src, copy, old]) o.dispose();
     tf.dispose([saved[0]?.tensor, again[0]?.tensor, ...vars].filter((t) => t !== undefined));
   });
+
+  it('counts each tensor’s own steps: one trained late starts as Adam starts, and the counts are stored', async () => {
+    const x = tf.variable(tf.scalar(0));
+    const y = tf.variable(tf.scalar(0));
+    const names = new Map([
+      [x.name, 'x'],
+      [y.name, 'y'],
+    ]);
+    const opt = new RateAdam(0.1, names);
+    for (let i = 0; i < 20; i++) opt.minimize(() => x.sub(5).square() as tf.Scalar, false, [x]);
+    // y's first step: Adam's first step is the rate (sign of the gradient), not ~3 times it.
+    opt.minimize(() => y.sub(5).square() as tf.Scalar, false, [y]);
+    expect(y.dataSync()[0]).toBeCloseTo(0.1, 5);
+    expect([opt.stepsOf(x.name), opt.stepsOf(y.name), opt.iterations]).toEqual([20, 1, 21]);
+    const saved = await opt.getWeights();
+    expect(saved.map((w) => w.name)).toEqual(['iter', 'x/m', 'y/m', 'x/v', 'y/v', 'steps']);
+    const copy = new RateAdam(0.1, names);
+    await copy.setWeights(saved);
+    expect([copy.stepsOf(x.name), copy.stepsOf(y.name)]).toEqual([20, 1]);
+    // Left out: its state goes.
+    copy.keepOnly(new Set([x.name]));
+    expect(copy.withState).toEqual([x.name]);
+    for (const w of saved) if (w.name === 'iter' || w.name === 'steps') w.tensor.dispose();
+    for (const o of [opt, copy]) o.dispose();
+    tf.dispose([x, y]);
+  });
 });

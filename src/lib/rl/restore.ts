@@ -60,7 +60,14 @@ const shapeOf = (shape: readonly number[]) => `[${shape.join(', ')}]`;
 function checkAdamState(state: PackedTensors, trainer: PolicyTrainer, checkpoint: Checkpoint): void {
   const vars = [...(trainer.adapters ?? trainer.params)];
   const what = trainer.adapters ? 'LoRA adapters' : 'parameters';
-  const [iter, ...moments] = state.entries;
+  const [iter, ...entries] = state.entries;
+  // `RateAdam`'s per-tensor step counts, last when stored: one per tensor with moments.
+  const counts = entries.at(-1)?.name === 'steps' ? entries.at(-1) : undefined;
+  const moments = counts ? entries.slice(0, -1) : entries;
+  if (counts && (counts.shape.length !== 1 || counts.shape[0] !== moments.length / 2))
+    throw new Error(
+      `the stored Adam state counts steps for ${counts.shape.join('×')} tensors, its moments are of ${moments.length / 2}`,
+    );
   if (iter?.name !== 'iter' || iter.shape.length !== 0)
     throw new Error(`the stored Adam state does not start with its step counter (${iter?.name ?? 'empty'})`);
   const stored = new Set(checkpoint.params.entries.map((e) => e.name));

@@ -108,6 +108,7 @@ describe('the trainer under an update strategy', () => {
     const moved = changed(before, values(t));
     for (const n of moved) expect(above).toContain(n);
     expect(t.strategyReport()?.tensorsTrained).toBe(above.length);
+    expect(t.optimizer.withState).toHaveLength(above.length); // Adam state for those alone
     t.dispose();
   });
 

@@ -204,6 +204,12 @@ export class PolicyTrainer implements PpoPolicy {
     );
     if (this.trainSet?.size === 0)
       throw new Error(`update strategy ${plan.strategy} leaves no tensor to train at version ${version}`);
+    // A tensor left out keeps no optimiser state (if it trains again, its Adam starts afresh).
+    const kept = this.trainSet;
+    if (kept)
+      this.optimizer.keepOnly(
+        new Set([...(this.adapters ?? this.params)].filter(([n]) => kept.has(n)).map(([, v]) => v.name)),
+      );
     this.report = {
       version,
       strategy: plan.strategy,
