@@ -55,6 +55,7 @@ import { PolicyTrainer, type StepMetrics } from '../../src/lib/rl/trainer.ts';
 import { DEFAULT_HINDSIGHT, relabelledKey } from '../../src/lib/rl/hindsight.ts';
 import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
+import { packOptimizer } from '../../src/lib/policy/weights.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
 import { flag, greedyEpisodes, nodeEngines, withSets } from './node-kit.ts';
@@ -292,13 +293,23 @@ async function evaluate(version: number): Promise<EvalResult> {
 let lastMetrics: StepMetrics | null = null;
 /** Training and publishing (evaluations left out), ms over the run. */
 let trainMs = 0;
+/** The update strategy's figures over the run: ppoUpdate's wall ms, its steps' ms, tensors trained. */
+const strategyFigures = { updateMs: 0, stepMs: 0, steps: 0, tensorsTrained: 0 };
 const trainerPort: PipelineTrainerPort = {
   async trainAndPublish(batch: TokenBatch, info) {
     const startedAt = performance.now();
     const metrics = await ppoUpdate(trainer, batch, {
       updates: learner.updatesPerBatch,
       rate: scheduledRate(learner, info.fromVersion),
+      version: info.fromVersion,
+      performance: info.performance,
+      onStep: (m) => {
+        strategyFigures.stepMs += m.ms;
+        strategyFigures.steps += 1;
+        strategyFigures.tensorsTrained += m.tensorsTrained ?? trainer.params.size;
+      },
     });
+    strategyFigures.updateMs += performance.now() - startedAt;
     lastMetrics = metrics;
     const version = info.fromVersion + 1;
     if (LOSSES)
@@ -371,6 +382,10 @@ const goal = evals.find((e) => e.successTrain >= 0.9 && e.successHeldOut >= 0.7)
 const at = (e: EvalResult | undefined) =>
   e ? { seconds: Math.round(e.seconds), version: e.version, episodes: e.episodes } : null;
 const c = pipeline.counters;
+// What a stored version of this run holds: the policy (every parameter, or LoRA's adapters) and Adam's state.
+const storedPolicy = await trainer.exportPolicy();
+const storedAdam = await packOptimizer(trainer.optimizer);
+const perStep = (x: number) => Number((x / Math.max(1, strategyFigures.steps)).toFixed(1));
 console.log(
   JSON.stringify({
     backend: tf.getBackend(),
@@ -407,6 +422,20 @@ console.log(
     bestHeldOut: best ? { value: best.successHeldOut, ...at(best) } : null,
     train90: at(t90),
     goal: at(goal),
+    strategy: {
+      name: learner.strategy,
+      // ppoUpdate's wall ms per version (the strategy's planning and importance included), and per optimiser step.
+      updateMs: Number((strategyFigures.updateMs / Math.max(1, c.trainSteps)).toFixed(1)),
+      stepMs: perStep(strategyFigures.stepMs),
+      tensorsTrained: perStep(strategyFigures.tensorsTrained),
+      tensors: (trainer.adapters ?? trainer.params).size,
+      bytesPerVersion: {
+        policy: storedPolicy.params.data.byteLength,
+        optimizer: storedAdam.data.byteLength,
+      },
+      finalRate: lastMetrics ? (lastMetrics as StepMetrics).learningRate : null,
+      switches: trainer.strategy.switches,
+    },
   }),
 );
 if (SAVE) {

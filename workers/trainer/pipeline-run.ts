@@ -8,7 +8,7 @@ import type { TrainOutcome, RunProgress } from '../../src/lib/pipeline/types';
 import type { TokenBatch } from '../../src/lib/rl/batch';
 import { freshOptimizerNotice } from '../../src/lib/rl/restore';
 import { ppoUpdate } from '../../src/lib/rl/update';
-import type { RunRecord } from '../../src/lib/storage/db';
+import type { RunRecord, WeightsRecord } from '../../src/lib/storage/db';
 import { withEviction, type Eviction } from '../../src/lib/storage/quota';
 import { ensureRun, latestVersion, putVersion, setRunStatus } from '../../src/lib/storage/weights-store';
 import { restoreTrainer, type TrainerContext } from './context';
@@ -65,6 +65,7 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
     consumed: number[],
     progress: RunProgress,
     metrics: Record<string, number>,
+    importance?: WeightsRecord['importance'],
   ): Promise<{ version: number; publishedAt: number }> {
     const t = ctx.requireTrainer();
     const r = current;
@@ -74,7 +75,10 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
     const policy = await t.exportPolicy(v === 0);
     const checkpoint: Checkpoint = { ...policy, optimizer: await packOptimizer(t.optimizer) };
     const tPacked = now();
-    const record = versionRecord(r.init, v, checkpoint, metrics);
+    const record = {
+      ...versionRecord(r.init, v, checkpoint, metrics),
+      ...(importance ? { importance } : {}),
+    };
     await withEviction(
       d,
       () => putVersion(d, record, { consumed, progress }),
@@ -182,6 +186,8 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
       info: {
         fromVersion: number;
         seqs: number[];
+        /** The batch's success share: the update strategy's performance. */
+        performance?: number;
         updates: number;
         /** The scheduled learning rate of this step (Adam keeps its moments). */
         rate?: number;
@@ -193,6 +199,8 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
       const metrics = await ppoUpdate(t, batch, {
         updates: info.updates,
         rate: info.rate,
+        version: info.fromVersion,
+        performance: info.performance,
         clock: now,
         onStep: (m, epoch, t0) =>
           ctx.emit({
@@ -210,14 +218,32 @@ export function pipelineRunHandlers(ctx: TrainerContext) {
             },
           }),
       });
+      const strategy = t.strategyReport() ?? undefined;
+      const switched = strategy?.switched;
+      if (switched)
+        ctx.emit({
+          lane: 'trainer',
+          kind: 'strategy',
+          t0: now(),
+          t1: now(),
+          version: info.fromVersion,
+          meta: { from: switched.from, to: switched.to, reason: switched.reason },
+        });
       // Every number of the step's metrics: a restart after a publish whose answer was lost reports them.
       const published = await publishVersion(
         info.fromVersion + 1,
         info.seqs,
         info.progress,
         metricNumbers(metrics),
+        strategy?.importance,
       );
-      return { version: published.version, metrics, startedAt, publishedAt: published.publishedAt };
+      return {
+        version: published.version,
+        metrics,
+        startedAt,
+        publishedAt: published.publishedAt,
+        ...(strategy ? { strategy } : {}),
+      };
     },
 
     /**

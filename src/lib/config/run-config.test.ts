@@ -23,7 +23,7 @@ import {
 import { settingsFromShare, shareParam } from './share-link';
 import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG } from '../env/config';
 import { DEFAULT_HINDSIGHT } from '../rl/hindsight';
-import { DEFAULT_LEARNER, trainerConfigOf } from '../rl/learner-config';
+import { DEFAULT_LEARNER, STRATEGY_FIELDS, trainerConfigOf } from '../rl/learner-config';
 import { DEFAULT_REPLAY } from '../rl/replay';
 import type { TaskSuite } from '../env/suite';
 
@@ -379,7 +379,8 @@ function otherValue(path: string, v: unknown): unknown {
 
 /**
  * Every leaf of the defaults changed: the first config changes all but `pipeline.playLag`, which
- * needs η = 0 and no LoRA; the second holds the staleness (η = 0, lag 3, LoRA off).
+ * needs η = 0 and no LoRA; the second holds the staleness (η = 0, lag 3, LoRA off, and so an
+ * update strategy other than lora).
  */
 function everyFieldChanged(): { configs: RunConfig[]; visited: string[] } {
   const base = defaultRunConfig();
@@ -391,7 +392,12 @@ function everyFieldChanged(): { configs: RunConfig[]; visited: string[] } {
     changed = setAt(changed, path, otherValue(path, fieldAt(base, path)));
   }
   for (const [path, v] of Object.entries(OPTIONAL)) changed = setAt(changed, path, v);
-  const held = withOverrides(changed, { pipeline: { eta: 0, playLag: 3 }, policy: { lora: null } });
+  // Without LoRA, the strategy is not lora.
+  const held = withOverrides(changed, {
+    pipeline: { eta: 0, playLag: 3 },
+    policy: { lora: null },
+    learner: { strategy: 'frozen' },
+  });
   return { configs: [changed, held], visited };
 }
 
@@ -403,7 +409,7 @@ describe('every field of the run config', () => {
     // A field added to RunConfig is a new leaf: the walk visits it, and fails for want of a value.
     expect(visited).toEqual(leaves);
     // Pinned: a new field must be given a changed value here (CHANGED, or a limit or choice).
-    expect(leaves.length).toBe(100);
+    expect(leaves.length).toBe(115);
     const base = defaultRunConfig();
     for (const path of leaves) {
       if (FIXED_LEAVES.includes(path)) continue;
@@ -470,6 +476,7 @@ describe('LoRA in the run config', () => {
       entropyCoef: c.learner.entropyCoef,
       clipEps: c.learner.clipEps,
       wCap: c.learner.wCap,
+      ...Object.fromEntries(STRATEGY_FIELDS.map((k) => [k, DEFAULT_LEARNER[k]])),
       batchSize: 8,
     });
     const old = JSON.parse(JSON.stringify(runConfigToJson(defaultRunConfig()))) as {
@@ -842,6 +849,32 @@ describe('the task kind', () => {
     expect(() => validateRunConfig(flat)).toThrow(
       'task.kind must be one of "examples", "tooluse", got "quiz"',
     );
+  });
+});
+
+describe('the update strategy', () => {
+  it('is full by default and for a run stored before it existed, and reaches the trainer', () => {
+    expect(defaultRunConfig().learner.strategy).toBe('full');
+    const old = structuredClone(runConfigToJson(defaultRunConfig())) as { learner: Record<string, unknown> };
+    delete old.learner.strategy;
+    delete old.learner.frozenBlocks;
+    expect(runConfigFromJson(old).learner).toMatchObject({ strategy: 'full', frozenBlocks: 1 });
+    const frozen = withField(defaultRunConfig(), 'learner.strategy', 'frozen');
+    expect(trainerConfigOf(frozen.learner, 1)).toMatchObject({ strategy: 'frozen', frozenBlocks: 1 });
+  });
+
+  it('refuses a strategy that does not fit the policy, saying why', () => {
+    const c = defaultRunConfig();
+    expect(() => withField(c, 'learner.strategy', 'lora')).toThrow(/set policy\.lora/);
+    const lora = withField(c, 'policy.lora', '{"rank":4,"alpha":8}');
+    expect(withField(lora, 'learner.strategy', 'lora').learner.strategy).toBe('lora');
+    expect(() => withField(lora, 'learner.strategy', 'selective')).toThrow(/must be lora \(or full\)/);
+    expect(() => withField(c, 'learner.frozenBlocks', '3')).toThrow(/at most policy\.model\.nLayers \(2\)/);
+    const all = withOverrides(c, { learner: { strategy: 'frozen', frozenBlocks: 2, freezeHeads: true } });
+    expect(() => validateRunConfig(all)).toThrow(/leaves nothing to train/);
+    expect(() => withField(c, 'learner.adaptiveMinRate', '0.5')).toThrow(/at most learner\.adaptiveMaxRate/);
+    expect(() => withField(c, 'learner.strategy', 'bold')).toThrow(/learner\.strategy must be one of "full"/);
+    expect(() => withField(c, 'learner.selectiveThreshold', '1')).toThrow(/a number from 0 to 0\.99/);
   });
 });
 

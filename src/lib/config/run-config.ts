@@ -9,7 +9,7 @@ import { isBuiltInBase, type BuiltInBase } from '../policy/bases';
 import { DEFAULT_MODEL_ARGS, validateModelArgs, type ModelArgs } from '../policy/config';
 import type { LoraConfig } from '../policy/lora';
 import { DEFAULT_HINDSIGHT, type HindsightConfig } from '../rl/hindsight';
-import { DEFAULT_LEARNER, type LearnerConfig } from '../rl/learner-config';
+import { DEFAULT_LEARNER, UPDATE_STRATEGIES, type LearnerConfig } from '../rl/learner-config';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
 import { DEFAULT_DOCTOR, type DoctorConfig } from './doctor-config';
 
@@ -261,6 +261,20 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'learner.valueCoef': num(0, 100),
   'learner.entropyCoef': num(0, 10),
   'learner.contextLength': int(1, DEFAULT_MODEL_ARGS.contextLength),
+  // At most the model's blocks (checked against it below).
+  'learner.frozenBlocks': int(0, 64),
+  'learner.adaptiveUp': num(1, 10),
+  'learner.adaptiveDown': num(0, 1, true),
+  'learner.adaptiveMinRate': num(0, 1, true),
+  'learner.adaptiveMaxRate': num(0, 1, true),
+  'learner.trendThreshold': num(0, 1),
+  'learner.trendSpan': int(1, 1_000),
+  // Below 1: the most important tensor (1 after normalising) always trains.
+  'learner.selectiveThreshold': num(0, 0.99),
+  'learner.gradualEvery': int(1, 1_000_000),
+  'learner.autoWindow': int(2, 10_000),
+  'learner.autoMinStability': num(0, 1),
+  'learner.importanceEvery': int(0, 1_000_000),
   'replay.capacity': int(1, 100_000),
   'replay.alpha': num(0, 1),
   'replay.beta0': num(0, 1),
@@ -325,6 +339,9 @@ export const RUN_CONFIG_CHOICES: Readonly<Record<string, readonly unknown[]>> = 
   'task.curriculum.enabled': [true, false],
   'learner.loss': ['decoupled', 'ppo'],
   'learner.estimator': ['rloo', 'grpo', 'gae', 'turn'],
+  'learner.strategy': UPDATE_STRATEGIES,
+  'learner.freezeEmbeddings': [true, false],
+  'learner.freezeHeads': [true, false],
   'replay.mode': ['fifo', 'prioritized'],
 };
 
@@ -431,6 +448,7 @@ export function validateRunConfig(c: RunConfig): void {
   ))
     throw new Error(`task.valueWindow must be 0 or a number ≥ 1, got ${shown(valueWindow)}`);
   checkModel(c.policy.model);
+  checkStrategy(c);
   if (c.learner.contextLength > c.policy.model.contextLength)
     throw new Error(
       `learner.contextLength must be at most policy.model.contextLength (${c.policy.model.contextLength}), got ${c.learner.contextLength}`,
@@ -451,6 +469,32 @@ export function validateRunConfig(c: RunConfig): void {
   if (c.pipeline.slotsPerWorker * c.learner.groupSize > 32)
     throw new Error(
       `a worker decodes at most 32 episodes: pipeline.slotsPerWorker ${c.pipeline.slotsPerWorker} × learner.groupSize ${c.learner.groupSize} is more`,
+    );
+}
+
+/** The update strategy fits the policy: LoRA is its own strategy, frozen layers leave something to train. */
+function checkStrategy(c: RunConfig): void {
+  const l = c.learner;
+  if (l.strategy === 'lora' && c.policy.lora === null)
+    throw new Error('learner.strategy lora trains LoRA adapters: set policy.lora ({ rank, alpha }) too');
+  if (c.policy.lora !== null && l.strategy !== 'full' && l.strategy !== 'lora')
+    throw new Error(
+      `learner.strategy ${l.strategy} chooses among every parameter: with policy.lora set it must be lora (or full)`,
+    );
+  if (l.frozenBlocks > c.policy.model.nLayers)
+    throw new Error(
+      `learner.frozenBlocks must be at most policy.model.nLayers (${c.policy.model.nLayers}), got ${l.frozenBlocks}`,
+    );
+  if (
+    l.strategy === 'frozen' &&
+    l.freezeEmbeddings &&
+    l.freezeHeads &&
+    l.frozenBlocks === c.policy.model.nLayers
+  )
+    throw new Error('learner.strategy frozen with every layer frozen leaves nothing to train');
+  if (l.adaptiveMinRate > l.adaptiveMaxRate)
+    throw new Error(
+      `learner.adaptiveMinRate must be at most learner.adaptiveMaxRate (${l.adaptiveMaxRate}), got ${l.adaptiveMinRate}`,
     );
 }
 

@@ -14,6 +14,7 @@ import type {
   RolloutJob,
   RolloutPort,
   StepReport,
+  TrainInfo,
   TrainOutcome,
 } from './types';
 
@@ -97,11 +98,12 @@ export class FakeTrainer implements PipelineTrainerPort {
   calls: {
     seqs: number[];
     fromVersion: number;
+    performance?: number;
     advantages: Float32Array;
     resolve: (o: TrainOutcome) => void;
     reject: (e: Error) => void;
   }[] = [];
-  trainAndPublish(batch: TokenBatch, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome> {
+  trainAndPublish(batch: TokenBatch, info: TrainInfo): Promise<TrainOutcome> {
     return new Promise((resolve, reject) =>
       this.calls.push({ ...info, advantages: batch.advantages, resolve, reject }),
     );

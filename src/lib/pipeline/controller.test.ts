@@ -39,6 +39,8 @@ describe('Pipeline', () => {
     expect(trainer.calls).toHaveLength(1);
     expect(running()).toBe(0); // nothing admitted while training
     expect(trainer.calls[0]?.fromVersion).toBe(0);
+    // The update strategy's performance: one of each group's two episodes solved.
+    expect(trainer.calls[0]?.performance).toBe(0.5);
     // The step in flight (what its version's saved progress counts as trained): 2 groups of 2.
     expect(p.inFlight).toEqual({ episodes: 4 });
     expect(p.counters.trainedEpisodes).toBe(0);

@@ -16,6 +16,8 @@ export type EventKind =
   | 'wait'
   | 'load'
   | 'error'
+  /** The update strategy switched (`auto`), with its reason. */
+  | 'strategy'
   /** Stored data deleted to make room (a full storage quota, or retention). */
   | 'evict'
   /** A crashed or hung worker was replaced, or the trainer restarted from the store. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyCounters } from './controller-types';
 import { METRICS } from './controller.fakes';
-import { countTrained, stepReport } from './step-report';
+import { countTrained, stepReport, successOf } from './step-report';
 import type { EpisodeOutcome, PlayedGroup } from './types';
 
 const group = (oldest: number, outcomes: EpisodeOutcome[]): PlayedGroup<EpisodeOutcome> => ({
@@ -54,6 +54,24 @@ describe('step report', () => {
       meanReturn: 0,
       success: 0,
     });
+    expect(successOf(groups)).toBeCloseTo(1 / 3);
+    expect(successOf([])).toBe(0);
+  });
+
+  it('carries what the update strategy did, when the trainer said', () => {
+    const full = { ...METRICS, loss: 0.5, ms: 12 };
+    const strategy = {
+      version: 6,
+      strategy: 'frozen' as const,
+      rate: 3e-3,
+      tensorsTrained: 17,
+      tensors: 31,
+      performance: { current: 0.5, trend: 0, average: 0.5, stability: 1, count: 1 },
+      importance: { seed: { 'head.w': 1 }, gradient: {} },
+    };
+    const times = { waitMs: 0, trainMs: 0, at: 0 };
+    expect(stepReport(7, [], [], full, times, strategy).strategy).toEqual(strategy);
+    expect('strategy' in stepReport(7, [], [], full, times)).toBe(false);
   });
 
   it('reports a spread of 0 where every episode of each task got the same return (the echo trap)', () => {

@@ -2,6 +2,7 @@
 import type { StepMetrics } from '../policy/metrics';
 import type { PipelineCounters } from './controller-types';
 import { staleness } from './staleness';
+import type { StrategyReport } from '../rl/strategy';
 import type { EpisodeOutcome, PlayedGroup, StepReport } from './types';
 
 /**
@@ -20,6 +21,12 @@ export function countTrained<T extends EpisodeOutcome>(
   return stale;
 }
 
+/** The success share of the episodes of `groups` (0 with none): an update strategy's performance. */
+export function successOf<T extends EpisodeOutcome>(groups: readonly PlayedGroup<T>[]): number {
+  const trajs = groups.flatMap((g) => g.trajectories);
+  return trajs.filter((x) => x.solved).length / Math.max(1, trajs.length);
+}
+
 /** The report of a step that trained `groups` and published `version`. */
 export function stepReport<T extends EpisodeOutcome>(
   version: number,
@@ -27,6 +34,7 @@ export function stepReport<T extends EpisodeOutcome>(
   staleness: number[],
   metrics: StepMetrics,
   times: { waitMs: number; trainMs: number; at: number },
+  strategy?: StrategyReport,
 ): StepReport {
   const trajs = groups.flatMap((g) => g.trajectories);
   const spreads = groups.filter((g) => g.trajectories.length > 1).map((g) => spread(g.trajectories));
@@ -40,6 +48,7 @@ export function stepReport<T extends EpisodeOutcome>(
     loss: metrics.loss,
     metrics,
     ...times,
+    ...(strategy ? { strategy } : {}),
   };
 }
 

@@ -11,7 +11,7 @@ import type { JobSource, PipelineConfig, PipelineCounters, PipelineHooks } from 
 import { now } from './events';
 import type { DrawUndo, ReplayFeed } from './replay-feed';
 import { staleness } from './staleness';
-import { countTrained, stepReport } from './step-report';
+import { countTrained, stepReport, successOf } from './step-report';
 import type { EpisodeOutcome, PipelineTrainerPort, PlayedGroup } from './types';
 
 /** What the trainer link reads and changes of its pipeline. */
@@ -147,7 +147,7 @@ export class TrainerLink<B, T extends EpisodeOutcome> {
     // The version marks its batch consumed, and with it the groups dropped since the last one.
     const seqs = [...settled, ...groups.flatMap((g) => g.seqs)];
     const port = this.port;
-    port.trainAndPublish(made.batch, { fromVersion, seqs }).then(
+    port.trainAndPublish(made.batch, { fromVersion, seqs, performance: successOf(groups) }).then(
       (out) => {
         if (this.port !== port || this.training?.drawn !== drawn) return; // lost and restored meanwhile
         this.training = null;
@@ -158,7 +158,7 @@ export class TrainerLink<B, T extends EpisodeOutcome> {
         drawn.forEach((d, i) => feed.buffer.setPriority(d.key, made.priorities[i] ?? 0));
         this.host.published(out.version);
         const times = { waitMs, trainMs: end - t, at: end };
-        hooks.onStep?.(stepReport(out.version, groups, stale, out.metrics, times));
+        hooks.onStep?.(stepReport(out.version, groups, stale, out.metrics, times, out.strategy));
         this.host.pump();
       },
       (err: unknown) => {

@@ -2,9 +2,11 @@ import type { EnvConfig } from '../env/config';
 import type { CurriculumSnapshot } from '../env/curriculum';
 import type { TurnRecord } from '../env/episode';
 import type { Level, Task } from '../env/suite';
+import type { StrategyReport } from '../rl/strategy';
 import type { StepMetrics } from '../policy/metrics';
 import type { TokenBatch } from '../rl/batch';
 import type { Relabelled } from '../rl/hindsight';
+import type { StrategyReport } from '../rl/strategy';
 import type { Trajectory } from '../rl/trajectory';
 import type { JobClass } from './scheduler';
 
@@ -86,6 +88,18 @@ export interface TrainOutcome {
   /** Epoch ms the trainer started computing and announced the new version. */
   startedAt: number;
   publishedAt: number;
+  /** What the update strategy did (the transformer's trainer): tensors, rate, switch, importance. */
+  strategy?: StrategyReport;
+}
+
+/** What the controller tells the trainer of a batch beside its tensors. */
+export interface TrainInfo {
+  /** The version the update makes from. */
+  fromVersion: number;
+  /** Samples the version marks consumed. */
+  seqs: number[];
+  /** The success share of the batch's played episodes: an update strategy's performance. */
+  performance?: number;
 }
 
 /**
@@ -93,7 +107,7 @@ export interface TrainOutcome {
  * (the batch's samples and those of groups dropped untrained since the last version).
  */
 export interface PipelineTrainerPort<B = TokenBatch> {
-  trainAndPublish(batch: B, info: { fromVersion: number; seqs: number[] }): Promise<TrainOutcome>;
+  trainAndPublish(batch: B, info: TrainInfo): Promise<TrainOutcome>;
 }
 
 /** One training step as the page charts it. */
@@ -119,6 +133,12 @@ export interface StepReport {
   trainMs: number;
   /** Epoch ms the step finished. */
   at: number;
+  /**
+   * What the update strategy did (absent for a custom environment's MLP and older records):
+   * tensors trained, rate, performance statistics, `auto`'s switch, and every `importanceEvery`
+   * versions the per-tensor importance.
+   */
+  strategy?: StrategyReport;
 }
 
 /** Greedy success of a published version, measured during a run. */

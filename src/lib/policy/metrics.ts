@@ -27,6 +27,8 @@ export interface StepMetrics {
   /** k3 estimate of KL(π_behav ‖ π_prox), mean of w − 1 − log w: how far the samples lag (0 unless decoupled). */
   lagKl: number;
   learningRate: number;
+  /** Tensors the step trained (an update strategy may leave some out); absent in older records. */
+  tensorsTrained?: number;
   /** Wall milliseconds of the step, from upload to the loss read back. */
   ms: number;
 }

@@ -91,17 +91,16 @@ export function adaptersFromCheckpoint(ckpt: Pick<Checkpoint, 'params' | 'lora'>
 }
 
 /**
- * Packs an optimiser's state (Adam: its step counter, then its moments). `getWeights` makes a
- * new scalar for the counter on every call; it is disposed here (the moments are the
- * optimiser's own).
+ * Packs an optimiser's state (Adam: its step counter, then its moments, and `rl/rate-adam.ts`'s
+ * per-tensor step counts when they differ from it). `getWeights` makes the counters anew on every
+ * call; they are disposed here (the moments are the optimiser's own).
  */
 export async function packOptimizer(optimizer: tf.Optimizer): Promise<PackedTensors> {
   const weights = await optimizer.getWeights();
   try {
     return await packTensors(weights.map((w) => ({ name: w.name, tensor: w.tensor })));
   } finally {
-    const iter = weights.find((w) => w.name === 'iter');
-    if (iter) iter.tensor.dispose();
+    for (const w of weights) if (w.name === 'iter' || w.name === 'steps') w.tensor.dispose();
   }
 }
 

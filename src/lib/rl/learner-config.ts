@@ -51,7 +51,84 @@ export interface LearnerConfig {
   entropyCoef: number;
   /** Batch length in tokens: at most the policy's context. */
   contextLength: number;
+  /**
+   * What each update trains, and at what rate (seed 000 §2.4, `rl/strategy.ts`): `full` every
+   * parameter; `lora` the adapters of `policy.lora` (a run with `policy.lora` set trains them
+   * under `full` too); `frozen` all but the layers chosen below; `adaptive` every parameter at a
+   * rate that follows the performance trend; `selective` the tensors whose importance is above
+   * `selectiveThreshold`; `gradual` the heads, then one block more from the top down every
+   * `gradualEvery` versions, the embeddings last; `auto` the seed's optimize_strategy: full,
+   * then selective or adaptive on the performance's trend and stability.
+   */
+  strategy: UpdateStrategy;
+  /** `frozen`: the token and position embeddings stay fixed. */
+  freezeEmbeddings: boolean;
+  /** `frozen`: the lowest this many transformer blocks stay fixed. */
+  frozenBlocks: number;
+  /** `frozen`: the final layer norm and the heads (policy, value, copy) stay fixed. */
+  freezeHeads: boolean;
+  /** `adaptive`: the rate is multiplied by this on a rising trend (the seed's 1.1). */
+  adaptiveUp: number;
+  /** `adaptive`: the rate is multiplied by this on a falling trend (the seed's 0.9). */
+  adaptiveDown: number;
+  /** `adaptive`: the rate never goes below this. */
+  adaptiveMinRate: number;
+  /** `adaptive`: the rate never goes above this. */
+  adaptiveMaxRate: number;
+  /** `adaptive`: a trend above this is rising, below its negative falling (the seed's 0.01). */
+  trendThreshold: number;
+  /**
+   * The performance is each batch's success share; the current performance is the mean of the
+   * newest `trendSpan` batches and the trend that mean less the one of the `trendSpan` before
+   * (1: the seed's, the newest less the one before).
+   */
+  trendSpan: number;
+  /** `selective`: a tensor trains when its importance (the seed's, normalised to the largest) is above this. */
+  selectiveThreshold: number;
+  /** `gradual`: versions between unfreezing one more block, from the top down. */
+  gradualEvery: number;
+  /** `auto`: batches the statistics look back over (the seed's performance_window); no switch before it is full. */
+  autoWindow: number;
+  /** `auto`: the stability 1/(1 + std) a switch to `adaptive` needs (0: the seed's rule, on the trend alone). */
+  autoMinStability: number;
+  /**
+   * Parameter importance per tensor (the seed's and the gradient-based) is measured and reported
+   * every this many versions (0: never; `selective` then measures it once, at its first update).
+   */
+  importanceEvery: number;
 }
+
+/** The update strategies of `LearnerConfig.strategy`. */
+export const UPDATE_STRATEGIES = [
+  'full',
+  'lora',
+  'frozen',
+  'adaptive',
+  'selective',
+  'gradual',
+  'auto',
+] as const;
+export type UpdateStrategy = (typeof UPDATE_STRATEGIES)[number];
+
+/** The learner's fields that say how each update chooses what trains and its rate. */
+export const STRATEGY_FIELDS = [
+  'strategy',
+  'freezeEmbeddings',
+  'frozenBlocks',
+  'freezeHeads',
+  'adaptiveUp',
+  'adaptiveDown',
+  'adaptiveMinRate',
+  'adaptiveMaxRate',
+  'trendThreshold',
+  'trendSpan',
+  'selectiveThreshold',
+  'gradualEvery',
+  'autoWindow',
+  'autoMinStability',
+  'importanceEvery',
+] as const;
+export type StrategyConfig = Pick<LearnerConfig, (typeof STRATEGY_FIELDS)[number]>;
 
 export const DEFAULT_LEARNER: LearnerConfig = {
   loss: 'decoupled',
@@ -70,23 +147,51 @@ export const DEFAULT_LEARNER: LearnerConfig = {
   valueCoef: 0.5,
   entropyCoef: 0.01,
   contextLength: 64,
+  strategy: 'full',
+  freezeEmbeddings: true,
+  frozenBlocks: 1,
+  freezeHeads: false,
+  adaptiveUp: 1.1,
+  adaptiveDown: 0.9,
+  adaptiveMinRate: 3e-4,
+  adaptiveMaxRate: 1e-2,
+  trendThreshold: 0.01,
+  trendSpan: 4,
+  selectiveThreshold: 0.2,
+  gradualEvery: 50,
+  autoWindow: 20,
+  autoMinStability: 0.9,
+  importanceEvery: 10,
 };
 
 /** What one trainer is built with: the learner's step hyperparameters and its seed. */
 export type TrainerConfig = Pick<
   LearnerConfig,
   'loss' | 'learningRate' | 'maxGradNorm' | 'valueCoef' | 'entropyCoef' | 'clipEps' | 'wCap'
-> & {
-  /** Seed of parameter initialisation and of synthetic batches. */
-  seed: number;
-  /** Episodes of the trainer check's synthetic batches (and the backend measurement's). */
-  batchSize: number;
-};
+> &
+  StrategyConfig & {
+    /** Seed of parameter initialisation and of synthetic batches. */
+    seed: number;
+    /** Episodes of the trainer check's synthetic batches (and the backend measurement's). */
+    batchSize: number;
+  };
 
 /** The trainer's slice of a learner config. */
 export function trainerConfigOf(learner: LearnerConfig, seed: number): TrainerConfig {
   const { loss, learningRate, maxGradNorm, valueCoef, entropyCoef, clipEps, wCap } = learner;
-  return { loss, learningRate, maxGradNorm, valueCoef, entropyCoef, clipEps, wCap, seed, batchSize: 8 };
+  const strategy = Object.fromEntries(STRATEGY_FIELDS.map((k) => [k, learner[k]])) as StrategyConfig;
+  return {
+    loss,
+    learningRate,
+    maxGradNorm,
+    valueCoef,
+    entropyCoef,
+    clipEps,
+    wCap,
+    ...strategy,
+    seed,
+    batchSize: 8,
+  };
 }
 
 export const DEFAULT_TRAINER_CONFIG: TrainerConfig = trainerConfigOf(DEFAULT_LEARNER, 1);

@@ -46,9 +46,11 @@ export function policyFromCheckpoint(checkpoint: Checkpoint, base: Checkpoint | 
 const shapeOf = (shape: readonly number[]) => `[${shape.join(', ')}]`;
 
 /**
- * Checks that a stored Adam state fits `trainer`: Adam keeps its moments by position (the
- * variables' names are not stable across sessions), `iter`, then a first moment per trained
- * tensor, then a second moment per trained tensor, each of that tensor's shape. A state of
+ * Checks that a stored Adam state fits `trainer`: `iter`, then a first moment per trained tensor,
+ * then a second moment per trained tensor, each of that tensor's shape. Moments named after the
+ * trainer's tensors (`NAME/m`, `NAME/v`) are checked by name and may be a subset (the tensors an
+ * update strategy trained); older ones, named after tfjs's variables (not stable across
+ * sessions), go by position. A state of
  * another policy (another model, every parameter where the trainer trains adapters, or the
  * reverse) would load silently and break the next step. It may hold no moments (no step taken
  * yet), or, for a LoRA version stored before the value head trained beside the adapters (it
@@ -58,7 +60,14 @@ const shapeOf = (shape: readonly number[]) => `[${shape.join(', ')}]`;
 function checkAdamState(state: PackedTensors, trainer: PolicyTrainer, checkpoint: Checkpoint): void {
   const vars = [...(trainer.adapters ?? trainer.params)];
   const what = trainer.adapters ? 'LoRA adapters' : 'parameters';
-  const [iter, ...moments] = state.entries;
+  const [iter, ...entries] = state.entries;
+  // `RateAdam`'s per-tensor step counts, last when stored: one per tensor with moments.
+  const counts = entries.at(-1)?.name === 'steps' ? entries.at(-1) : undefined;
+  const moments = counts ? entries.slice(0, -1) : entries;
+  if (counts && (counts.shape.length !== 1 || counts.shape[0] !== moments.length / 2))
+    throw new Error(
+      `the stored Adam state counts steps for ${counts.shape.join('×')} tensors, its moments are of ${moments.length / 2}`,
+    );
   if (iter?.name !== 'iter' || iter.shape.length !== 0)
     throw new Error(`the stored Adam state does not start with its step counter (${iter?.name ?? 'empty'})`);
   const stored = new Set(checkpoint.params.entries.map((e) => e.name));
@@ -67,6 +76,29 @@ function checkAdamState(state: PackedTensors, trainer: PolicyTrainer, checkpoint
       ? LORA_TRAINED_WHOLE.filter((n) => trainer.adapters?.has(n) && !stored.has(n)).length
       : 0;
   const n = moments.length / 2;
+  // Named after the trainer's tensors (`RateAdam` with names): a subset, each of its tensor's
+  // shape; an update strategy leaves the tensors it never trained without moments.
+  const byName = new Map(vars);
+  const firsts = moments.slice(0, n);
+  const named =
+    n > 0 &&
+    Number.isInteger(n) &&
+    firsts.every((m, i) => {
+      const base = m.name.replace(/\/m$/, '');
+      return m.name.endsWith('/m') && byName.has(base) && moments[n + i]?.name === `${base}/v`;
+    });
+  if (named) {
+    for (const m of moments) {
+      const name = m.name.replace(/\/[mv]$/, '');
+      const v = byName.get(name);
+      if (!v || m.shape.join() !== v.shape.join())
+        throw new Error(
+          `the stored Adam moment ${m.name} is ${shapeOf(m.shape)}, the trainer's ${name} ` +
+            `${shapeOf(v?.shape ?? [])}: the version's optimiser state is not for its weights`,
+        );
+    }
+    return;
+  }
   const fits = n === 0 || n === vars.length || (olderLora > 0 && n === vars.length - olderLora);
   if (!fits)
     throw new Error(

@@ -14,27 +14,16 @@ import {
 import { packParams, packTensors, type Checkpoint } from '../policy/weights';
 import type { StepMetrics } from '../policy/metrics';
 import { type TrainerConfig } from './learner-config';
+import { RateAdam } from './rate-adam';
+import { GradientImportance, importanceRecord, seedImportance, type Importance } from './importance';
+import { StrategyRunner, type StrategyReport } from './strategy';
+import type { UpdateContext } from './update';
 
 export type { StepMetrics };
 /** The losses' stop-gradient, re-exported for the trainer's callers. */
 export { constantOf } from './losses';
 
-/** Adam (β 0.9 / 0.999, as `tf.train.adam`) whose rate a schedule can change, keeping its moments. */
-export class RateAdam extends tf.AdamOptimizer {
-  constructor(learningRate: number) {
-    super(learningRate, 0.9, 0.999);
-  }
-
-  get rate(): number {
-    return this.learningRate;
-  }
-
-  set rate(lr: number) {
-    if (!(lr > 0 && Number.isFinite(lr)))
-      throw new Error(`learning rate must be a positive number, got ${lr}`);
-    this.learningRate = lr;
-  }
-}
+export { RateAdam };
 
 /**
  * Owns a policy's parameters and its Adam state, and takes gradient steps on token batches.
@@ -51,6 +40,16 @@ export class PolicyTrainer implements PpoPolicy {
    */
   learningRate: number;
   step = 0;
+  /** The update strategy over the run (`strategy.ts`): its performance window, rate, switches. */
+  readonly strategy: StrategyRunner;
+  /** Updates begun (`beginUpdate`): the version of the next when its caller names none. */
+  private updates = 0;
+  /** The tensors (by name) the next steps train; null: every one of `adapters ?? params`. */
+  private trainSet: Set<string> | null = null;
+  /** The seed's importance as last measured (`selective` reads it). */
+  private importance: Importance | null = null;
+  private readonly gradientImportance = new GradientImportance();
+  private report: StrategyReport | null = null;
 
   constructor(
     readonly args: ModelArgs,
@@ -62,7 +61,19 @@ export class PolicyTrainer implements PpoPolicy {
     this.params = params ?? initParams(args, config.seed);
     this.adapters = lora ? initLora(this.params, args, lora, config.seed + 1000) : null;
     this.learningRate = config.learningRate;
-    this.optimizer = new RateAdam(config.learningRate);
+    this.optimizer = new RateAdam(config.learningRate, this.momentNames());
+    if (lora && config.strategy !== 'full' && config.strategy !== 'lora')
+      throw new Error(
+        `update strategy ${config.strategy} chooses among every parameter: with LoRA the strategy is lora`,
+      );
+    if (!lora && config.strategy === 'lora')
+      throw new Error('update strategy lora trains LoRA adapters: this trainer has none (set policy.lora)');
+    this.strategy = new StrategyRunner(config);
+  }
+
+  /** Adam stores each tensor's moments under its parameter's (or adapter's) name. */
+  private momentNames(): Map<string, string> {
+    return new Map([...(this.adapters ?? this.params)].map(([name, v]) => [v.name, name]));
   }
 
   /** A new learning rate, with a fresh Adam state (for a run that starts from these weights). */
@@ -70,7 +81,7 @@ export class PolicyTrainer implements PpoPolicy {
     if (!(lr > 0 && Number.isFinite(lr)))
       throw new Error(`learning rate must be a positive number, got ${lr}`);
     this.optimizer.dispose();
-    this.optimizer = new RateAdam(lr);
+    this.optimizer = new RateAdam(lr, this.momentNames());
     this.learningRate = lr;
   }
 
@@ -155,9 +166,93 @@ export class PolicyTrainer implements PpoPolicy {
     return tf.tensor2d(batch.tokens, [batch.batch, batch.length], 'int32'); // [B, T]
   }
 
-  /** The variables a step trains: every parameter, or the LoRA adapters. */
+  /**
+   * The variables a step trains: every parameter, or the LoRA adapters, less those the update
+   * strategy leaves out (they get no gradient, no step and no Adam moments).
+   */
   trainable(): tf.Variable[] {
-    return [...(this.adapters ?? this.params).values()];
+    const all = [...(this.adapters ?? this.params)];
+    const set = this.trainSet;
+    return (set ? all.filter(([name]) => set.has(name)) : all).map(([, v]) => v);
+  }
+
+  /**
+   * Before an update (`ppoUpdate`): the strategy records the batch's performance, may switch
+   * (`auto`), sets the rate (`adaptive`) and the tensors that train; the importance is measured
+   * when due (every `importanceEvery` versions) or when `selective` has none yet. Returns the
+   * update's rate (undefined: the optimiser's as it is).
+   */
+  async beginUpdate(u: UpdateContext): Promise<number | undefined> {
+    const cfg = this.config;
+    const version = u.version ?? this.updates;
+    this.updates = version + 1;
+    const plan = this.strategy.plan(version, u.performance, u.rate ?? this.optimizer.rate);
+    const due = cfg.importanceEvery > 0 && version % cfg.importanceEvery === 0;
+    let measured: StrategyReport['importance'];
+    if (due || (plan.strategy === 'selective' && this.importance === null)) {
+      this.importance = await this.seedImportance();
+      const gradient = due ? await this.gradientImportance.read() : new Map<string, number>();
+      if (due) measured = { seed: importanceRecord(this.importance), gradient: importanceRecord(gradient) };
+    }
+    const names = [...(this.adapters ?? this.params).keys()];
+    this.trainSet = this.strategy.trainable(
+      plan.strategy,
+      names,
+      this.args.nLayers,
+      version,
+      this.importance,
+    );
+    if (this.trainSet?.size === 0)
+      throw new Error(`update strategy ${plan.strategy} leaves no tensor to train at version ${version}`);
+    // A tensor left out keeps no optimiser state (if it trains again, its Adam starts afresh).
+    const kept = this.trainSet;
+    if (kept)
+      this.optimizer.keepOnly(
+        new Set([...(this.adapters ?? this.params)].filter(([n]) => kept.has(n)).map(([, v]) => v.name)),
+      );
+    this.report = {
+      version,
+      strategy: plan.strategy,
+      rate: plan.rate,
+      tensorsTrained: this.trainSet?.size ?? names.length,
+      tensors: names.length,
+      performance: plan.stats,
+      ...(plan.switched ? { switched: plan.switched } : {}),
+      ...(measured ? { importance: measured } : {}),
+    };
+    return u.rate !== undefined || plan.strategy === 'adaptive' ? plan.rate : undefined;
+  }
+
+  /** A step's gradients, before Adam applies them: the gradient-based importance's running mean. */
+  observeGradients(grads: Readonly<Record<string, tf.Tensor>>): void {
+    if (!(this.config.importanceEvery > 0)) return;
+    const byVariable = new Map([...(this.adapters ?? this.params)].map(([name, v]) => [v.name, name]));
+    const g = new Map<string, tf.Tensor>();
+    const w = new Map<string, tf.Tensor>();
+    for (const [variable, grad] of Object.entries(grads)) {
+      const name = byVariable.get(variable);
+      const value = name ? (this.adapters ?? this.params).get(name) : undefined;
+      if (!name || !value) continue;
+      g.set(name, grad);
+      w.set(name, value);
+    }
+    this.gradientImportance.observe(g, w);
+  }
+
+  /** What the strategy did at the last update begun: its rate, tensors, statistics, switch, importance. */
+  strategyReport(): StrategyReport | null {
+    return this.report;
+  }
+
+  /** The seed's importance of the policy's tensors as it runs (with LoRA, the merged weights). */
+  private async seedImportance(): Promise<Importance> {
+    if (!this.adapters || !this.lora) return seedImportance(this.params);
+    const merged = mergedWeights(this.params, this.adapters, this.lora);
+    try {
+      return await seedImportance(merged);
+    } finally {
+      tf.dispose([...merged.values()]);
+    }
   }
 
   /** Logits [B, T, V] and values [B, T] under the weights the policy runs with (LoRA merged). */
@@ -195,5 +290,6 @@ export class PolicyTrainer implements PpoPolicy {
   dispose(): void {
     tf.dispose([...this.params.values(), ...(this.adapters?.values() ?? [])]);
     this.optimizer.dispose();
+    this.gradientImportance.dispose();
   }
 }

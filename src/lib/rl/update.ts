@@ -41,6 +41,23 @@ export interface PpoPolicy<B extends PpoBatch = TokenBatch> {
   input(batch: B): tf.Tensor2D;
   /** Logits [B, T, V] and values [B, T] under the weights the policy runs with (LoRA merged). */
   forward(input: tf.Tensor2D): PolicyOutput;
+  /**
+   * Before an update: an update strategy (`strategy.ts`) chooses the tensors that train and the
+   * rate, which it returns (undefined: the optimiser's as it is).
+   */
+  beginUpdate?(u: UpdateContext): Promise<number | undefined>;
+  /** Each step's gradients (clipped, finite) by variable name, before the optimiser applies them. */
+  observeGradients?(grads: Readonly<Record<string, tf.Tensor>>): void;
+}
+
+/** What an update strategy learns of the update about to run. */
+export interface UpdateContext {
+  /** The version the update makes from. */
+  version?: number;
+  /** The batch's performance in [0, 1] (its episodes' success share). */
+  performance?: number;
+  /** The scheduled rate. */
+  rate?: number;
 }
 
 // ---- 1. advantages -----------------------------------------------------------------------
@@ -91,6 +108,10 @@ export interface UpdateOptions {
   onStep?: (metrics: StepMetrics, epoch: number, startedAt: number) => void;
   /** The clock of `onStep`'s times (ms). */
   clock?: () => number;
+  /** The version the update makes from (an update strategy's schedule). */
+  version?: number;
+  /** The batch's performance in [0, 1] (an update strategy's trend). */
+  performance?: number;
 }
 
 /**
@@ -103,7 +124,11 @@ export async function ppoUpdate<B extends PpoBatch>(
   opts: UpdateOptions,
 ): Promise<StepMetrics> {
   const clock = opts.clock ?? (() => performance.now());
-  if (opts.rate !== undefined) policy.optimizer.rate = opts.rate;
+  const { version, performance: perf, rate: scheduled } = opts;
+  const rate = policy.beginUpdate
+    ? await policy.beginUpdate({ version, performance: perf, rate: scheduled })
+    : scheduled;
+  if (rate !== undefined) policy.optimizer.rate = rate;
   const prox = proximalApart(policy.config.loss, batch, opts.updates)
     ? proximalLogProbs(policy, batch)
     : undefined;
@@ -273,6 +298,7 @@ export async function optimiserStep<B extends PpoBatch>(
     const what = Number.isFinite(loss) ? `the gradient norm is ${gradNorm}` : `the loss is ${loss}`;
     throw new Error(`training step ${policy.step + 1}: ${what}: ${STEP_NOT_APPLIED}`);
   }
+  policy.observeGradients?.(update);
   policy.optimizer.applyGradients(Object.entries(update).map(([name, tensor]) => ({ name, tensor })));
   tf.dispose(Object.values(update));
   policy.step += 1;
@@ -291,6 +317,7 @@ export async function optimiserStep<B extends PpoBatch>(
     maskedFrac: got('maskedFrac', 0),
     lagKl: got('lagKl', 0),
     learningRate: policy.optimizer.rate,
+    tensorsTrained: vars.length,
     ms: performance.now() - t0,
   };
 }

@@ -74,6 +74,11 @@ export interface WeightsRecord {
   metrics: Record<string, number>;
   /** Kept past retention (e.g. every 10th version). */
   milestone: boolean;
+  /**
+   * Per-tensor importance measured at the update that made this version (every
+   * `learner.importanceEvery` versions; `rl/importance.ts`), each normalised to its largest.
+   */
+  importance?: { seed: Record<string, number>; gradient: Record<string, number> };
 }
 
 /** One published version of a custom environment's MLP policy (same store, same key). */

@@ -1,0 +1,168 @@
+/**
+ * The update strategies side by side, in node: `learn-node.ts` once per strategy and seed, each
+ * for the same number of versions (η = 0: the same episodes), the rest of the run config as the
+ * learn bench's. Per strategy: ppoUpdate's ms per version and per optimiser step, tensors trained
+ * per step, bytes of a stored version (policy and Adam state), greedy success on the easy training
+ * and held-out tasks at the end, and `auto`'s switches with their reasons.
+ *
+ *   npx tsx e2e/bench/strategies-node.ts [--versions 100] [--seeds 1,2]
+ *     [--strategies full,frozen,adaptive,selective,gradual,auto] [--set group.field=value]...
+ *
+ * First, in this process, the optimiser step alone per strategy on one batch (32 rows of 64
+ * tokens, `rl/synthetic.ts`), the strategies' steps interleaved round by round so that a load
+ * that drifts (a shared machine) weighs on each alike: median ms per step (`--stepRounds 15`,
+ * 0 skips it), `gradual` at its first stage (the heads) and its second (the top block too).
+ *
+ * `lora` is left out: learn-node trains every parameter (the learn bench measures LoRA).
+ */
+import * as tf from '@tensorflow/tfjs';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defaultRunConfig } from '../../src/lib/config/run-config.ts';
+import { trainerConfigOf, UPDATE_STRATEGIES, type UpdateStrategy } from '../../src/lib/rl/learner-config.ts';
+import { imitationBatch } from '../../src/lib/rl/synthetic.ts';
+import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
+import type { StrategySwitch } from '../../src/lib/rl/strategy.ts';
+import { flag } from './node-kit.ts';
+
+const VERSIONS = Number(flag('versions', '100'));
+const STEP_ROUNDS = Number(flag('stepRounds', '15'));
+const SEEDS = flag('seeds', '1').split(',').map(Number);
+const STRATEGIES = flag('strategies', 'full,frozen,adaptive,selective,gradual,auto').split(',');
+for (const s of STRATEGIES)
+  if (!(UPDATE_STRATEGIES as readonly string[]).includes(s) || s === 'lora')
+    throw new Error(
+      `--strategies takes ${UPDATE_STRATEGIES.filter((x) => x !== 'lora').join(', ')}, not ${s}`,
+    );
+// The --set flags pass through to every run.
+const sets = process.argv.flatMap((a, i) => (a === '--set' ? ['--set', process.argv[i + 1] ?? ''] : []));
+
+/** The last JSON line learn-node prints, as far as this script reads it. */
+interface LearnResult {
+  versions: number;
+  episodes: number;
+  finalTrain: number;
+  finalHeldOut: number;
+  strategy: {
+    updateMs: number;
+    stepMs: number;
+    tensorsTrained: number;
+    tensors: number;
+    bytesPerVersion: { policy: number; optimizer: number };
+    finalRate: number | null;
+    switches: StrategySwitch[];
+  };
+}
+
+const learnNode = path.join(path.dirname(fileURLToPath(import.meta.url)), 'learn-node.ts');
+
+function run(strategy: UpdateStrategy, seed: number): LearnResult {
+  const args = [
+    'tsx',
+    learnNode,
+    '--seed',
+    String(seed),
+    '--maxVersions',
+    String(VERSIONS),
+    '--evalEvery',
+    '0',
+    '--seconds',
+    '100000',
+    '--set',
+    `learner.strategy=${strategy}`,
+    ...sets,
+  ];
+  const out = spawnSync('npx', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (out.status !== 0) throw new Error(`learn-node ${strategy} seed ${seed} failed:\n${out.stderr}`);
+  const last = out.stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{'));
+  if (!last) throw new Error(`learn-node ${strategy} seed ${seed} printed no result:\n${out.stdout}`);
+  return JSON.parse(last) as LearnResult;
+}
+
+// ---- the optimiser step alone, interleaved -----------------------------------------------------
+async function stepTimes(): Promise<void> {
+  const dir = path.dirname(
+    createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'),
+  );
+  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false); // single-threaded, as the page's workers
+  setWasmPaths(`${path.join(dir, 'dist')}/`);
+  if (!(await tf.setBackend('wasm'))) throw new Error('no wasm backend');
+  const { learner, policy } = defaultRunConfig();
+  const batch = imitationBatch(32, learner.contextLength, 1);
+  const arms: { label: string; trainer: PolicyTrainer; version: number }[] = [
+    ['full', 0],
+    ['frozen', 0],
+    ['selective', 0],
+    ['gradual', 0],
+    ['gradual', learner.gradualEvery],
+  ].map(([s, version]) => ({
+    label: version ? `${s}@v${version}` : String(s),
+    trainer: new PolicyTrainer(policy.model, {
+      ...trainerConfigOf(learner, 1),
+      strategy: s as UpdateStrategy,
+    }),
+    version: Number(version),
+  }));
+  for (const a of arms) await a.trainer.beginUpdate({ version: a.version });
+  const ms = new Map<string, number[]>(arms.map((a) => [a.label, []]));
+  for (let round = -2; round < STEP_ROUNDS; round++)
+    for (const a of arms) {
+      const t0 = performance.now();
+      await a.trainer.trainStep(batch);
+      if (round >= 0) ms.get(a.label)?.push(performance.now() - t0);
+    }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
+  for (const a of arms) {
+    const times = ms.get(a.label) ?? [];
+    console.log(
+      JSON.stringify({
+        step: a.label,
+        medianMs: Number(median(times).toFixed(1)),
+        minMs: Number(Math.min(...times).toFixed(1)),
+        tensorsTrained: `${a.trainer.trainable().length}/${a.trainer.params.size}`,
+      }),
+    );
+    a.trainer.dispose();
+  }
+}
+if (STEP_ROUNDS > 0) await stepTimes();
+
+// ---- learn-node per strategy and seed ---------------------------------------------------------
+const rows: Record<string, unknown>[] = [];
+for (const seed of SEEDS)
+  for (const strategy of STRATEGIES as UpdateStrategy[]) {
+    const t0 = performance.now();
+    const r = run(strategy, seed);
+    const s = r.strategy;
+    const row = {
+      strategy,
+      seed,
+      versions: r.versions,
+      episodes: r.episodes,
+      updateMsPerVersion: s.updateMs,
+      msPerStep: s.stepMs,
+      tensorsTrained: `${s.tensorsTrained}/${s.tensors}`,
+      bytesPerVersion: s.bytesPerVersion.policy + s.bytesPerVersion.optimizer,
+      optimizerBytes: s.bytesPerVersion.optimizer,
+      finalRate: s.finalRate,
+      successTrain: r.finalTrain,
+      successHeldOut: r.finalHeldOut,
+      switches: s.switches.map((w) => `v${w.version} ${w.from}→${w.to}: ${w.reason}`),
+      wallSeconds: Math.round((performance.now() - t0) / 1000),
+    };
+    rows.push(row);
+    console.log(JSON.stringify(row));
+  }
+console.table(
+  rows.map((r) => {
+    const { switches, ...rest } = r as { switches: string[] } & Record<string, unknown>;
+    return { ...rest, switches: switches.length };
+  }),
+);
