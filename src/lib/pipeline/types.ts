@@ -2,7 +2,6 @@ import type { EnvConfig } from '../env/config';
 import type { CurriculumSnapshot } from '../env/curriculum';
 import type { TurnRecord } from '../env/episode';
 import type { Level, Task } from '../env/suite';
-import type { StrategyReport } from '../rl/strategy';
 import type { StepMetrics } from '../policy/metrics';
 import type { TokenBatch } from '../rl/batch';
 import type { Relabelled } from '../rl/hindsight';
