@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { expect, test, type Page } from '@playwright/test';
+import { readSafetensors } from '../src/lib/export/safetensors.ts';
+import { unzipFiles, zipFiles } from '../src/lib/export/zip.ts';
+import { onLab, untilLab } from './support/lab';
+import { openReady } from './support/page';
+import { openView } from './support/views';
+
+const stored = (page: Page) => onLab(page, (l) => l.run.runs.map((r) => r.id).sort());
+
+/** Chooses `files` in the import's file input and waits for what the page says of them. */
+async function importFiles(page: Page, files: Map<string, Uint8Array>, ok: boolean): Promise<string> {
+  await page
+    .getByTestId('import-model-files')
+    .setInputFiles(
+      [...files].map(([name, bytes]) => ({
+        name,
+        mimeType: 'application/octet-stream',
+        buffer: Buffer.from(bytes),
+      })),
+    );
+  const said = page.getByTestId('run-transfer');
+  await expect(said).toHaveAttribute('data-ok', String(ok));
+  return (await said.textContent()) ?? '';
+}
+
+test('a run exports as a zip for a cluster; a GPT-2 folder imports as a start point, a bad one is refused', async ({
+  page,
+}) => {
+  test.setTimeout(300_000);
+  await openReady(page, '?debug&backend=wasm&wcTimeout=1');
+  await onLab(page, (l) => l.run.start({ maxIterations: 2, evalEvery: 0 }));
+  await untilLab(page, (l) => !l.run.running && l.run.runs.some((r) => r.latestVersion >= 1), {
+    timeout: 180_000,
+  });
+  await openView(page, 'runs');
+  const [runId] = await stored(page);
+
+  // Export: the zip downloads, with the GPT-2 folder, the tasks, the trajectories, the config.
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByTestId('run-export').first().click(),
+  ]);
+  expect(download.suggestedFilename()).toMatch(new RegExp(`^${runId}-v\\d+\\.zip$`));
+  const folder = await unzipFiles(new Uint8Array(readFileSync(await download.path())));
+  expect([...folder.keys()].sort()).toEqual(
+    [
+      'README.md',
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'run-config.json',
+      'tasks.jsonl',
+      'tasks.parquet',
+      'tokenizer.json',
+      'tokenizer_config.json',
+      'trajectories.jsonl',
+    ].sort(),
+  );
+  const config = JSON.parse(new TextDecoder().decode(folder.get('config.json'))) as Record<string, unknown>;
+  expect(config.model_type).toBe('gpt2');
+  const model = readSafetensors(folder.get('model.safetensors') as Uint8Array);
+  expect(model.tensors.has('lm_head.weight')).toBe(true);
+  const rows = new TextDecoder().decode(folder.get('trajectories.jsonl')).trim().split('\n');
+  expect(rows.length).toBeGreaterThan(0);
+  expect(Object.keys(JSON.parse(rows[0] as string) as object)).toEqual(
+    expect.arrayContaining(['input_ids', 'loss_mask', 'logprobs', 'versions', 'reward', 'turns', 'task_id']),
+  );
+  await expect(page.getByTestId('run-transfer')).toHaveAttribute('data-ok', 'true');
+
+  // Refused: a config of another vocabulary, a truncated model.safetensors; the list is unchanged.
+  const before = await stored(page);
+  const wrongVocab = new Map(folder).set(
+    'config.json',
+    new TextEncoder().encode(JSON.stringify({ ...config, vocab_size: (config.vocab_size as number) + 5 })),
+  );
+  expect(await importFiles(page, wrongVocab, false)).toMatch(/vocab_size/);
+  const st = folder.get('model.safetensors') as Uint8Array;
+  const truncated = new Map(folder).set('model.safetensors', st.slice(0, st.length - 64));
+  expect(await importFiles(page, truncated, false)).toMatch(/model\.safetensors is truncated/);
+  expect(await stored(page)).toEqual(before);
+  await expect(page.getByTestId('run-list').locator('.run-info')).toHaveCount(before.length);
+
+  // The export imported back (as a zip): a stored run of one version, offered as a start point.
+  const said = await importFiles(page, new Map([['exported.zip', await zipFiles(folder)]]), true);
+  const imported = /as (imported-\S+) /.exec(said)?.[1] ?? '';
+  expect(imported).not.toBe('');
+  expect(await stored(page)).toEqual([...before, imported].sort());
+  await openView(page, 'advanced');
+  const startFrom = page.getByTestId('run-start-from');
+  await expect(startFrom.locator('option', { hasText: `${imported}, version 0` })).toHaveCount(1);
+  await startFrom.selectOption(imported);
+  await expect(startFrom).toHaveValue(imported);
+});
