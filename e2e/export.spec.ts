@@ -10,15 +10,13 @@ const stored = (page: Page) => onLab(page, (l) => l.run.runs.map((r) => r.id).so
 
 /** Chooses `files` in the import's file input and waits for what the page says of them. */
 async function importFiles(page: Page, files: Map<string, Uint8Array>, ok: boolean): Promise<string> {
-  await page
-    .getByTestId('import-model-files')
-    .setInputFiles(
-      [...files].map(([name, bytes]) => ({
-        name,
-        mimeType: 'application/octet-stream',
-        buffer: Buffer.from(bytes),
-      })),
-    );
+  await page.getByTestId('import-model-files').setInputFiles(
+    [...files].map(([name, bytes]) => ({
+      name,
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.from(bytes),
+    })),
+  );
   const said = page.getByTestId('run-transfer');
   await expect(said).toHaveAttribute('data-ok', String(ok));
   return (await said.textContent()) ?? '';
