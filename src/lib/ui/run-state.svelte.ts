@@ -27,13 +27,31 @@ import type { PipelineSession } from '../run/session';
 import type { Finding } from '../stats/doctor';
 import type { FindingRecord } from '../stats/doctor-tracker';
 import { TrainingDoctor } from '../stats/training-doctor';
+import { downloadBytes } from '../view/download';
 import { appended } from '../view/thin';
+import type { PickedFile, RunExport } from '../run/export-run';
 import { HoldState } from './hold-state.svelte';
 import { FeedState } from './feed-state.svelte';
 import { RunSettingsState } from './run-settings-state.svelte';
 import type { TrainerState } from './trainer-state.svelte';
 
-export type { Comparison, Dashboard, EvalPoint, Finding, FindingRecord, Leg, RunListEntry, RunOptions };
+export type {
+  Comparison,
+  Dashboard,
+  EvalPoint,
+  Finding,
+  FindingRecord,
+  Leg,
+  PickedFile,
+  RunListEntry,
+  RunOptions,
+};
+
+/** What the last export or import of the Runs view did: done, or refused with the reason. */
+export interface Transfer {
+  ok: boolean;
+  message: string;
+}
 export {
   howLabel,
   loraLabel,
@@ -86,6 +104,13 @@ export class RunState extends RunSettingsState {
   /** Every finding the doctor made on the run shown, with the versions it fired and was withdrawn at. */
   findingHistory = $state.raw<FindingRecord[]>([]);
 
+  /** The stored run being exported now, or null. */
+  exporting = $state<string | null>(null);
+  /** An import is being read and checked. */
+  importing = $state(false);
+  /** What the last export or import did, or null. */
+  transfer = $state.raw<Transfer | null>(null);
+
   /** Tasks in the shown run's own suite (null: the built-in suite), for what its evaluations score. */
   get suiteTasks(): number | null {
     return this.runSettings.task.suite?.tasks.length ?? null;
@@ -126,6 +151,54 @@ export class RunState extends RunSettingsState {
     const seq = ++this.runsRead;
     const listed = await codeRunEntries(this.catalog, this.running ? this.runId : null);
     if (seq === this.runsRead) this.runs = listed;
+  }
+
+  /**
+   * Downloads run `runId`'s export (`run/export-run.ts`, loaded on first use): its newest version,
+   * or `version`, as a zip. A policy the exporter refuses (the copy head) says why; nothing is
+   * downloaded then.
+   */
+  async exportRun(runId: string, version?: number): Promise<RunExport | null> {
+    this.exporting = runId;
+    try {
+      const { exportRun } = await import('../run/export-run');
+      const out = await exportRun(await this.catalog.database(), runId, version);
+      downloadBytes(out.zip, out.fileName, 'application/zip');
+      this.transfer = {
+        ok: true,
+        message: `Exported ${runId} version ${out.version} as ${out.fileName}: the GPT-2 folder, ${out.tasks} tasks, ${out.trajectories} trajectories.`,
+      };
+      return out;
+    } catch (err) {
+      this.transfer = { ok: false, message: `${runId} was not exported: ${errorMessage(err)}` };
+      return null;
+    } finally {
+      this.exporting = null;
+    }
+  }
+
+  /**
+   * Imports a Hugging Face GPT-2 folder of our vocabulary (its files, or a zip) as a stored run of
+   * one version, which "start from" offers; a folder that does not fit is refused with what is
+   * wrong, and nothing stored changes. Returns the new run's id, or null.
+   */
+  async importPolicy(picked: readonly PickedFile[], label: string): Promise<string | null> {
+    this.importing = true;
+    try {
+      const { importPolicy } = await import('../run/export-run');
+      const done = await importPolicy(await this.catalog.database(), picked, label);
+      this.transfer = {
+        ok: true,
+        message: `Imported ${label} as ${done.runId} (${done.parameters} parameters): choose it under "start from".`,
+      };
+      await this.refreshRuns();
+      return done.runId;
+    } catch (err) {
+      this.transfer = { ok: false, message: `${label} was not imported: ${errorMessage(err)}` };
+      return null;
+    } finally {
+      this.importing = false;
+    }
   }
 
   /** Starts a new run; resolves when it ends (stopped, finished, or failed). */
