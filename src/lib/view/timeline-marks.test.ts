@@ -7,7 +7,9 @@ import {
   SANDBOX_CALL,
   callEvent,
   callTimes,
+  legendMarks,
   markOf,
+  strategySwitchLine,
   markPath,
   versionColor,
 } from './timeline-marks';
@@ -88,5 +90,25 @@ describe('sandbox calls', () => {
     expect(SANDBOX_CALL.shape).toBe('tick');
     const colours = [...MARK_KINDS.map((k) => MARKS[k].color), markOf(ev('trainer', 'error', 1, 1))?.color];
     expect(colours).not.toContain(SANDBOX_CALL.color);
+  });
+});
+
+describe('strategy switches', () => {
+  const sw: TimelineEvent = {
+    ...ev('trainer', 'strategy', 50, 50, 12),
+    meta: { from: 'full', to: 'selective', reason: 'poor and falling (performance 0.30, …)' },
+  };
+
+  it("draws auto's switch as a mark of its own, listed in the legend only once one happened", () => {
+    expect(markOf(sw)).toBe(MARKS.strategy);
+    expect(MARKS.strategy.shape).toBe('star');
+    expect(legendMarks(MARK_KINDS, [ev('store', 'publish', 0, 0)])).not.toContain('strategy');
+    expect(legendMarks(MARK_KINDS, [sw])).toContain('strategy');
+    expect(legendMarks(['publish'], [sw])).toEqual(['publish']); // a pipeline that cannot switch
+  });
+
+  it('heads its tooltip with the switch; the reason is its meta', () => {
+    expect(strategySwitchLine(sw)).toBe('full → selective');
+    expect(strategySwitchLine(ev('store', 'publish', 0, 0))).toBeNull();
   });
 });

@@ -26,7 +26,16 @@ export function versionColor(version: number): string {
 
 /** How an instant is drawn. */
 export type MarkShape =
-  'triangle-up' | 'triangle-down' | 'circle' | 'diamond' | 'square' | 'cross' | 'plus' | 'bar' | 'tick';
+  | 'triangle-up'
+  | 'triangle-down'
+  | 'circle'
+  | 'diamond'
+  | 'square'
+  | 'cross'
+  | 'plus'
+  | 'star'
+  | 'bar'
+  | 'tick';
 
 /** Shape, colour and legend text of a mark. */
 export interface MarkStyle {
@@ -45,6 +54,7 @@ export const MARK_KINDS = [
   'restart',
   'evict',
   'requeue',
+  'strategy',
 ] as const satisfies readonly EventKind[];
 
 /** A kind with a mark of its own. */
@@ -66,7 +76,27 @@ export const MARKS: Readonly<Record<MarkKind, MarkStyle>> = {
   restart: { shape: 'square', color: '#c084fc', label: 'restart' },
   evict: { shape: 'triangle-down', color: '#cbd5e1', label: 'evict' },
   requeue: { shape: 'plus', color: '#f472b6', label: 'requeue' },
+  strategy: { shape: 'star', color: '#a3e635', label: 'strategy switch (auto)' },
 };
+
+/** Kinds whose legend line shows only once the timeline holds such an event (rare ones). */
+export const RARE_MARKS: readonly MarkKind[] = ['strategy'];
+
+/** The marks of `marks` the legend lists: the rare ones only when `events` hold one. */
+export function legendMarks(marks: readonly MarkKind[], events: readonly TimelineEvent[]): MarkKind[] {
+  const present = new Set(events.filter((e) => RARE_MARKS.includes(e.kind as MarkKind)).map((e) => e.kind));
+  return marks.filter((k) => !RARE_MARKS.includes(k) || present.has(k));
+}
+
+/**
+ * The headline of a `strategy` event (`auto`'s switch) for its tooltip: "full → selective".
+ * Null for other events or one without both names.
+ */
+export function strategySwitchLine(e: TimelineEvent): string | null {
+  if (e.kind !== 'strategy') return null;
+  const { from, to } = e.meta ?? {};
+  return from !== undefined && to !== undefined ? `${String(from)} → ${String(to)}` : null;
+}
 
 const ERROR_TICK: MarkStyle = { shape: 'tick', color: '#f87171', label: 'error' };
 const OTHER_TICK: MarkStyle = { shape: 'tick', color: '#94a3b8', label: 'other instant' };
@@ -185,6 +215,14 @@ export function markPath(shape: MarkShape, r: number, h = r): string {
       return polygon(plusPoints(r * 1.1, r * 0.3, Math.PI / 4));
     case 'plus':
       return polygon(plusPoints(r, r * 0.3, 0));
+    case 'star':
+      return polygon(
+        Array.from({ length: 10 }, (_, i): [number, number] => {
+          const rad = i % 2 === 0 ? r * 1.2 : r * 0.5;
+          const a = -Math.PI / 2 + (i * Math.PI) / 5;
+          return [rad * Math.cos(a), rad * Math.sin(a)];
+        }),
+      );
     case 'bar':
       return polygon([
         [-1.5, -h],
