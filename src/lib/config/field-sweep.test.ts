@@ -34,9 +34,9 @@ describe('a field sweep', () => {
   });
 
   it('refuses a value out of the field’s limits, naming the field and its range', () => {
-    expect(() =>
-      validateFieldSweep(c, { path: 'learner.clipEps', values: [0.1, 5], seeds: [1] }),
-    ).toThrow('learner.clipEps must be a number above 0, at most 1, got 5');
+    expect(() => validateFieldSweep(c, { path: 'learner.clipEps', values: [0.1, 5], seeds: [1] })).toThrow(
+      'learner.clipEps must be a number above 0, at most 1, got 5',
+    );
     expect(() => validateFieldSweep(c, { path: 'pipeline.workers', values: [1.5], seeds: [1] })).toThrow(
       /^pipeline\.workers must be an integer from/,
     );
@@ -58,9 +58,9 @@ describe('a field sweep', () => {
     expect(() => validateFieldSweep(c, { path: 'learner.clipEps', values: [0.2], seeds: [] })).toThrow(
       'seeds: the sweep needs at least one seed',
     );
-    expect(() =>
-      validateFieldSweep(c, { path: 'learner.clipEps', values: [0.2, 0.2], seeds: [1] }),
-    ).toThrow('learner.clipEps: 0.2 is listed twice');
+    expect(() => validateFieldSweep(c, { path: 'learner.clipEps', values: [0.2, 0.2], seeds: [1] })).toThrow(
+      'learner.clipEps: 0.2 is listed twice',
+    );
   });
 
   it('reads a comma list of numbers, naming the entry that is not one', () => {

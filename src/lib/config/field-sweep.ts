@@ -79,8 +79,11 @@ function checked(c: RunConfig, path: string, value: number): RunOverrides {
  */
 export function validateFieldSweep(c: RunConfig, spec: FieldSweep): void {
   if (!sweepableFields(c).some((f) => f.path === spec.path)) {
-    const why = fieldAt(c, spec.path) === undefined ? 'there is no such field' : 'it is not a numeric setting';
-    throw new Error(`${spec.path}: ${why} (a sweep varies one of the numbers under Settings › Every setting)`);
+    const why =
+      fieldAt(c, spec.path) === undefined ? 'there is no such field' : 'it is not a numeric setting';
+    throw new Error(
+      `${spec.path}: ${why} (a sweep varies one of the numbers under Settings › Every setting)`,
+    );
   }
   if (spec.values.length === 0) throw new Error(`${spec.path}: the sweep needs at least one value`);
   if (spec.seeds.length === 0) throw new Error('seeds: the sweep needs at least one seed');
@@ -116,5 +119,7 @@ export function sweepSeconds(legs: number, samples: number): number {
 
 /** A sweep's time as its estimate says it: `about 40 s`, `about 6 min`. */
 export function sweepTimeText(seconds: number): string {
-  return seconds < 90 ? `about ${Math.round(seconds / 5) * 5 || 5} s` : `about ${Math.round(seconds / 60)} min`;
+  return seconds < 90
+    ? `about ${Math.round(seconds / 5) * 5 || 5} s`
+    : `about ${Math.round(seconds / 60)} min`;
 }

@@ -258,7 +258,7 @@ describe('comparisons', () => {
     );
     const started: unknown[] = [];
     const runner = viewLegRunner(quietView({ start: async (opts) => void started.push(opts.config) }));
-    await runner.run(plan[1]!, 10);
+    await runner.run(plan[1] ?? { eta: NaN }, 10);
     expect(started).toEqual([{ seed: 2, pipeline: { eta: 0, playLag: 0 }, learner: { loss: 'ppo' } }]);
   });
 
@@ -276,9 +276,10 @@ describe('comparisons', () => {
     expect(etas.map((p) => p.eta)).toEqual([0, 8]);
     const started: unknown[] = [];
     const runner = viewLegRunner(quietView({ start: async (opts) => void started.push(opts.config) }));
-    const o = await runner.run(plan[3]!, 10);
+    const last = plan[3] ?? { eta: NaN };
+    const o = await runner.run(last, 10);
     expect(started).toEqual([{ learner: { clipEps: 0.4 }, seed: 2, pipeline: {} }]);
-    const leg = legOf(plan[3]!, 0, o, { train: 0.5, heldOut: null });
+    const leg = legOf(last, 0, o, { train: 0.5, heldOut: null });
     expect([leg.field, leg.seed]).toEqual([{ path: 'learner.clipEps', value: 0.4 }, 2]);
   });
 
