@@ -79,6 +79,14 @@ describe('sweep chart', () => {
   });
 });
 
+describe('the staleness sweep with seeds', () => {
+  it('draws each cell at the mean of its finished seeds, with their sd', () => {
+    const plan = [1, 2].map((seed) => ({ eta: 0, loss: 'ppo', seed }));
+    const { lines } = sweepLines(plan, [leg(0, 'ppo', 0.4), leg(0, 'ppo', 0.6)]);
+    expect(lines.map((l) => [l.values, l.sds])).toEqual([[[0.5], [0.141]]]);
+  });
+});
+
 describe('the field sweep chart', () => {
   const plan = [0.1, 0.1, 0.3, 0.3].map((value, i) => ({
     field: { path: 'learner.clipEps', value },
