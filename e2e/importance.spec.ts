@@ -9,9 +9,20 @@ const TENSORS = [
   'tok_emb',
   'pos_emb',
   ...[0, 1].flatMap((l) =>
-    ['ln1.g', 'ln1.b', 'attn.wqkv', 'attn.bqkv', 'attn.wo', 'attn.bo', 'ln2.g', 'ln2.b', 'mlp.w1', 'mlp.b1', 'mlp.w2', 'mlp.b2'].map(
-      (n) => `h${l}.${n}`,
-    ),
+    [
+      'ln1.g',
+      'ln1.b',
+      'attn.wqkv',
+      'attn.bqkv',
+      'attn.wo',
+      'attn.bo',
+      'ln2.g',
+      'ln2.b',
+      'mlp.w1',
+      'mlp.b1',
+      'mlp.w2',
+      'mlp.b2',
+    ].map((n) => `h${l}.${n}`),
   ),
   'ln_f.g',
   'ln_f.b',
@@ -49,7 +60,9 @@ async function showSteps(page: Page, versions: number): Promise<void> {
         const version = i + 1;
         const measured = version % 10 === 0;
         const seed = Object.fromEntries(tensors.map((n, k) => [n, ((k * 7 + version) % 23) / 22]));
-        const gradient = Object.fromEntries(tensors.filter((_, k) => k % 2 === 0).map((n, k) => [n, (k % 5) / 4]));
+        const gradient = Object.fromEntries(
+          tensors.filter((_, k) => k % 2 === 0).map((n, k) => [n, (k % 5) / 4]),
+        );
         return {
           version,
           episodes: 16,
@@ -91,10 +104,18 @@ async function showSteps(page: Page, versions: number): Promise<void> {
 }
 
 async function seriousViolations(page: Page): Promise<string[]> {
-  const { violations } = await new AxeBuilder({ page }).include('[data-testid="importance-heatmap"]').analyze();
+  const { violations } = await new AxeBuilder({ page })
+    .include('[data-testid="importance-heatmap"]')
+    .analyze();
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    .map(
+      (v) =>
+        `${v.id}: ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
 }
 
 for (const size of [

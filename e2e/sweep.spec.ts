@@ -23,6 +23,8 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   await openReady(page, QUERY);
   await page.getByTestId('preset').selectOption('staleness-sweep');
   await expect(page.getByTestId('preset-watch')).toHaveAccessibleDescription(/docs\/experiments\.md/);
+  // Its runs and their time, before Train: 2 η × 2 losses × 3 seeds of 3 200 episodes.
+  await expect(page.getByTestId('preset-estimate')).toHaveText(/^12 runs, about \d+ min$/);
 
   // Train runs the preset's sweep: every η with standard PPO, then decoupled PPO, staleness held at η,
   // from the built-in base, four steps per batch, 16 relabelled rows and no gradient clip on the easy
@@ -32,20 +34,20 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   const plan = await onLab(page, (l) =>
     l.run.comparison?.plan.map(
       (p) =>
-        `${p.eta} ${p.loss} ${p.fixedLag} ${p.level} ${p.config?.learner?.updatesPerBatch} ${p.config?.learner?.maxGradNorm} ${JSON.stringify(p.config?.policy?.startFrom)}`,
+        `${p.eta} ${p.loss} ${p.seed} ${p.fixedLag} ${p.level} ${p.config?.learner?.updatesPerBatch} ${p.config?.learner?.maxGradNorm} ${JSON.stringify(p.config?.policy?.startFrom)}`,
     ),
   );
   const from = '1000 {"base":"easy-half"}';
-  expect(plan).toEqual([
-    `0 ppo true easy 4 ${from}`,
-    `0 decoupled true easy 4 ${from}`,
-    `32 ppo true easy 4 ${from}`,
-    `32 decoupled true easy 4 ${from}`,
-  ]);
+  // Three seeds a cell, each a leg of its own.
+  expect(plan).toEqual(
+    ['0 ppo', '0 decoupled', '32 ppo', '32 decoupled'].flatMap((cell) =>
+      [1, 2, 3].map((seed) => `${cell} ${seed} true easy 4 ${from}`),
+    ),
+  );
   const first = page.getByTestId('view-train');
   const status = first.getByTestId('sweep-status');
-  await expect(status).toHaveText('running leg 1 of 4: η = 0, standard PPO');
-  await expect(page.getByTestId('train-status')).toHaveText(/^Sweeping: leg 1 of 4/);
+  await expect(status).toHaveText('running leg 1 of 12: η = 0, standard PPO');
+  await expect(page.getByTestId('train-status')).toHaveText(/^Sweeping: leg 1 of 12/);
   await expect(first.getByTestId('sweep-point')).toHaveCount(0);
   // The trainer fetched the base (a page asset, from its worker) and trained on from it.
   await untilLab(page, (l) => l.run.steps.length > 0, { timeout: 60_000 });
@@ -53,7 +55,7 @@ test('the staleness preset sweeps both losses at each η and draws them on the f
   await page.getByTestId('stop').click();
   await untilLab(page, (l) => !l.run.comparing, { timeout: 60_000 });
   await expect(status).toHaveText(
-    'stopped during leg 1 of 4 (η = 0, standard PPO); the legs after it did not run',
+    'stopped during leg 1 of 12 (η = 0, standard PPO); the legs after it did not run',
   );
 
   // A short fixed-lag sweep through the page's hook: the chart gains a point as each leg ends.

@@ -10,6 +10,8 @@ export interface PresetSweep {
   legs: {
     eta: number;
     loss: string;
+    /** The leg's seed (the preset runs each cell with several; 1 where its plan set none). */
+    seed: number;
     successTrain: number | null;
     successHeldOut: number | null;
     meanStaleness: number;
@@ -18,9 +20,11 @@ export interface PresetSweep {
     lagKl: number | null;
     masked: number | null;
   }[];
-  /** decoupled − PPO at the largest η and at η = 0, as the sweep bench reports it (one seed). */
+  /** Each cell (η, loss) over its seeds, mean ± sd, as the sweep bench reports it. */
+  cells: SweepSummary['cells'];
+  /** decoupled − PPO at the largest η and at η = 0 (cell means), as the sweep bench reports it. */
   separation: SweepSummary['separation'];
-  /** Standard PPO fell from η = 0 to the largest η, and decoupled PPO ended above it there. */
+  /** Standard PPO's mean fell from η = 0 to the largest η, and decoupled PPO's ended above it there. */
   ordering: boolean;
 }
 
@@ -73,6 +77,7 @@ export async function runPresetSweep(
   const legs = raw.map((g) => ({
     eta: g.eta,
     loss: g.loss,
+    seed: g.seed ?? 1,
     successTrain: g.success?.train ?? null,
     successHeldOut: g.success?.heldOut ?? null,
     meanStaleness: r3(g.meanStaleness),
@@ -82,12 +87,12 @@ export async function runPresetSweep(
     masked: finite(g.lag.masked),
   }));
   const scored = legs.flatMap((g) =>
-    g.successTrain === null ? [] : [{ ...g, seed: 1, successTrain: g.successTrain }],
+    g.successTrain === null ? [] : [{ ...g, successTrain: g.successTrain }],
   );
-  const { separation } = summariseSweep(scored);
-  const at = (eta: number, loss: string) => legs.find((g) => g.eta === eta && g.loss === loss)?.successTrain;
+  const { cells, separation } = summariseSweep(scored);
+  const at = (eta: number, loss: string) => cells.find((c) => c.eta === eta && c.loss === loss)?.train.mean;
   const largest = separation.largest?.eta ?? NaN;
   const [ppo0, ppoMax, decMax] = [at(0, 'ppo'), at(largest, 'ppo'), at(largest, 'decoupled')];
   const ordering = ppo0 != null && ppoMax != null && decMax != null && ppoMax < ppo0 && decMax > ppoMax;
-  return { preset: id, seconds: r3(seconds), legs, separation, ordering };
+  return { preset: id, seconds: r3(seconds), legs, cells, separation, ordering };
 }

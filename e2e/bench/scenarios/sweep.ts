@@ -1,9 +1,20 @@
 import { DEFAULT_LEARNER } from '../../../src/lib/rl/learner-config.ts';
-import { withinOverrides } from '../../../src/lib/config/run-config.ts';
+import {
+  defaultRunConfig,
+  withinOverrides,
+  withOverrides,
+  type RunOverrides,
+} from '../../../src/lib/config/run-config.ts';
+import { DEFAULT_SWEEP_SEEDS, fieldSweepLegs, parseNumberList } from '../../../src/lib/config/field-sweep.ts';
 import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
 import { BUILT_IN_BASES, isBuiltInBase } from '../../../src/lib/policy/bases.ts';
-import { summariseSweep, type SweepRun } from '../../../src/lib/run/sweep-summary.ts';
-import type { Scenario } from '../harness.ts';
+import {
+  summariseFieldSweep,
+  summariseSweep,
+  type FieldSweepRun,
+  type SweepRun,
+} from '../../../src/lib/run/sweep-summary.ts';
+import type { BenchContext, Scenario } from '../harness.ts';
 import { runPipeline } from '../pipeline-run.ts';
 import { runPresetSweep } from '../sweep-preset.ts';
 import { openLab } from './pipeline.ts';
@@ -19,11 +30,17 @@ import { openLab } from './pipeline.ts';
  * base instead of fresh weights; `--maxGradNorm N` sets the gradient clip. `--evalEvery N` evaluates
  * every N versions and reads a run's success as the mean over its last quarter, as the node script
  * does (without it: the newest version's).
+ *
+ * `--field PATH --values A,B,… [--seeds 1,2,3]`: a sensitivity sweep instead (`config/field-sweep.ts`):
+ * the page's settings (and `--set`) with the field at each value, each with every seed, from fresh
+ * weights on the easy level over `--samples` episodes; per value the final greedy success on the
+ * training and held-out tasks as mean ± sd over the seeds, and every leg. A value out of the field's
+ * limits is refused, naming the field, before the browser starts.
  */
 const scenario: Scenario = {
   name: 'sweep',
   description:
-    '(--preset ID: a comparison preset run with Train, its legs and ordering) η ∈ {0, 1, 2, 4, 8, unbounded} × {PPO, decoupled PPO} × seeds at equal samples: throughput, training and held-out success per seed, mean ± sd per cell, and decoupled − PPO at the largest finite η and at 0 (AReaL’s staleness table, in the browser)',
+    '(--field PATH --values A,B --seeds 1,2,3: a sensitivity sweep of any numeric setting, final greedy success per value as mean ± sd over seeds, and every leg; --preset ID: a comparison preset run with Train, its legs and ordering) η ∈ {0, 1, 2, 4, 8, unbounded} × {PPO, decoupled PPO} × seeds at equal samples: throughput, training and held-out success per seed, mean ± sd per cell, and decoupled − PPO at the largest finite η and at 0 (AReaL’s staleness table, in the browser)',
   async run({ baseUrl, launch, options, log, config }) {
     // `--preset ID`: the comparison preset as a user runs it (Train), one seed, its legs as drawn.
     const presetId = options.preset?.[0];
@@ -45,6 +62,7 @@ const scenario: Scenario = {
         await browser.close();
       }
     }
+    if (options.field?.[0]) return fieldSweep({ baseUrl, launch, options, log, config });
     const samples = Number(options.samples?.[0] ?? 160);
     const workers = Number(options.workers?.[0] ?? 3);
     const etas = (options.etas?.[0] ?? '0,1,2,4,8,inf')
@@ -120,5 +138,60 @@ const scenario: Scenario = {
     };
   },
 };
+
+const r3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/** The `--field` sweep: legs value × seed, one after another in one page, summarised per value. */
+async function fieldSweep({
+  baseUrl,
+  launch,
+  options,
+  log,
+  config,
+}: Pick<BenchContext, 'baseUrl' | 'launch' | 'options' | 'log' | 'config'>): Promise<
+  Record<string, unknown>
+> {
+  const path = options.field?.[0] ?? '';
+  const values = parseNumberList(options.values?.[0] ?? '', '--values');
+  const seeds = parseNumberList(options.seeds?.[0] ?? DEFAULT_SWEEP_SEEDS.join(','), '--seeds');
+  const samples = Number(options.samples?.[0] ?? 640);
+  const evalEvery = Number(options.evalEvery?.[0] ?? 0);
+  // Checked on the config the legs run with (the defaults and --set) before anything starts.
+  const legs = fieldSweepLegs(withOverrides(defaultRunConfig(), config), { path, values, seeds });
+  const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
+  const rows: (FieldSweepRun & Record<string, number | null>)[] = [];
+  const t0 = Date.now();
+  try {
+    for (const leg of legs) {
+      const settings: RunOverrides = withinOverrides(config, leg.overrides);
+      const f = await runPipeline(lab, settings, samples, undefined, evalEvery);
+      log(`${path} = ${leg.value}, seed ${leg.seed}: ${JSON.stringify(f)}`);
+      rows.push({
+        value: leg.value,
+        seed: leg.seed,
+        successTrain: f.late?.successTrain ?? f.successTrain,
+        successHeldOut: f.late?.successHeldOut ?? f.successHeldOut,
+        samplesPerSec: f.samplesPerSec,
+        meanStaleness: f.meanStaleness,
+      });
+    }
+  } finally {
+    await close();
+  }
+  // JSON has no Infinity: an unbounded η reads null.
+  const shown = (v: number) => (Number.isFinite(v) ? v : null);
+  return {
+    'sweep.field': path,
+    'sweep.samples': samples,
+    'sweep.seeds': seeds,
+    'sweep.seconds': r3((Date.now() - t0) / 1000),
+    'sweep.success':
+      evalEvery > 0
+        ? `mean of the evaluations over the last quarter (every ${evalEvery} versions)`
+        : 'the newest version, greedy, on the easy training and held-out tasks',
+    'sweep.values': summariseFieldSweep(rows).map((p) => ({ ...p, value: shown(p.value) })),
+    'sweep.legs': rows.map((r) => ({ ...r, value: shown(r.value) })),
+  };
+}
 
 export default scenario;

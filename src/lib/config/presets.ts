@@ -171,8 +171,11 @@ export interface ComparisonPreset {
   watch: string;
   /** The comparison Train runs: the staleness sweep (each η with both losses). */
   runs: 'sweep';
-  /** The sweep's η values, the episodes each leg trains on, and what every leg sets. */
-  sweep: { etas: readonly number[]; samples: number; legs: SweepLegSettings };
+  /**
+   * The sweep's η values, the episodes each leg trains on, what every leg sets, and the seeds each
+   * cell (η, loss) runs with: one leg per seed, the cell drawn as their mean ± sd.
+   */
+  sweep: { etas: readonly number[]; samples: number; legs: SweepLegSettings; seeds: readonly number[] };
 }
 
 /**
@@ -205,10 +208,10 @@ export const STALENESS_LEGS: SweepLegSettings = {
 export const COMPARISON_PRESETS: readonly ComparisonPreset[] = [
   {
     id: 'staleness-sweep',
-    label: 'Staleness: PPO vs decoupled (a sweep, ~5 min)',
+    label: 'Staleness: PPO vs decoupled (a sweep, 3 seeds a cell, ~20 min)',
     watch:
-      'Four runs from the built-in base (a policy trained on the easy level until it solved half its training tasks, as AReaL starts from a pre-trained model), η = 0 and 32, each with standard PPO and with decoupled PPO, 200 versions (3 200 episodes, 1–2 min) each. Staleness is held at η: rollout and training alternate, and the workers play the weights η versions back, so every batch is η versions old, as in AReaL once its rollouts run ahead. Each run takes four optimiser steps per batch with 16 relabelled rows, and the gradient clip is off. The chart in place of the success chart draws each run’s greedy success (the mean over its last quarter) against η as it ends; under it, the lag: standard PPO’s clipped tokens (ratio to π_behav past 1 ± ε), decoupled PPO’s lag KL(π_behav ‖ π_prox) and masked share (w over the cap). On a stale token whose probability has grown since it was played, standard PPO’s ratio to π_behav is unbounded under a negative advantage: gradient spikes (norms up to ~500 in the grid) knock its policy back; decoupled PPO masks those tokens and clips around π_prox. Over ten seeds in node, after 200 versions, η = 32: standard PPO 0.72 ± 0.09, decoupled PPO 0.83 ± 0.06; η = 0: 0.89 and 0.89 (after 300 versions 0.82 against 0.92; given 450, standard PPO climbs back to within 0.05: the lag slows it and knocks it back, it does not stop it). One run a point shows one seed: at η = 0 the two losses make the same update, yet two runs of one seed can part by 0.18 (docs/experiments.md).',
+      'Four cells, each run with seeds 1, 2 and 3 (twelve runs, one after another; the time they take is shown before Train), from the built-in base (a policy trained on the easy level until it solved half its training tasks, as AReaL starts from a pre-trained model), η = 0 and 32, each with standard PPO and with decoupled PPO, 200 versions (3 200 episodes, 1–2 min) each. Staleness is held at η: rollout and training alternate, and the workers play the weights η versions back, so every batch is η versions old, as in AReaL once its rollouts run ahead. Each run takes four optimiser steps per batch with 16 relabelled rows, and the gradient clip is off. The chart in place of the success chart draws each cell’s greedy success (each run’s mean over its last quarter; the cell’s mean over its seeds, ±1 sd) against η as its runs end; under it, the lag: standard PPO’s clipped tokens (ratio to π_behav past 1 ± ε), decoupled PPO’s lag KL(π_behav ‖ π_prox) and masked share (w over the cap). On a stale token whose probability has grown since it was played, standard PPO’s ratio to π_behav is unbounded under a negative advantage: gradient spikes (norms up to ~500 in the grid) knock its policy back; decoupled PPO masks those tokens and clips around π_prox. Over ten seeds in node, after 200 versions, η = 32: standard PPO 0.72 ± 0.09, decoupled PPO 0.83 ± 0.06; η = 0: 0.89 and 0.89 (after 300 versions 0.82 against 0.92; given 450, standard PPO climbs back to within 0.05: the lag slows it and knocks it back, it does not stop it). Hence three seeds a cell: one seed a point says little (at η = 0 the two losses make the same update, yet two runs of one seed can part by 0.18), and three still leave wide bands (docs/experiments.md).',
     runs: 'sweep',
-    sweep: { etas: [0, 32], samples: 3200, legs: STALENESS_LEGS },
+    sweep: { etas: [0, 32], samples: 3200, legs: STALENESS_LEGS, seeds: [1, 2, 3] },
   },
 ];

@@ -34,8 +34,7 @@ export function reportNumbers(report: TestReport): Set<number> {
 }
 
 /** The integer constants a program writes (`x*3+12` → 3, 12). */
-export const programConstants = (program: string): number[] =>
-  (program.match(/\d+/g) ?? []).map(Number);
+export const programConstants = (program: string): number[] => (program.match(/\d+/g) ?? []).map(Number);
 
 /** Counts an episode's chances to revise, its fixes and its copies of report numbers. */
 export function revisionCounts(turns: readonly TurnRecord[], task: Task): RevisionCounts {

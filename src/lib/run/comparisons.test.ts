@@ -4,8 +4,10 @@ import type { TimelineEvent } from '../pipeline/events';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import { COMPARISON_PRESETS, PRESETS } from '../config/presets';
 import { defaultRunConfig, type RunConfig } from '../config/run-config';
+import { fieldSweepLegs } from '../config/field-sweep';
 import {
   compare,
+  fieldSweepPlan,
   lateSuccess,
   legOf,
   raceEtas,
@@ -247,6 +249,38 @@ describe('comparisons', () => {
         task: { level: 'easy' },
       },
     ]);
+  });
+
+  it('runs each cell of a seeded staleness sweep once per seed, and each leg on its seed', async () => {
+    const plan = sweepPlan([0, 2], ['ppo', 'decoupled'], { fixedLag: true }, [1, 2, 3]);
+    expect(plan.map((p) => `${p.eta} ${p.loss} ${p.seed}`)).toEqual(
+      [0, 2].flatMap((eta) => ['ppo', 'decoupled'].flatMap((l) => [1, 2, 3].map((s) => `${eta} ${l} ${s}`))),
+    );
+    const started: unknown[] = [];
+    const runner = viewLegRunner(quietView({ start: async (opts) => void started.push(opts.config) }));
+    await runner.run(plan[1] ?? { eta: NaN }, 10);
+    expect(started).toEqual([{ seed: 2, pipeline: { eta: 0, playLag: 0 }, learner: { loss: 'ppo' } }]);
+  });
+
+  it("runs a field sweep's legs with their field and seed over the panel's η and lag, and marks each leg", async () => {
+    const legs = fieldSweepLegs(D, { path: 'learner.clipEps', values: [0.1, 0.4], seeds: [1, 2] });
+    const plan = fieldSweepPlan(legs, 4);
+    expect(plan.map((p) => [p.eta, p.field?.value, p.seed])).toEqual([
+      [4, 0.1, 1],
+      [4, 0.1, 2],
+      [4, 0.4, 1],
+      [4, 0.4, 2],
+    ]);
+    // Sweeping η itself: each leg's η is its value.
+    const etas = fieldSweepPlan(fieldSweepLegs(D, { path: 'pipeline.eta', values: [0, 8], seeds: [1] }), 4);
+    expect(etas.map((p) => p.eta)).toEqual([0, 8]);
+    const started: unknown[] = [];
+    const runner = viewLegRunner(quietView({ start: async (opts) => void started.push(opts.config) }));
+    const last = plan[3] ?? { eta: NaN };
+    const o = await runner.run(last, 10);
+    expect(started).toEqual([{ learner: { clipEps: 0.4 }, seed: 2, pipeline: {} }]);
+    const leg = legOf(last, 0, o, { train: 0.5, heldOut: null });
+    expect([leg.field, leg.seed]).toEqual([{ path: 'learner.clipEps', value: 0.4 }, 2]);
   });
 
   it('reads a leg evaluated as it trained as the mean of its last quarter, the final evaluation included', async () => {

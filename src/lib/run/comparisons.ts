@@ -6,6 +6,7 @@ import { stepThroughput } from '../stats/metrics';
 import { legStrip, type LegStrip } from '../stats/leg-strip';
 import { withinOverrides, type RunConfig, type RunOverrides } from '../config/run-config';
 import type { SweepLegSettings } from '../config/presets';
+import type { FieldSweepLeg } from '../config/field-sweep';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 
 /**
@@ -17,6 +18,10 @@ export interface Leg {
   /** Staleness held at η (a fixed lag: synchronous, the workers a fixed η versions behind), not bounded by it. */
   fixedLag: boolean;
   loss: RunConfig['learner']['loss'];
+  /** The leg's seed, where its plan set one (a sweep over seeds). */
+  seed?: number;
+  /** A field sweep's leg: the field it set and the value. */
+  field?: { path: string; value: number };
   runId: string | null;
   samplesPerSec: number;
   seconds: number;
@@ -40,7 +45,8 @@ export interface Leg {
 
 /** A comparison in the run panel: its kind, the legs done, and the legs it runs (done or not). */
 export interface Comparison {
-  kind: 'race' | 'sweep';
+  /** The race, the staleness sweep (η × loss × seeds), or a sweep of one field's values × seeds. */
+  kind: 'race' | 'sweep' | 'field';
   legs: Leg[];
   plan: readonly LegPlan[];
   /** Episodes each leg trains on. */
@@ -63,21 +69,42 @@ export const SWEEP_SAMPLES = 1600;
 export const SWEEP_ETAS: readonly number[] = [0, 2, 8];
 export const SWEEP_LOSSES: readonly RunConfig['learner']['loss'][] = ['ppo', 'decoupled'];
 
-/** A leg to run: its η, its loss (none: the panel's, as the race runs), and what its sweep sets. */
+/**
+ * A leg to run: its η, its loss (none: the panel's, as the race runs), its seed (none: the
+ * panel's), and what its sweep sets. A field sweep's leg names its field and value, set in its
+ * `config`; η and the lag are then the panel's (or the field's, when the field is one of them).
+ */
 export interface LegPlan extends SweepLegSettings {
   eta: number;
   loss?: RunConfig['learner']['loss'];
+  seed?: number;
+  field?: { path: string; value: number };
 }
 
-/** The sweep's legs: each η of `etas` with each loss of `losses`, η by η, each with `shared`. */
+/**
+ * The staleness sweep's legs: each η of `etas` with each loss of `losses`, η by η, each with
+ * `shared`, each with every seed of `seeds` (none: one leg a cell, on the panel's seed).
+ */
 export const sweepPlan = (
   etas: readonly number[],
   losses: readonly RunConfig['learner']['loss'][] = SWEEP_LOSSES,
   shared: SweepLegSettings = {},
+  seeds: readonly number[] = [],
 ): LegPlan[] => {
   if (shared.fixedLag && !etas.every(Number.isFinite)) throw new Error('a fixed lag needs a finite η');
-  return etas.flatMap((eta) => losses.map((loss) => ({ eta, loss, ...shared })));
+  const cell = (eta: number, loss: RunConfig['learner']['loss']): LegPlan[] =>
+    seeds.length ? seeds.map((seed) => ({ eta, loss, seed, ...shared })) : [{ eta, loss, ...shared }];
+  return etas.flatMap((eta) => losses.flatMap((loss) => cell(eta, loss)));
 };
+
+/** A field sweep's legs (`fieldSweepLegs`) as the comparison runs them, at the panel's η. */
+export const fieldSweepPlan = (legs: readonly FieldSweepLeg[], panelEta: number): LegPlan[] =>
+  legs.map((l) => ({
+    eta: l.path === 'pipeline.eta' ? l.value : panelEta,
+    seed: l.seed,
+    field: { path: l.path, value: l.value },
+    config: l.overrides,
+  }));
 
 /** The race's two η: synchronous, then the panel's (4 when the panel's is 0). */
 export const raceEtas = (panelEta: number): number[] => [0, panelEta > 0 ? panelEta : 4];
@@ -107,7 +134,7 @@ export interface LegRunner {
 
 /** The leg of a run that trained `samples` episodes, timed as the pipeline bench times it (`stepThroughput`). */
 export function legOf(plan: LegPlan, samples: number, o: LegOutcome, success: Leg['success']): Leg {
-  const { eta, fixedLag = false } = plan;
+  const { eta, fixedLag = false, seed, field } = plan;
   const t = stepThroughput(o.steps, samples);
   const stale = o.steps.flatMap((st) => st.staleness);
   const mean = (pick: (m: StepReport['metrics']) => number) => {
@@ -118,6 +145,8 @@ export function legOf(plan: LegPlan, samples: number, o: LegOutcome, success: Le
     eta,
     fixedLag,
     loss: o.loss,
+    ...(seed !== undefined ? { seed } : {}),
+    ...(field ? { field } : {}),
     runId: o.runId,
     samplesPerSec: t.samplesPerSec,
     seconds: t.seconds,
@@ -202,14 +231,16 @@ export function viewLegRunner(v: ComparedView): LegRunner {
   let evalEvery = 0;
   return {
     run: async (plan, samples) => {
-      const { eta, loss, fixedLag } = plan;
+      const { eta, loss, fixedLag, seed, field } = plan;
       evalEvery = plan.evalEvery ?? 0;
       // An evaluation of an earlier run still in flight must not land among this leg's.
       await v.evaluationsDone();
       // A fixed lag runs synchronously, its workers η versions behind; otherwise η bounds the lag.
-      const lag = fixedLag ? { eta: 0, playLag: eta } : { eta, playLag: 0 };
+      // A field sweep's leg leaves the pipeline to the panel and its field (η may be the field).
+      const lag = field ? {} : fixedLag ? { eta: 0, playLag: eta } : { eta, playLag: 0 };
       level = plan.level;
       const config = withinOverrides(plan.config ?? {}, {
+        ...(seed !== undefined ? { seed } : {}),
         pipeline: lag,
         ...(loss ? { learner: { loss } } : {}),
         ...(level ? { task: { level } } : {}),

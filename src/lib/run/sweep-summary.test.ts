@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { band, summariseSweep, type SweepRun } from './sweep-summary';
+import { band, summariseFieldSweep, summariseSweep, type SweepRun } from './sweep-summary';
 
 const run = (
   eta: number,
@@ -58,5 +58,20 @@ describe('the staleness sweep summary', () => {
     const s = summariseSweep([run(4, 'decoupled', 1, 0.5, null), run(4, 'decoupled', 2, 0.5)]);
     expect(s.cells[0]?.heldOut).toBeNull();
     expect(s.separation).toEqual({ largest: null, zero: null });
+  });
+});
+
+describe('the field sweep summary', () => {
+  it('gives each value’s final success as mean ± sd over its seeds, values ascending', () => {
+    const points = summariseFieldSweep([
+      { value: 0.3, seed: 1, successTrain: 0.5, successHeldOut: 0.2 },
+      { value: 0.3, seed: 2, successTrain: 0.7, successHeldOut: null },
+      { value: 0.1, seed: 1, successTrain: 0.4, successHeldOut: 0.1 },
+      { value: 0.1, seed: 2, successTrain: 0.6, successHeldOut: 0.3 },
+    ]);
+    expect(points).toEqual([
+      { value: 0.1, seeds: [1, 2], train: { mean: 0.5, sd: 0.141 }, heldOut: { mean: 0.2, sd: 0.141 } },
+      { value: 0.3, seeds: [1, 2], train: { mean: 0.6, sd: 0.141 }, heldOut: null },
+    ]);
   });
 });

@@ -98,3 +98,36 @@ export function summariseSweep(runs: readonly SweepRun[]): SweepSummary {
     separation: { largest: finite.length ? at(Math.max(...finite)) : null, zero: at(0) },
   };
 }
+
+/** One leg of a field sweep (`config/field-sweep.ts`): the field's value, its seed, what it came to. */
+export interface FieldSweepRun {
+  value: number;
+  seed: number;
+  /** Final greedy success on the training tasks, and on the held-out tasks (null: not evaluated). */
+  successTrain: number;
+  successHeldOut: number | null;
+}
+
+/** A value of a field sweep over its seeds: final greedy success (train, held-out) as mean ± sd. */
+export interface FieldSweepPoint {
+  value: number;
+  seeds: number[];
+  train: Band;
+  /** Null unless every seed's run has a held-out figure. */
+  heldOut: Band | null;
+}
+
+/** A field sweep's points, one per value, in ascending order of value. */
+export function summariseFieldSweep(runs: readonly FieldSweepRun[]): FieldSweepPoint[] {
+  const values = [...new Set(runs.map((r) => r.value))].sort((a, b) => a - b);
+  return values.map((value) => {
+    const rs = runs.filter((r) => r.value === value);
+    const held = rs.map((r) => r.successHeldOut);
+    return {
+      value,
+      seeds: rs.map((r) => r.seed),
+      train: band(rs.map((r) => r.successTrain)),
+      heldOut: held.every((h): h is number => h !== null) ? band(held) : null,
+    };
+  });
+}

@@ -9,7 +9,15 @@ import { POINTS_KEPT, type RunHistory } from '../storage/history-store';
 import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
-import { compare, raceEtas, sweepPlan, viewLegRunner, RACE_SAMPLES } from '../run/comparisons';
+import {
+  compare,
+  fieldSweepPlan,
+  raceEtas,
+  sweepPlan,
+  viewLegRunner,
+  RACE_SAMPLES,
+} from '../run/comparisons';
+import { fieldSweepLegs, type FieldSweep } from '../config/field-sweep';
 import type { SweepLegSettings } from '../config/presets';
 import {
   SWEEP_ETAS,
@@ -231,9 +239,28 @@ export class RunState extends RunSettingsState {
     return this.compare('race', plan, samples, false);
   }
 
-  /** The staleness sweep (DESIGN §9): each η of `etas` with each of `losses` and `legs`' settings, each leg evaluated. */
-  sweep(samples = SWEEP_SAMPLES, etas = SWEEP_ETAS, losses = SWEEP_LOSSES, legs: SweepLegSettings = {}) {
-    return this.compare('sweep', sweepPlan(etas, losses, legs), samples, true);
+  /**
+   * The staleness sweep (DESIGN §9): each η of `etas` with each of `losses` and `legs`' settings,
+   * each cell with every seed of `seeds` (none: the panel's), each leg evaluated.
+   */
+  sweep(
+    samples = SWEEP_SAMPLES,
+    etas = SWEEP_ETAS,
+    losses = SWEEP_LOSSES,
+    legs: SweepLegSettings = {},
+    seeds: readonly number[] = [],
+  ) {
+    return this.compare('sweep', sweepPlan(etas, losses, legs, seeds), samples, true);
+  }
+
+  /**
+   * A sensitivity sweep: the panel's settings with `spec`'s field at each value, with each seed,
+   * `samples` episodes a leg, each leg evaluated. Throws naming the field on a bad value or seed.
+   */
+  fieldSweep(spec: FieldSweep, samples: number): Promise<Leg[]> {
+    const settings = $state.snapshot(this.settings) as RunConfig;
+    const plan = fieldSweepPlan(fieldSweepLegs(settings, spec), settings.pipeline.eta);
+    return this.compare('field', plan, samples, true);
   }
 
   private async compare(kind: Comparison['kind'], plan: LegPlan[], samples: number, evaluate: boolean) {

@@ -117,7 +117,8 @@ describe('colour and words', () => {
     expect(heatColor(2)).toBe(heatColor(1));
     expect(heatColor(Number.NaN)).toBe(heatColor(0));
     const lum = (c: string) => (c.match(/\d+/g) ?? []).map(Number).reduce((s, x) => s + x, 0);
-    for (let v = 0.1; v <= 1; v += 0.1) expect(lum(heatColor(v))).toBeGreaterThan(lum(heatColor(v - 0.1)) - 1);
+    for (let v = 0.1; v <= 1; v += 0.1)
+      expect(lum(heatColor(v))).toBeGreaterThan(lum(heatColor(v - 0.1)) - 1);
   });
 
   it('says what is drawn and the most important tensors at the newest version', () => {

@@ -68,7 +68,7 @@ export const PAGE_TERMS = {
   sweepChart: {
     label: 'success against η',
     explanation:
-      "The staleness sweep: each point is a run of its own from fresh weights over the same episodes, at one staleness η (a bound, or held there: the staleness preset's runs play the weights η versions back) with one policy loss, scored greedily on its level's training tasks when it ends. AReaL's Table 3 finds standard PPO falling behind decoupled PPO as η grows. The table under the chart says how far each run's samples lagged.",
+      "The staleness sweep: each point is a run of its own (with several seeds, their mean, its bar ±1 sd) from fresh weights over the same episodes, at one staleness η (a bound, or held there: the staleness preset's runs play the weights η versions back) with one policy loss, scored greedily on its level's training tasks when it ends. AReaL's Table 3 finds standard PPO falling behind decoupled PPO as η grows. The table under the chart says how far each run's samples lagged.",
   },
   trainerView: {
     label: 'Trainer worker',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { bandPath, bandText, fieldSweepTicks } from './field-sweep-chart';
 import {
   fineShare,
   linePath,
@@ -75,5 +76,48 @@ describe('sweep chart', () => {
     expect(linePath([0, 1, null], box)).toBe('M30.0 110.0L130.0 10.0');
     expect(linePath([0, null, 1], box)).toBe('M30.0 110.0M230.0 10.0');
     expect(linePath([null, null], box)).toBe('');
+  });
+});
+
+describe('the staleness sweep with seeds', () => {
+  it('draws each cell at the mean of its finished seeds, with their sd', () => {
+    const plan = [1, 2].map((seed) => ({ eta: 0, loss: 'ppo', seed }));
+    const { lines } = sweepLines(plan, [leg(0, 'ppo', 0.4), leg(0, 'ppo', 0.6)]);
+    expect(lines.map((l) => [l.values, l.sds])).toEqual([[[0.5], [0.141]]]);
+  });
+});
+
+describe('the field sweep chart', () => {
+  const plan = [0.1, 0.1, 0.3, 0.3].map((value, i) => ({
+    field: { path: 'learner.clipEps', value },
+    seed: (i % 2) + 1,
+  }));
+  const leg = (value: number, seed: number, train: number, heldOut: number | null = null) => ({
+    field: { path: 'learner.clipEps', value },
+    seed,
+    success: { train, heldOut },
+  });
+
+  it('summarises each value over its finished seeds, a value with none left empty', () => {
+    const ticks = fieldSweepTicks(plan, [leg(0.1, 1, 0.4, 0.2), leg(0.1, 2, 0.6, 0.4)]);
+    expect(ticks.map((t) => [t.label, t.planned, t.point?.train, t.point?.heldOut])).toEqual([
+      ['0.1', 2, { mean: 0.5, sd: 0.141 }, { mean: 0.3, sd: 0.141 }],
+      ['0.3', 2, undefined, undefined],
+    ]);
+    expect(bandText(ticks[0]?.point?.train ?? null)).toBe('50% ± 14%');
+    expect(bandText(null)).toBe('–');
+  });
+
+  it('draws a band from mean − sd to mean + sd through the finished values', () => {
+    const box = { width: 140, height: 120, left: 20, right: 20, top: 10, bottom: 10 };
+    const ticks = fieldSweepTicks(plan, [
+      leg(0.1, 1, 0.4),
+      leg(0.1, 2, 0.6),
+      leg(0.3, 1, 0.5),
+      leg(0.3, 2, 0.5),
+    ]);
+    // x at 20 and 120; y = 10 + 100 (1 − v).
+    expect(bandPath(ticks, (p) => p.train, box)).toBe('20.0,45.9 120.0,60.0 120.0,60.0 20.0,74.1');
+    expect(bandPath(fieldSweepTicks(plan, []), (p) => p.train, box)).toBe('');
   });
 });

@@ -1,3 +1,5 @@
+import { band } from '../run/sweep-summary';
+
 /**
  * The staleness sweep's chart (AReaL's Table 3 as a figure): greedy success against η, one line
  * per policy loss, a point per leg as it finishes; and the policy-lag figures of each η.
@@ -17,12 +19,16 @@ export interface SweepTick {
   label: string;
 }
 
-/** One loss's line: its training success per tick (null: that leg has not finished). */
+/**
+ * One loss's line: its training success per tick, the mean over the cell's finished seeds (null:
+ * none finished), and their standard deviation (0 for one seed).
+ */
 export interface SweepLine {
   loss: string;
   label: string;
   color: string;
   values: (number | null)[];
+  sds: (number | null)[];
 }
 
 /** An η's row of the lag table: the leg of each loss there (null: not finished). */
@@ -60,12 +66,20 @@ export function sweepLines(
 ): { ticks: SweepTick[]; lines: SweepLine[] } {
   const ticks = sweepTicks(plan.map((p) => p.eta));
   const losses = [...new Set(plan.map((p) => p.loss ?? ''))];
-  const lines = losses.map((loss) => ({
-    loss,
-    label: lossName(loss),
-    color: LOSS_COLORS[loss] ?? '#94a3b8',
-    values: ticks.map((t) => legAt(legs, t.eta, loss)?.success?.train ?? null),
-  }));
+  const cell = (eta: number, loss: string) => {
+    const xs = legs.flatMap((l) => (l.eta === eta && l.loss === loss && l.success ? [l.success.train] : []));
+    return xs.length ? band(xs) : null;
+  };
+  const lines = losses.map((loss) => {
+    const bands = ticks.map((t) => cell(t.eta, loss));
+    return {
+      loss,
+      label: lossName(loss),
+      color: LOSS_COLORS[loss] ?? '#94a3b8',
+      values: bands.map((b) => b?.mean ?? null),
+      sds: bands.map((b) => b?.sd ?? null),
+    };
+  });
   return { ticks, lines };
 }
 

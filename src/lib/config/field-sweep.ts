@@ -1,0 +1,125 @@
+import {
+  configFields,
+  fieldAt,
+  overridesFromSets,
+  type ConfigField,
+  type RunConfig,
+  type RunOverrides,
+} from './run-config';
+
+/**
+ * A sensitivity sweep (the training doctor's "how much does this knob matter"): one numeric field
+ * of the run config set to each of `values`, each value run with every seed of `seeds`, one leg
+ * after another, each a run of its own with the rest of the settings as they are.
+ */
+export interface FieldSweep {
+  /** The field's path in `RunConfig` (`learner.clipEps`), as `configFields` lists it. */
+  path: string;
+  values: readonly number[];
+  seeds: readonly number[];
+}
+
+/** A leg of a field sweep: its value, its seed, and what it sets over the panel's config. */
+export interface FieldSweepLeg {
+  path: string;
+  value: number;
+  seed: number;
+  overrides: RunOverrides;
+}
+
+/** Seeds a sweep runs per value unless told otherwise (DESIGN §9: one seed a point says little). */
+export const DEFAULT_SWEEP_SEEDS: readonly number[] = [1, 2, 3];
+
+/**
+ * Seconds a leg takes per trained episode, as the staleness sweep measured it on the page's
+ * defaults (one rollout worker, trainer on wasm, 2 shared cores: six legs of 1 600 episodes in
+ * 250 s), and the seconds each leg spends starting (worker, weights) and evaluating.
+ */
+export const SWEEP_SECONDS_PER_EPISODE = 0.026;
+export const SWEEP_SECONDS_PER_LEG = 10;
+
+/**
+ * The numeric fields a sweep may vary: every number `configFields` lists, the seed aside (seeds are
+ * the sweep's other axis). Each value is checked as the whole config is (`withField`): by its
+ * `RUN_CONFIG_LIMITS` entry, or for the environment, the model and η by their own checks.
+ */
+export function sweepableFields(c: RunConfig): ConfigField[] {
+  return configFields(c).filter((f) => f.path !== 'seed' && typeof f.value === 'number');
+}
+
+/** A comma list of numbers (`0.1, 0.2,0.3`): throws naming `what` and the first entry that is not one. */
+export function parseNumberList(text: string, what: string): number[] {
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (parts.length === 0) throw new Error(`${what}: give at least one, as a comma list (0.1, 0.2)`);
+  return parts.map((s) => {
+    const v = s === 'inf' || s === 'Infinity' ? Infinity : Number(s);
+    if (Number.isNaN(v)) throw new Error(`${what}: "${s}" is not a number`);
+    return v;
+  });
+}
+
+/** `c` with `path` set to `value`, checked against the field's limits: throws naming the field. */
+function checked(c: RunConfig, path: string, value: number): RunOverrides {
+  try {
+    return overridesFromSets([`${path}=${Number.isFinite(value) ? value : 'Infinity'}`], c);
+  } catch (err) {
+    // withField says `--set path=v: path must be …`; the sweep names the field alone.
+    const inner = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    throw new Error(inner instanceof Error ? inner.message : String(inner), { cause: err });
+  }
+}
+
+/**
+ * Throws with a readable message when `spec` cannot run on `c`: a field that is not one of the
+ * sweepable numbers, no value or seed, a value twice, or a value or seed out of its field's limits
+ * (`learner.clipEps must be a number from 0 to 1, got 5`).
+ */
+export function validateFieldSweep(c: RunConfig, spec: FieldSweep): void {
+  if (!sweepableFields(c).some((f) => f.path === spec.path)) {
+    const why =
+      fieldAt(c, spec.path) === undefined ? 'there is no such field' : 'it is not a numeric setting';
+    throw new Error(
+      `${spec.path}: ${why} (a sweep varies one of the numbers under Settings › Every setting)`,
+    );
+  }
+  if (spec.values.length === 0) throw new Error(`${spec.path}: the sweep needs at least one value`);
+  if (spec.seeds.length === 0) throw new Error('seeds: the sweep needs at least one seed');
+  const twice = (xs: readonly number[]) => xs.find((x, i) => xs.indexOf(x) !== i);
+  const again = twice(spec.values);
+  if (again !== undefined) throw new Error(`${spec.path}: ${again} is listed twice`);
+  const seedAgain = twice(spec.seeds);
+  if (seedAgain !== undefined) throw new Error(`seeds: ${seedAgain} is listed twice`);
+  for (const v of spec.values) checked(c, spec.path, v);
+  for (const s of spec.seeds) checked(c, 'seed', s);
+}
+
+/** The sweep's legs, value by value, each value with every seed in turn (validated first). */
+export function fieldSweepLegs(c: RunConfig, spec: FieldSweep): FieldSweepLeg[] {
+  validateFieldSweep(c, spec);
+  return spec.values.flatMap((value) =>
+    spec.seeds.map((seed) => ({
+      path: spec.path,
+      value,
+      seed,
+      overrides: overridesFromSets(
+        [`${spec.path}=${Number.isFinite(value) ? value : 'Infinity'}`, `seed=${seed}`],
+        c,
+      ),
+    })),
+  );
+}
+
+/** About how long `legs` legs of `samples` episodes take, seconds (`SWEEP_SECONDS_PER_EPISODE`). */
+export function sweepSeconds(legs: number, samples: number): number {
+  return legs * (samples * SWEEP_SECONDS_PER_EPISODE + SWEEP_SECONDS_PER_LEG);
+}
+
+/** A sweep's time as its estimate says it: `about 40 s`, `about 6 min`. */
+export function sweepTimeText(seconds: number): string {
+  return seconds < 90
+    ? `about ${Math.round(seconds / 5) * 5 || 5} s`
+    : `about ${Math.round(seconds / 60)} min`;
+}
