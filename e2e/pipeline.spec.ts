@@ -604,7 +604,7 @@ test('the staleness sweep trains the same samples at each η and shows staleness
   await expect(table).toHaveAttribute('data-kind', 'sweep');
   await expect(table.locator('tbody tr')).toHaveCount(3);
   await expect(table.locator('tbody tr').nth(2).locator('td').first()).toHaveText('unbounded');
-  await expect(table.locator('tbody tr').nth(1).locator('td').nth(4)).toHaveText(
+  await expect(table.locator('tbody tr').nth(1).locator('td').nth(5)).toHaveText(
     two.meanStaleness.toFixed(1),
   );
   await expect(page.getByTestId('run-sweep-note')).toContainText('decoupled PPO');
