@@ -5,9 +5,6 @@
  * the last step, the curriculum, and a step refused for a non-finite loss.
  */
 import * as tf from '@tensorflow/tfjs';
-import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { defaultRunConfig, overridesFromSets, withOverrides } from '../../src/lib/config/run-config.ts';
 import { suiteTask } from '../../src/lib/env/families.ts';
 import type { TaskSuite } from '../../src/lib/env/suite.ts';
@@ -24,7 +21,7 @@ import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
 import type { ProgramWritten } from '../../src/lib/stats/doctor.ts';
 import { isRefusedStep, lastProgram } from '../../src/lib/stats/training-doctor.ts';
 import type { Arm, RunRecord } from './doctor-node.ts';
-import { nodeEngines, withSets } from './node-kit.ts';
+import { nodeEngines, useBackend, withSets } from './node-kit.ts';
 
 /** Trains `arm` with `seed` until `seconds` of training or `maxVersions`, recording the series. */
 export async function trainRecorded(
@@ -50,13 +47,7 @@ export async function trainRecorded(
     : null;
   const settings = withSets({ ...armed, task: { ...armed.task, suite } });
 
-  const dir = path.dirname(
-    createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'),
-  );
-  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
-  setWasmPaths(`${path.join(dir, 'dist')}/`);
-  if (!(await tf.setBackend('wasm'))) throw new Error("tf.setBackend('wasm') failed");
-  await tf.ready();
+  await useBackend('wasm');
 
   const learner = settings.learner;
   const sandbox = new CachedSandbox(await createNodeQuickJS());

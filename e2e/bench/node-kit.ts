@@ -1,4 +1,8 @@
-/** Pieces the node trainers (`learn-node.ts`, `staleness-node.ts`) share: flags, rollout engines, greedy play. */
+/** Pieces the node trainers (`learn-node.ts`, `staleness-node.ts`, …) share: flags, the backend, rollout engines, greedy play. */
+import * as tf from '@tensorflow/tfjs';
+import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import type { EnvConfig } from '../../src/lib/env/config.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
@@ -87,4 +91,21 @@ export async function greedyEpisodes(
   } finally {
     agent.dispose();
   }
+}
+
+/** Sets tfjs's backend: wasm single-threaded, as the page's workers run it (the other cores stay free), or cpu; checked on a probe. */
+export async function useBackend(name: 'wasm' | 'cpu'): Promise<void> {
+  if (name === 'wasm') {
+    const dir = path.dirname(
+      createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'),
+    );
+    tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+    setWasmPaths(`${path.join(dir, 'dist')}/`);
+  }
+  if (!(await tf.setBackend(name))) throw new Error(`tf.setBackend('${name}') failed`);
+  await tf.ready();
+  const probe = tf.tidy(() => tf.matMul(tf.ones([2, 2]), tf.ones([2, 2])).sum());
+  const v = (await probe.data())[0];
+  probe.dispose();
+  if (v !== 8) throw new Error(`${name} computed ${v} on a probe`);
 }

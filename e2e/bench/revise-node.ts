@@ -10,11 +10,7 @@
  * `--wide on` adds the wide families' functions to the built-in training tasks; `--save` writes
  * the final policy as a checkpoint file (a built-in base is one). Prints one JSON object last.
  */
-import * as tf from '@tensorflow/tfjs';
-import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { defaultRunConfig, withTaskKind } from '../../src/lib/config/run-config.ts';
 import { TOOLUSE_ENV_CONFIG } from '../../src/lib/env/config.ts';
 import { oneTurn, summarizeEpisode, toolUseFigures } from '../../src/lib/env/evaluate.ts';
@@ -27,7 +23,7 @@ import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
 import { Rng } from '../../src/lib/random.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
-import { flag, greedyEpisodes, withSets } from './node-kit.ts';
+import { flag, greedyEpisodes, useBackend, withSets } from './node-kit.ts';
 
 const SEED = Number(flag('seed', '1'));
 const SECONDS = Number(flag('seconds', '180'));
@@ -51,13 +47,7 @@ const settings = withSets({
 const env = { ...settings.env, limits: { deadlineMs: 1000 } };
 const modelArgs = settings.policy.model;
 
-const wasmDir = path.dirname(
-  createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'),
-);
-tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
-setWasmPaths(`${path.join(wasmDir, 'dist')}/`);
-if (!(await tf.setBackend('wasm'))) throw new Error('no wasm backend');
-await tf.ready();
+await useBackend('wasm');
 
 // Tasks: the built-in split (seed 1, as the page); the wide functions checked against every held-out task.
 const builtIn = generateToolUseTasks(1);

@@ -28,10 +28,7 @@
  * evaluations over the run's last quarter (greedy answers flip from one version to the next).
  */
 import * as tf from '@tensorflow/tfjs';
-import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { generateTasks } from '../../src/lib/env/families.ts';
@@ -49,7 +46,7 @@ import { ppoUpdate } from '../../src/lib/rl/update.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
 import { LaggedVersions } from '../../src/lib/rollout/lagged-versions.ts';
-import { flag, greedyEpisodes, nodeEngines, withSets } from './node-kit.ts';
+import { flag, greedyEpisodes, nodeEngines, useBackend, withSets } from './node-kit.ts';
 import { scheduledRate, trainerConfigOf } from '../../src/lib/rl/learner-config.ts';
 
 // ---- flags -------------------------------------------------------------------------------
@@ -105,13 +102,7 @@ const SAVE = flag('save', '');
 const STOP_AT = numberFlag('stopAt');
 
 // ---- backend: wasm, single-threaded, as the page's workers run it ------------------------------
-const wasmDir = path.dirname(
-  createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'),
-);
-tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
-setWasmPaths(`${path.join(wasmDir, 'dist')}/`);
-if (!(await tf.setBackend('wasm'))) throw new Error('no wasm backend');
-await tf.ready();
+await useBackend('wasm');
 
 // ---- tasks and pieces --------------------------------------------------------------------
 const builtIn = generateTasks(1);

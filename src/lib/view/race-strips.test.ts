@@ -1,25 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { EventKind, Lane, TimelineEvent } from '../pipeline/events';
+import { ev, syncLeg } from '../stats/leg-strip.fakes';
 import { legStrip, type LegStrip } from '../stats/leg-strip';
 import { legWords, raceStrips, raceWords, stripLabel, type StripView } from './race-strips';
-
-const ev = (lane: Lane, kind: EventKind, t0: number, t1: number, version = 0): TimelineEvent => ({
-  lane,
-  kind,
-  t0,
-  t1,
-  version,
-});
-
-/** A synchronous leg from `at`: the rollout plays, then the trainer trains, twice (6 s). */
-const syncLeg = (at: number): TimelineEvent[] => [
-  ev('controller', 'init', at - 500, at),
-  ev('rollout-0', 'generate', at, at + 2000),
-  ev('trainer', 'train-step', at + 2000, at + 3000),
-  ev('store', 'publish', at + 3000, at + 3000),
-  ev('rollout-0', 'generate', at + 3000, at + 5000),
-  ev('trainer', 'train-step', at + 5000, at + 6000),
-];
 
 describe('raceStrips', () => {
   const sync = legStrip(syncLeg(10_000)) as LegStrip;
