@@ -105,7 +105,7 @@ export class CodeJobSource implements JobSource {
       if (!best || this.value(t.id) > this.value(best.id)) best = t;
     }
     const task = best as Task;
-    return { task: this.hinted(task), cls: review ? 'low' : 'normal', value: this.value(task.id) };
+    return { task: this.helped(task), cls: review ? 'low' : 'normal', value: this.value(task.id) };
   }
 
   /**
@@ -113,7 +113,7 @@ export class CodeJobSource implements JobSource {
    * or begun near the goal: a wrong first program already run (the share faded by how often such
    * starts were solved).
    */
-  private hinted(task: Task): Task {
+  private helped(task: Task): Task {
     if (kindOf(task) !== 'tooluse') return task;
     const { hintFraction, openingFraction } = this.config.task;
     const [n, s] = this.records.get(task.id) ?? [0, 0];
