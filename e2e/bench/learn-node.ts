@@ -15,6 +15,7 @@
  *     [--turns N]                  turns per episode, in training and evaluation (default: the kind's;
  *                                  1: a submit, no `<run>`)
  *     [--saveWeights FILE] [--loadWeights FILE]   the parameters at the end; a warm start from them
+ *     [--startFrom FILE]           a warm start from a checkpoint file (a built-in base: src/lib/policy/bases/)
  *     [--mix examples]             train on the examples kind's training tasks too
  *     [--hindsight on|off]         relabelling (default: the kind's; `on` takes DEFAULT_HINDSIGHT)
  *     [--losses 1]                 print every version's losses (to compare two builds)
@@ -30,7 +31,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { oneTurn } from '../../src/lib/env/evaluate.ts';
+import { oneTurn, summarizeEpisode, toolUseFigures } from '../../src/lib/env/evaluate.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
 import {
   LEVELS,
@@ -52,7 +53,8 @@ import { PolicyTrainer, type StepMetrics } from '../../src/lib/rl/trainer.ts';
 import { DEFAULT_HINDSIGHT, relabelledKey } from '../../src/lib/rl/hindsight.ts';
 import type { TokenBatch } from '../../src/lib/rl/batch.ts';
 import { ppoUpdate } from '../../src/lib/rl/update.ts';
-import { packOptimizer } from '../../src/lib/policy/weights.ts';
+import { packOptimizer, paramsFromCheckpoint } from '../../src/lib/policy/weights.ts';
+import { checkpointFromText } from '../../src/lib/policy/checkpoint-file.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
 import { flag, greedyEpisodes, nodeEngines, useBackend, withSets } from './node-kit.ts';
@@ -133,7 +135,10 @@ const mixed: TaskSuite | null = MIX
       ].map(suiteTask),
     }
   : null;
-const trainTasks = runTrainingTasks({ suite: mixed, level: LEVEL as Level }, builtIn);
+const trainTasks = runTrainingTasks(
+  { suite: mixed, level: LEVEL as Level, wide: settings.task.wide },
+  builtIn,
+);
 const ofLevel = builtIn.filter((t) => t.level === LEVEL);
 const evalTrain = ofLevel.filter((t) => !t.heldOut);
 const evalHeld = ofLevel.filter((t) => t.heldOut);
@@ -161,6 +166,18 @@ if (process.env.GATE_BIAS) {
 // start; Adam starts afresh).
 const LOAD = flag('loadWeights', '');
 const SAVE = flag('saveWeights', '');
+const START_FROM = flag('startFrom', '');
+if (START_FROM) {
+  const ckpt = checkpointFromText(readFileSync(START_FROM, 'utf8'), START_FROM);
+  if (JSON.stringify(ckpt.model) !== JSON.stringify(modelArgs))
+    throw new Error(
+      `${START_FROM} holds a model ${JSON.stringify(ckpt.model)}, the run's is ${JSON.stringify(modelArgs)}`,
+    );
+  const loaded = paramsFromCheckpoint(ckpt);
+  for (const [name, v] of trainer.params) v.assign(loaded.get(name) as tf.Variable);
+  tf.dispose([...loaded.values()]);
+  console.log(`# started from ${START_FROM} (step ${ckpt.step})`);
+}
 if (LOAD) {
   const saved = JSON.parse(readFileSync(LOAD, 'utf8')) as Record<string, number[]>;
   for (const [name, v] of trainer.params) {
@@ -213,6 +230,11 @@ interface EvalResult {
   /** Of the held-out episodes: mean turns, and the fraction of the solved ones that ran a program. */
   meanTurnsHeldOut: number;
   runFractionHeldOut: number;
+  /** Tool-use kind, held-out: the same policy forced to one turn (a submit), and the revising figures. */
+  successHeldOutOneTurn?: number;
+  reviseRate?: number | null;
+  copyRate?: number | null;
+  ownRunFraction?: number | null;
   programs: string;
 }
 const evals: EvalResult[] = [];
@@ -246,6 +268,18 @@ async function evaluate(version: number): Promise<EvalResult> {
   console.log(
     `        pool ${pool.best.length} distinct / ${pool.recent.length} (${pool.recent.filter((k) => k.includes('|')).length} with runs); held-out in it: ${inPool.map(([id, n]) => `${id}×${n}`).join(' ') || 'none'}`,
   );
+  const tool =
+    kind === 'tooluse' ? toolUseFigures(ho.map((e) => summarizeEpisode(e, { heldOut: true }))) : undefined;
+  const heldOne =
+    kind === 'tooluse'
+      ? await greedyEpisodes(
+          evalHeld.map(plain),
+          trainer.params,
+          modelArgs,
+          evalSandbox,
+          oneTurn(settings.env),
+        )
+      : null;
   const r: EvalResult = {
     version,
     seconds,
@@ -258,6 +292,10 @@ async function evaluate(version: number): Promise<EvalResult> {
     meanTurnsHeldOut: ho.reduce((n, e) => n + e.turns.length, 0) / Math.max(1, ho.length),
     runFractionHeldOut:
       ho.filter((e) => e.solved && e.runs > 0).length / Math.max(1, ho.filter((e) => e.solved).length),
+    ...(heldOne ? { successHeldOutOneTurn: rate(heldOne) } : {}),
+    ...(tool
+      ? { reviseRate: tool.reviseRate, copyRate: tool.copyRate, ownRunFraction: tool.runFraction }
+      : {}),
     programs,
   };
   evals.push(r);
@@ -265,7 +303,7 @@ async function evaluate(version: number): Promise<EvalResult> {
   const eps = r.episodes / Math.max(1e-3, seconds);
   console.log(
     `${seconds.toFixed(0).padStart(4)} s  v${String(version).padEnd(4)} ${String(r.episodes).padStart(6)} ep (${eps.toFixed(1)}/s)  ` +
-      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  runs ${r.meanRuns.toFixed(2)}  held turns ${r.meanTurnsHeldOut.toFixed(2)} ran ${r.runFractionHeldOut.toFixed(2)}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
+      `train ${r.successTrain.toFixed(2)}  held ${r.successHeldOut.toFixed(2)}  general ${r.successGeneralisation.toFixed(2)}  runs ${r.meanRuns.toFixed(2)}  held turns ${r.meanTurnsHeldOut.toFixed(2)} ran ${r.runFractionHeldOut.toFixed(2)}${tool ? `  one-turn ${r.successHeldOutOneTurn?.toFixed(2)} revise ${tool.reviseRate?.toFixed(2) ?? '–'} copy ${tool.copyRate?.toFixed(2) ?? '–'} own runs ${tool.runFraction?.toFixed(2) ?? '–'}` : ''}  [eval ${((performance.now() - e0) / 1000).toFixed(1)} s, ${tf.memory().numTensors} tensors]  ${programs}`,
   );
   return r;
 }
@@ -400,6 +438,16 @@ console.log(
     turns: settings.env.maxTurns,
     finalMeanTurnsHeldOut: last.meanTurnsHeldOut,
     finalRunFractionHeldOut: last.runFractionHeldOut,
+    ...(kind === 'tooluse'
+      ? {
+          finalToolUse: {
+            successOneTurn: last.successHeldOutOneTurn,
+            reviseRate: last.reviseRate,
+            copyRate: last.copyRate,
+            ownRunFraction: last.ownRunFraction,
+          },
+        }
+      : {}),
     bestHeldOut: best ? { value: best.successHeldOut, ...at(best) } : null,
     train90: at(t90),
     goal: at(goal),

@@ -409,7 +409,7 @@ describe('every field of the run config', () => {
     // A field added to RunConfig is a new leaf: the walk visits it, and fails for want of a value.
     expect(visited).toEqual(leaves);
     // Pinned: a new field must be given a changed value here (CHANGED, or a limit or choice).
-    expect(leaves.length).toBe(115);
+    expect(leaves.length).toBe(118);
     const base = defaultRunConfig();
     for (const path of leaves) {
       if (FIXED_LEAVES.includes(path)) continue;
@@ -474,6 +474,7 @@ describe('LoRA in the run config', () => {
       maxGradNorm: 0.5,
       valueCoef: c.learner.valueCoef,
       entropyCoef: c.learner.entropyCoef,
+      entropyFloor: c.learner.entropyFloor,
       clipEps: c.learner.clipEps,
       wCap: c.learner.wCap,
       ...Object.fromEntries(STRATEGY_FIELDS.map((k) => [k, DEFAULT_LEARNER[k]])),

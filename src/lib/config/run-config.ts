@@ -85,6 +85,12 @@ export interface TaskConfig {
    * its report shown, faded as those starts get solved (share × (1 − their solved rate)).
    */
   openingFraction: number;
+  /**
+   * Tool-use runs on the built-in tasks: train also on the wide families' functions (wider
+   * constants, more shapes; none computes a held-out or generalisation task), so that the
+   * training tasks are too many to look up.
+   */
+  wide: boolean;
 }
 
 /** The policy a run trains (DESIGN §4). */
@@ -156,6 +162,7 @@ export function defaultRunConfig(cores?: number): RunConfig {
       reviewFraction: 0.1,
       hintFraction: 0,
       openingFraction: 0,
+      wide: false,
     },
     env: DEFAULT_ENV_CONFIG,
     policy: { model: DEFAULT_MODEL_ARGS, startFrom: null, lora: null, temperature: 1 },
@@ -260,6 +267,7 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'learner.wCap': num(1, 1_000),
   'learner.valueCoef': num(0, 100),
   'learner.entropyCoef': num(0, 10),
+  'learner.entropyFloor': num(0, 10),
   'learner.contextLength': int(1, DEFAULT_MODEL_ARGS.contextLength),
   // At most the model's blocks (checked against it below).
   'learner.frozenBlocks': int(0, 64),
@@ -337,9 +345,11 @@ export const RUN_CONFIG_CHOICES: Readonly<Record<string, readonly unknown[]>> = 
   'task.kind': TASK_KINDS,
   'task.level': [null, 'easy', 'medium', 'hard'],
   'task.curriculum.enabled': [true, false],
+  'task.wide': [true, false],
   'learner.loss': ['decoupled', 'ppo'],
   'learner.estimator': ['rloo', 'grpo', 'gae', 'turn'],
   'learner.strategy': UPDATE_STRATEGIES,
+  'learner.dropVoid': [true, false],
   'learner.freezeEmbeddings': [true, false],
   'learner.freezeHeads': [true, false],
   'replay.mode': ['fifo', 'prioritized'],

@@ -153,6 +153,22 @@ describe('CodeJobSource', () => {
     expect(priorities[1]).toBe(0);
   });
 
+  it('with dropVoid, leaves void episodes out of advantages and rows; all of them when none would stay', () => {
+    const t = TASKS[0] as Task;
+    const g = group(0, t, (i) => i < 2);
+    // Episode 1 (solved) and episode 3 (failed) had a void turn.
+    g.trajectories = g.trajectories.map((tr, i) => (i % 2 === 1 ? { ...tr, voidTurn: true as const } : tr));
+    const kept = new CodeJobSource(TASKS, config({ learner: { dropVoid: true } })).batch([g], [1]).batch;
+    expect(kept.batch).toBe(2);
+    // RLOO over the two kept (one solved, one not): +1 and −1.
+    expect(kept.advantages[1]).toBeCloseTo(1, 6);
+    expect(kept.advantages[kept.length + 1]).toBeCloseTo(-1, 6);
+    expect(new CodeJobSource(TASKS).batch([g], [1]).batch.batch).toBe(4);
+    const allVoid = { ...g, trajectories: g.trajectories.map((tr) => ({ ...tr, voidTurn: true as const })) };
+    const src = new CodeJobSource(TASKS, config({ learner: { dropVoid: true } }));
+    expect(src.batch([allVoid], [1]).batch.batch).toBe(4);
+  });
+
   it('importance weights scale the advantages of their group', () => {
     const src = new CodeJobSource(TASKS);
     const { batch: b } = src.batch([group(0, TASKS[0] as Task, (i) => i === 0)], [0.5]);

@@ -160,9 +160,10 @@ export class CodeJobSource implements JobSource {
   }
 
   batch(
-    groups: readonly PlayedGroup[],
+    played: readonly PlayedGroup[],
     weights: readonly number[],
   ): { batch: TokenBatch; priorities: number[] } {
+    const groups = this.config.learner.dropVoid ? withoutVoid(played) : played;
     const trajs = groups.flatMap((g) => g.trajectories);
     const groupOf = groups.flatMap((g) => g.trajectories.map(() => String(g.jobId)));
     const weightOf = groups.flatMap((g, i) => g.trajectories.map(() => weights[i] ?? 1));
@@ -221,4 +222,10 @@ export class CodeJobSource implements JobSource {
     if (p?.curriculum) this.curriculum.restore(p.curriculum);
     for (const [id, r] of Object.entries(p?.taskRecords ?? {})) this.records.set(id, r);
   }
+}
+
+/** The groups without their void episodes (`Trajectory.voidTurn`); all of them when that would leave none. */
+export function withoutVoid(groups: readonly PlayedGroup[]): readonly PlayedGroup[] {
+  const kept = groups.map((g) => ({ ...g, trajectories: g.trajectories.filter((t) => !t.voidTurn) }));
+  return kept.some((g) => g.trajectories.length > 0) ? kept : groups;
 }

@@ -36,6 +36,23 @@ const mine: TaskSuite = {
 };
 
 describe("a run's tasks", () => {
+  it('add the wide functions on tool-use tasks with task.wide, none computing a held-out task', () => {
+    const tool = generateToolUseTasks(1);
+    const plainTraining = runTrainingTasks({ suite: null, level: 'easy' }, tool);
+    const wide = runTrainingTasks({ suite: null, level: 'easy', wide: true }, tool);
+    expect(wide.length).toBeGreaterThan(plainTraining.length + 100);
+    expect(wide.slice(0, plainTraining.length)).toEqual(plainTraining);
+    // No training function gives a held-out or generalisation task's outputs on its shown and hidden inputs.
+    const outputs = (t: Task) => JSON.stringify([...t.examples, ...t.hidden].map((e) => [e.input, e.output]));
+    const held = new Set(runHeldOutTasks(tool).map(outputs));
+    expect(wide.filter((t) => held.has(outputs(t)))).toEqual([]);
+    // The examples kind, and a run's own suite, are left as they are.
+    expect(runTrainingTasks({ suite: null, level: 'easy', wide: true }, builtIn)).toEqual(
+      runTrainingTasks({ suite: null, level: 'easy' }, builtIn),
+    );
+    expect(runTrainingTasks({ suite: mine, level: null, wide: true }, tool)).toHaveLength(2);
+  });
+
   it('are the built-in training tasks by default, never a held-out one', () => {
     const s = defaultRunConfig();
     const train = runTrainingTasks(s.task, builtIn);

@@ -1,6 +1,7 @@
 import type { EvalTask } from '../env/evaluate';
 import type { GeneratedTask } from '../env/families';
-import type { Level, Task } from '../env/suite';
+import { LEVELS, type Level, type Task } from '../env/suite';
+import { wideToolUseTasks } from '../rl/revise-imitation';
 import { generalisationOf } from '../env/task-kinds';
 import type { TaskConfig } from '../config/run-config';
 
@@ -22,12 +23,19 @@ const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task => ({
   hidden,
 });
 
-/** The tasks a run of these settings trains on: its own suite's, or the built-in training tasks. */
+/**
+ * The tasks a run of these settings trains on: its own suite's, or the built-in training tasks
+ * (with `wide`, on tool-use tasks, the wide families' functions too, checked against every
+ * held-out and generalisation task).
+ */
 export function runTrainingTasks(
-  s: Pick<TaskConfig, 'suite' | 'level'>,
+  s: Pick<TaskConfig, 'suite' | 'level'> & Partial<Pick<TaskConfig, 'wide'>>,
   builtIn: readonly GeneratedTask[],
 ): Task[] {
-  const pool = s.suite ? s.suite.tasks : builtIn.filter((t) => !t.heldOut);
+  const builtInTraining = builtIn.filter((t) => !t.heldOut);
+  const toolUse = builtIn.some((t) => t.kind === 'tooluse');
+  const wide = !s.suite && s.wide && toolUse ? wideToolUseTasks(runHeldOutTasks(builtIn), [...LEVELS]) : [];
+  const pool = s.suite ? s.suite.tasks : [...builtInTraining, ...wide];
   return pool.filter((t) => !s.level || t.level === s.level).map(plain);
 }
 

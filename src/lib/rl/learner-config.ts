@@ -49,6 +49,16 @@ export interface LearnerConfig {
   valueCoef: number;
   /** Weight of the entropy bonus. */
   entropyCoef: number;
+  /**
+   * Mean entropy (nats per policy token) below which the loss adds max(0, floor − H) at weight 1,
+   * so exploration cannot collapse before the policy revises; 0: off.
+   */
+  entropyFloor: number;
+  /**
+   * Leave out of the batch (advantages and loss) episodes with a void turn: a run that filled the
+   * context, its report never shown, or a program the sandbox failed on internally.
+   */
+  dropVoid: boolean;
   /** Batch length in tokens: at most the policy's context. */
   contextLength: number;
   /**
@@ -146,6 +156,8 @@ export const DEFAULT_LEARNER: LearnerConfig = {
   wCap: 5,
   valueCoef: 0.5,
   entropyCoef: 0.01,
+  entropyFloor: 0,
+  dropVoid: false,
   contextLength: 64,
   strategy: 'full',
   freezeEmbeddings: true,
@@ -167,7 +179,7 @@ export const DEFAULT_LEARNER: LearnerConfig = {
 /** What one trainer is built with: the learner's step hyperparameters and its seed. */
 export type TrainerConfig = Pick<
   LearnerConfig,
-  'loss' | 'learningRate' | 'maxGradNorm' | 'valueCoef' | 'entropyCoef' | 'clipEps' | 'wCap'
+  'loss' | 'learningRate' | 'maxGradNorm' | 'valueCoef' | 'entropyCoef' | 'entropyFloor' | 'clipEps' | 'wCap'
 > &
   StrategyConfig & {
     /** Seed of parameter initialisation and of synthetic batches. */
@@ -178,7 +190,7 @@ export type TrainerConfig = Pick<
 
 /** The trainer's slice of a learner config. */
 export function trainerConfigOf(learner: LearnerConfig, seed: number): TrainerConfig {
-  const { loss, learningRate, maxGradNorm, valueCoef, entropyCoef, clipEps, wCap } = learner;
+  const { loss, learningRate, maxGradNorm, valueCoef, entropyCoef, entropyFloor, clipEps, wCap } = learner;
   const strategy = Object.fromEntries(STRATEGY_FIELDS.map((k) => [k, learner[k]])) as StrategyConfig;
   return {
     loss,
@@ -186,6 +198,7 @@ export function trainerConfigOf(learner: LearnerConfig, seed: number): TrainerCo
     maxGradNorm,
     valueCoef,
     entropyCoef,
+    entropyFloor,
     clipEps,
     wCap,
     ...strategy,

@@ -6,7 +6,7 @@ import { sourceToTokens } from '../env/tokenizer';
 import { PAD, SUBMIT, tokenId } from '../env/vocab';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import { gaeAdvantages, trajectoryBatch, TrajectoryRecorder } from './trajectory';
+import { gaeAdvantages, hasVoidTurn, trajectoryBatch, TrajectoryRecorder } from './trajectory';
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {
@@ -106,6 +106,21 @@ describe('trajectories', () => {
     expect(() => trajectoryBatch(trajs, [0.5, -0.5], T, [0.5])).toThrow(
       '1 row weights for a batch of 2 rows',
     );
+  });
+});
+
+describe('void turns', () => {
+  const turn = (error?: 'runtime' | 'internal') => ({
+    action: 'run' as const,
+    program: 'x',
+    reward: 0,
+    ...(error ? { error } : {}),
+  });
+  it('are a run that filled the context or an internal sandbox failure, not a failing program', () => {
+    expect(hasVoidTurn({ stop: 'context', turns: [turn()] })).toBe(true);
+    expect(hasVoidTurn({ stop: 'submit', turns: [turn('internal')] })).toBe(true);
+    expect(hasVoidTurn({ stop: 'submit', turns: [turn('runtime')] })).toBe(false);
+    expect(hasVoidTurn({ stop: 'turns', turns: [turn(), turn()] })).toBe(false);
   });
 });
 

@@ -32,6 +32,13 @@ export interface Trajectory {
   /** The episode's return: the sum of its rewards. */
   return: number;
   parts: RewardParts;
+  /** A void turn: a run that filled the context (its report never shown) or an internal sandbox failure. */
+  voidTurn?: true;
+}
+
+/** Whether a finished episode had a turn that gave the policy nothing to read (`Trajectory.voidTurn`). */
+export function hasVoidTurn(ep: Pick<Episode, 'stop' | 'turns'>): boolean {
+  return ep.stop === 'context' || ep.turns.some((t) => t.error === 'internal');
 }
 
 /** Records behaviour log-probs and versions while episodes run (pass `onToken` to `runEpisodes`). */
@@ -75,6 +82,7 @@ export class TrajectoryRecorder {
       runs: ep.runs,
       return: ep.parts.total,
       parts: { ...ep.parts },
+      ...(hasVoidTurn(ep) ? { voidTurn: true as const } : {}),
     };
   }
 }

@@ -50,6 +50,21 @@ function counted(loss: TrainerConfig['loss']): { trainer: PolicyTrainer; passes:
 }
 
 describe('one PPO update', () => {
+  it('the entropy floor adds max(0, floor − H) to the loss, nothing while H is above it', async () => {
+    const lossWith = async (entropyFloor: number) => {
+      const trainer = new PolicyTrainer(args, { ...config('decoupled'), entropyFloor });
+      const m = await ppoUpdate(trainer, rlBatch(trainer, 0), { updates: 1 });
+      trainer.dispose();
+      return m;
+    };
+    const off = await lossWith(0);
+    expect(off.entropy).toBeGreaterThan(0.01);
+    expect((await lossWith(off.entropy / 2)).loss).toBeCloseTo(off.loss, 5);
+    const high = await lossWith(off.entropy + 3);
+    expect(high.loss).toBeCloseTo(off.loss + 3, 4);
+    expect(high.entropy).toBeCloseTo(off.entropy, 5);
+  });
+
   it('computes π_prox once per batch, apart only when several steps need it', async () => {
     for (const [loss, updates, lag, passes] of [
       ['decoupled', 3, 0.5, 1 + 3], // one π_prox pass, then a pass per step

@@ -20,7 +20,8 @@ import { type TrainerConfig } from './learner-config';
 export type PpoConfig = Pick<
   TrainerConfig,
   'loss' | 'clipEps' | 'wCap' | 'valueCoef' | 'entropyCoef' | 'maxGradNorm'
->;
+> &
+  Partial<Pick<TrainerConfig, 'entropyFloor'>>;
 
 /**
  * What an update needs of the policy it trains: the transformer (`PolicyTrainer`, token batches)
@@ -183,9 +184,10 @@ export function ppoLoss(
   x: StepInputs,
   kind: StepMetrics['lossKind'],
   prox: tf.Tensor2D | undefined,
-  config: Pick<TrainerConfig, 'clipEps' | 'wCap' | 'valueCoef' | 'entropyCoef'>,
+  config: Pick<TrainerConfig, 'clipEps' | 'wCap' | 'valueCoef' | 'entropyCoef'> &
+    Partial<Pick<TrainerConfig, 'entropyFloor'>>,
 ): LossParts {
-  const { clipEps, wCap, valueCoef, entropyCoef } = config;
+  const { clipEps, wCap, valueCoef, entropyCoef, entropyFloor = 0 } = config;
   const { logp, entropy: ent } = actionLogProbs(logits, x.actions, x.legal); // [B, T] each
   const needProx = kind === 'decoupled' || x.nanBehav !== undefined;
   const proxLogp = needProx ? (prox ?? constantOf(logp, x.mask)) : undefined; // [B, T]
@@ -204,7 +206,10 @@ export function ppoLoss(
   const valueLoss = maskedMean(x.weights ? squared.mul(x.weights) : squared, x.mask);
   const entropy = maskedMean(ent, x.mask);
   const parts: Record<string, tf.Scalar> = { ...policy, valueLoss, entropy };
-  const loss = policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
+  const bonused = policy.pgLoss.add(valueLoss.mul(valueCoef)).sub(entropy.mul(entropyCoef)) as tf.Scalar;
+  // The entropy floor: a hinge at weight 1 that pushes H back up only while it is below the floor.
+  const loss =
+    entropyFloor > 0 ? (bonused.add(tf.relu(tf.scalar(entropyFloor).sub(entropy))) as tf.Scalar) : bonused;
   return { loss, parts };
 }
 
