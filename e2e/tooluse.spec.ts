@@ -46,6 +46,16 @@ test('"Learn to use the sandbox" trains on tool-use tasks; the feed shows a run,
   await expect(page.getByTestId('train-status')).toHaveText('Stopped: Train starts a new run', {
     timeout: 60_000,
   });
+  // The newest version evaluated: the success chart's legend gains the revise line, dashed.
+  const point = await onLab(page, (lab) => lab.run.evaluateLatest('easy'));
+  expect(point.toolUse).toBeDefined();
+  const revise = page
+    .getByTestId('success-plot')
+    .locator('.u-legend .u-series', { hasText: 'revised after a failed run' });
+  await expect(revise).toHaveCount(1);
+  expect(await revise.locator('.u-marker').evaluate((el) => getComputedStyle(el).borderTopStyle)).toBe(
+    'dashed',
+  );
   const { key, ran, later, taskIds } = await onLab(page, (lab) => {
     const e = lab.feed.episodes.find(
       (x) =>

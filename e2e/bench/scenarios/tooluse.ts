@@ -1,22 +1,30 @@
+import { readFileSync } from 'node:fs';
 import type { JSHandle } from 'playwright-core';
 import { TOOLUSE_ENV_CONFIG, type EnvConfig } from '../../../src/lib/env/config.ts';
-import { oneTurn } from '../../../src/lib/env/evaluate.ts';
+import { oneTurn, type EvalTask } from '../../../src/lib/env/evaluate.ts';
+import { BUILT_IN_SEED } from '../../../src/lib/env/suite-entries.ts';
+import { builtInTasks } from '../../../src/lib/env/task-kinds.ts';
 import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
-import { band } from '../../../src/lib/run/sweep-summary.ts';
+import {
+  fileFigures,
+  fileSummary,
+  meanSd,
+  readToolUseFile,
+  type FileFigures,
+} from '../../../src/lib/run/tooluse-bench.ts';
 import type { Scenario } from '../harness.ts';
 import type { Lab } from '../../support/lab.ts';
-import { withinOverrides, type RunOverrides } from '../../../src/lib/config/run-config.ts';
+import {
+  defaultRunConfig,
+  withinOverrides,
+  withOverrides,
+  type RunOverrides,
+} from '../../../src/lib/config/run-config.ts';
 import { openLab } from './pipeline.ts';
 import { PRESETS } from '../../../src/lib/config/presets.ts';
 
 const round = (v: number | null | undefined, d = 3) =>
   v === null || v === undefined || !Number.isFinite(v) ? null : Math.round(v * 10 ** d) / 10 ** d;
-
-/** Mean and sample standard deviation of the figures that are there (null when none is). */
-function meanSd(xs: readonly (number | null)[]): { mean: number | null; sd: number | null; n: number } {
-  const v = xs.filter((x): x is number => x !== null);
-  return v.length ? { ...band(v), n: v.length } : { mean: null, sd: null, n: 0 };
-}
 
 /** What one arm of one seed came to: greedy play of its newest version on the easy tasks. */
 interface Arm {
@@ -35,11 +43,14 @@ interface Arm {
   copyRate: number | null;
   /** Held-out greedy success of the same policy made to submit at its first turn. */
   successForcedOneTurn: number | null;
+  /** Greedy play of the newest version on the `--tasks` file's tasks, with the arm's env. */
+  file?: FileFigures;
 }
 
 /**
  * Trains one arm from fresh weights on the easy tool-use tasks (DESIGN §3.1) with `env`, until
- * `limit` (seconds of training, or trained episodes), then evaluates its newest version greedily.
+ * `limit` (seconds of training, or trained episodes), then evaluates its newest version greedily,
+ * and on `fileTasks` (when given) in the run's env.
  */
 async function trainArm(
   lab: JSHandle<Lab>,
@@ -47,11 +58,14 @@ async function trainArm(
   env: EnvConfig,
   limit: { seconds: number } | { episodes: number },
   config: RunOverrides,
+  fileTasks: EvalTask[] | null,
 ): Promise<Arm> {
   const settings = withinOverrides(
     { seed, task: { kind: 'tooluse', level: 'easy' }, env, hindsight: DEFAULT_HINDSIGHT },
     config,
   );
+  // The env the run plays in (the page's panel settings are the defaults under the bench).
+  const runEnv = withOverrides(defaultRunConfig(), settings).env;
   const r = await lab.evaluate(
     async (l, a) => {
       const t0 = performance.now();
@@ -69,15 +83,22 @@ async function trainArm(
       if (l.run.error) return { error: l.run.error };
       const seconds = (performance.now() - t0) / 1000;
       const point = await l.run.evaluateLatest('easy');
+      let file = null;
+      if (a.fileTasks) {
+        // The run's newest version, played greedily on the file's tasks by the tasks panel's worker.
+        await l.tasks.loadRunPolicy(l.run.runId ?? '');
+        file = await l.tasks.evaluateTasks(a.fileTasks, ['policy'], 0, undefined, a.runEnv);
+      }
       return {
         error: null,
         seconds,
         point,
+        file,
         episodes: l.run.dashboard?.counters.trainedEpisodes ?? 0,
         versions: l.run.steps.at(-1)?.version ?? 0,
       };
     },
-    { settings, limit },
+    { settings, limit, fileTasks, runEnv },
   );
   if (r.error !== null || !r.point) throw new Error(`tool-use run failed: ${r.error ?? 'no evaluation'}`);
   return {
@@ -92,6 +113,7 @@ async function trainArm(
     reviseRate: r.point.toolUse?.reviseRate ?? null,
     copyRate: r.point.toolUse?.copyRate ?? null,
     successForcedOneTurn: r.point.toolUse?.successOneTurn ?? null,
+    ...(r.file ? { file: fileFigures(r.file) } : {}),
   };
 }
 
@@ -104,7 +126,7 @@ async function trainArm(
 const scenario: Scenario = {
   name: 'tooluse',
   description:
-    'tool-use tasks (one example shown, `<run>` answers with a test report): per seed, held-out greedy success of a policy trained with the turn budget from the revising base (automatic first run), the same from fresh weights, and one trained and evaluated with one turn, at equal trained episodes; revise rate, copy rate, the policy’s own run share, success of the same policy forced to one turn; per-seed rows and mean ± sd',
+    'tool-use tasks (one example shown, `<run>` answers with a test report): per seed, held-out greedy success of a policy trained with the turn budget from the revising base (automatic first run), the same from fresh weights, and one trained and evaluated with one turn, at equal trained episodes; revise rate, copy rate, the policy’s own run share, success of the same policy forced to one turn; per-seed rows and mean ± sd; with --tasks FILE the same figures on that suite file’s tool-use tasks (tooluse.file.*)',
   async run({ baseUrl, launch, options, log, config }) {
     const seeds = (options.seeds?.[0] ?? '1,2,3').split(',').map(Number);
     const samples = options.samples?.[0] ? Number(options.samples[0]) : null;
@@ -113,17 +135,31 @@ const scenario: Scenario = {
     const single = oneTurn(TOOLUSE_ENV_CONFIG);
     const preset = PRESETS.find((p) => p.id === 'tooluse')?.config ?? {};
     const fromBase = withinOverrides(preset, config);
+    // The suite file is read and checked before any training: a bad one stops the scenario here.
+    const training = builtInTasks('tooluse', BUILT_IN_SEED).filter((t) => !t.heldOut && t.level === 'easy');
+    const file = options.tasks?.[0]
+      ? readToolUseFile(options.tasks[0], (p) => readFileSync(p, 'utf8'), training)
+      : null;
+    if (file) {
+      const equal = Object.keys(file.equalTraining);
+      log(
+        `--tasks ${file.file}: ${file.tasks.length} tool-use tasks ("${file.name}")` +
+          (file.skipped ? `, ${file.skipped} of another kind left out` : '') +
+          (equal.length ? `; equal to a training task: ${equal.join(', ')}` : ''),
+      );
+    }
+    const fileTasks = file?.tasks ?? null;
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
     const rows: { seed: number; multiTurn: Arm; fromScratch: Arm; oneTurn: Arm }[] = [];
     try {
       for (const seed of seeds) {
         // The base arm trains `--samples` episodes, or `--seconds`; the others then as many episodes.
         const limit = samples ? { episodes: samples } : { seconds };
-        const m = await trainArm(lab, seed, { ...multi, autoRun: true }, limit, fromBase);
+        const m = await trainArm(lab, seed, { ...multi, autoRun: true }, limit, fromBase, fileTasks);
         log(`seed ${seed}, ${multi.maxTurns} turns from the base: ${JSON.stringify(m)}`);
-        const f = await trainArm(lab, seed, multi, { episodes: samples ?? m.episodes }, config);
+        const f = await trainArm(lab, seed, multi, { episodes: samples ?? m.episodes }, config, fileTasks);
         log(`seed ${seed}, ${multi.maxTurns} turns from scratch: ${JSON.stringify(f)}`);
-        const o = await trainArm(lab, seed, single, { episodes: samples ?? m.episodes }, config);
+        const o = await trainArm(lab, seed, single, { episodes: samples ?? m.episodes }, config, fileTasks);
         log(`seed ${seed}, one turn: ${JSON.stringify(o)}`);
         rows.push({ seed, multiTurn: m, fromScratch: f, oneTurn: o });
       }
@@ -136,8 +172,8 @@ const scenario: Scenario = {
         ? null
         : r.multiTurn.successHeldOut - r.oneTurn.successHeldOut,
     );
-    const of = (arm: 'multiTurn' | 'fromScratch', key: keyof Arm) =>
-      meanSd(rows.map((r) => r[arm][key] as number | null));
+    const of = (arm: 'multiTurn' | 'fromScratch', key: Exclude<keyof Arm, 'file'>) =>
+      meanSd(rows.map((r) => r[arm][key]));
     const runFraction = of('multiTurn', 'runFraction');
     const reviseRate = of('multiTurn', 'reviseRate');
     const successMultiTurn = meanSd(held('multiTurn'));
@@ -167,6 +203,16 @@ const scenario: Scenario = {
         copyRate: of('fromScratch', 'copyRate'),
         runFraction: of('fromScratch', 'runFraction'),
       },
+      ...(file
+        ? fileSummary(
+            file,
+            rows.map((r) => ({
+              multiTurn: r.multiTurn.file ?? fileFigures([]),
+              fromScratch: r.fromScratch.file ?? fileFigures([]),
+              oneTurn: r.oneTurn.file ?? fileFigures([]),
+            })),
+          )
+        : {}),
       // The goal: the turn budget ≥ one turn + 0.2 held-out with ±1 sd apart, revising ≥ 0.5 (with
       // the automatic first run on, the revise rate and the gain carry the claim, not the run share).
       'tooluse.goalMet':

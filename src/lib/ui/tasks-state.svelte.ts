@@ -2,6 +2,7 @@ import { errorMessage } from '../errors';
 import type { AgentName } from '../../../workers/rollout.worker';
 import type { TryRow } from '../env/try-program';
 import { RolloutBridge } from '../bridge/rollout-bridge';
+import type { EnvConfig } from '../env/config';
 import type { EvalProgress, EvalRow, EvalTask } from '../env/evaluate';
 import {
   BUILT_IN_NAME,
@@ -234,16 +235,20 @@ export class TasksState {
     this.loadedPolicy = { runId, version: record.version };
   }
 
-  /** Evaluates `tasks` in the rollout worker, updating `progress` (the page and the bench use this). */
+  /**
+   * Evaluates `tasks` in the rollout worker, updating `progress` (the page and the bench use this);
+   * `config`: the environment to play them in (the default env when absent).
+   */
   async evaluateTasks(
     tasks: EvalTask[],
     agents: AgentName[],
     samples: number,
     bruteMaxRuns?: number,
+    config?: EnvConfig,
   ): Promise<EvalRow[]> {
     this.progress = null;
     await this.init();
-    return this.worker.evaluate({ tasks, agents, samples, bruteMaxRuns, seed: 1 }, (p) => {
+    return this.worker.evaluate({ tasks, agents, samples, bruteMaxRuns, config, seed: 1 }, (p) => {
       this.progress = p;
       if (p.rows) this.finishedRows = p.rows;
     });
