@@ -61,7 +61,8 @@ function spread(outcomes: readonly EpisodeOutcome[]): number {
 
 /** An episode's turns and the tokens its policy wrote, when it is a token trajectory (else null). */
 function lengthOf(x: EpisodeOutcome): { turns: number; tokens: number } | null {
-  if (!('turns' in x) || typeof x.turns !== 'number' || !('owned' in x) || !Array.isArray(x.owned)) return null;
+  if (!('turns' in x) || typeof x.turns !== 'number' || !('owned' in x) || !Array.isArray(x.owned))
+    return null;
   const owned: readonly unknown[] = x.owned;
   return { turns: x.turns, tokens: owned.filter((o) => o === 1).length };
 }
