@@ -119,6 +119,8 @@ describe('training curves', () => {
     expect(curveMarks(chart(charts, 'grad-norm'), marks).map((m) => m.version)).toEqual([10, 30]);
     expect(curveMarks(chart(charts, 'entropy'), marks).map((m) => m.version)).toEqual([20]);
     expect(curveMarks(chart(charts, 'turns'), marks)).toEqual([]);
+    // Every curve has a title, a unit, and a y-axis label short enough for a 130 px plot.
     expect(CURVES.every((c) => c.unit.length > 0 && c.title.length > 0)).toBe(true);
+    expect(CURVES.every((c) => c.axis.length > 0 && c.axis.length <= 10)).toBe(true);
   });
 });

@@ -21,8 +21,10 @@ interface CurveLine {
 export interface CurveSpec {
   id: string;
   title: string;
-  /** The y axis's unit or what it counts, in words. */
+  /** The figure's unit or what it counts, in words (the caption says it). */
   unit: string;
+  /** The y axis's label: the unit in a word or two (it must fit the plot's height). */
+  axis: string;
   /** What the figure is, for the chart's caption tooltip. */
   about: string;
   lines: readonly CurveLine[];
@@ -37,6 +39,7 @@ export interface CurveChart {
   id: string;
   title: string;
   unit: string;
+  axis: string;
   about: string;
   percent: boolean;
   detectors: readonly DetectorId[];
@@ -51,7 +54,8 @@ export const CURVES: readonly CurveSpec[] = [
   {
     id: 'policy-loss',
     title: 'policy loss',
-    unit: 'loss',
+    unit: 'the loss’s policy term',
+    axis: 'loss',
     about: 'the policy-gradient (PPO) part of the loss of each step',
     lines: [{ label: 'policy loss', color: '#38bdf8', of: (s) => s.metrics.pgLoss }],
     detectors: ['loss-volatile', 'non-finite'],
@@ -60,6 +64,7 @@ export const CURVES: readonly CurveSpec[] = [
     id: 'value-loss',
     title: 'value loss',
     unit: 'squared error',
+    axis: 'sq. error',
     about: 'the value head’s squared error against the returns of each step',
     lines: [{ label: 'value loss', color: '#a3e635', of: (s) => s.metrics.valueLoss }],
     detectors: ['value-diverging', 'non-finite'],
@@ -68,6 +73,7 @@ export const CURVES: readonly CurveSpec[] = [
     id: 'entropy',
     title: 'entropy',
     unit: 'nats per token',
+    axis: 'nats',
     about: 'the policy’s mean entropy over its sampled tokens: exploration, falling as it settles',
     lines: [{ label: 'entropy', color: '#c084fc', of: (s) => s.metrics.entropy }],
     detectors: ['entropy-collapse'],
@@ -76,6 +82,7 @@ export const CURVES: readonly CurveSpec[] = [
     id: 'approx-kl',
     title: 'approx-KL',
     unit: 'nats',
+    axis: 'nats',
     about: 'the k3 estimate of the KL between the policy before and after each step (0 for plain PG)',
     lines: [{ label: 'approx-KL', color: '#f472b6', of: (s) => s.metrics.approxKl }],
     detectors: ['steps-too-large'],
@@ -83,7 +90,8 @@ export const CURVES: readonly CurveSpec[] = [
   {
     id: 'grad-norm',
     title: 'gradient norm',
-    unit: 'L2 norm, before clipping',
+    unit: 'L2, before clipping',
+    axis: 'L2 norm',
     about: 'the global gradient norm of each step before clipping',
     lines: [{ label: 'gradient norm', color: '#fbbf24', of: (s) => s.metrics.gradNorm }],
     detectors: ['grad-spikes', 'non-finite'],
@@ -92,6 +100,7 @@ export const CURVES: readonly CurveSpec[] = [
     id: 'clipped',
     title: 'clipped share',
     unit: 'share of policy tokens',
+    axis: 'share',
     about: 'the share of policy tokens whose ratio fell outside 1 ± ε',
     lines: [{ label: 'clipped', color: '#fb923c', of: (s) => s.metrics.clipFrac }],
     percent: true,
@@ -101,6 +110,7 @@ export const CURVES: readonly CurveSpec[] = [
     id: 'turns',
     title: 'episode length (turns)',
     unit: 'turns per episode',
+    axis: 'turns',
     about: 'the mean number of programs an episode of the step wrote',
     lines: [{ label: 'turns', color: '#2dd4bf', of: (s) => s.meanTurns }],
     detectors: [],
@@ -109,6 +119,7 @@ export const CURVES: readonly CurveSpec[] = [
     id: 'tokens',
     title: 'episode length (tokens)',
     unit: 'policy tokens per episode',
+    axis: 'tokens',
     about: 'the mean number of tokens the policy wrote in an episode of the step',
     lines: [{ label: 'tokens', color: '#60a5fa', of: (s) => s.meanTokens }],
     detectors: [],
@@ -117,6 +128,7 @@ export const CURVES: readonly CurveSpec[] = [
     id: 'spread',
     title: 'per-task reward spread',
     unit: 'std of returns',
+    axis: 'std',
     about: 'the standard deviation of returns within each task’s group, averaged over the step’s groups',
     lines: [{ label: 'reward spread', color: '#4ade80', of: (s) => s.returnSpread }],
     detectors: ['echo-trap'],
@@ -170,6 +182,7 @@ export function curveCharts(steps: readonly StepReport[], cap = CURVE_POINTS): C
       id: c.id,
       title: c.title,
       unit: c.unit,
+      axis: c.axis,
       about: c.about,
       percent: c.percent ?? false,
       detectors: c.detectors,
