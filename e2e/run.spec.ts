@@ -30,7 +30,37 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
     await expect(chart.locator('.u-series').nth(1).locator('.u-value')).toHaveText(/^-?\d/);
   }
   await expect(page.getByTestId('run-chart-eval')).toContainText('held-out tasks');
+  // The training curves (a chunk loaded with the view): a chart per trainer figure, each drawing
+  // the two versions trained, its unit on the y axis.
+  const curves = page.getByTestId('training-curves');
+  const ids = [
+    'policy-loss',
+    'value-loss',
+    'entropy',
+    'approx-kl',
+    'grad-norm',
+    'clipped',
+    'turns',
+    'tokens',
+    'spread',
+  ];
+  for (const id of ids) {
+    const chart = curves.getByTestId(`curve-${id}`);
+    await expect(chart.getByRole('img')).toHaveAttribute(
+      'aria-label',
+      /; newest: version 2, [\w\s-]+ -?\d[\d.e+-]*%?(;|$)/,
+    );
+    await expect(chart.locator('.u-series').nth(1).locator('.u-value')).toHaveText(/^-?\d/);
+  }
+  await expect(curves.getByTestId('curve-tokens')).toContainText('policy tokens per episode');
+  await expect(curves.locator('canvas')).toHaveCount(ids.length);
   await expect(page.getByTestId('run-start')).toBeEnabled();
+  // The program feed's opened turns each say the value head's estimate at their start.
+  await openView(page, 'train');
+  const episode = page.getByTestId('program-feed').getByTestId('feed-episode').first();
+  await episode.getByTestId('feed-details').click();
+  await expect(episode.getByTestId('feed-value').first()).toHaveText(/^V −?\d+\.\d\d$/);
+  await expect(episode.getByTestId('feed-value').first()).toHaveAttribute('title', /value head/);
 
   await openView(page, 'advanced');
   await page.getByTestId('curriculum-toggle').uncheck();

@@ -84,4 +84,20 @@ describe('step report', () => {
     expect(r.returnSpread).toBe(0);
     expect(r.meanReturn).toBe(0.5);
   });
+
+  it('reports the mean episode length in turns and policy tokens of token trajectories only', () => {
+    // Two token episodes: 1 turn of 3 policy tokens, 3 turns of 5 (the 0s are observation tokens).
+    const ep = (turns: number, owned: number[]) => ({ return: 0, solved: false, turns, owned });
+    const groups = [group(0, [ep(1, [0, 0, 1, 1, 1]), ep(3, [0, 1, 1, 0, 1, 1, 1])])];
+    const r = stepReport(2, groups, [0], METRICS, { waitMs: 0, trainMs: 0, at: 0 });
+    expect(r.meanTurns).toBe(2);
+    expect(r.meanTokens).toBe(4);
+    // A custom environment's episodes carry neither: the report leaves both out.
+    const custom = stepReport(2, [group(0, [{ return: 1, solved: true }])], [0], METRICS, {
+      waitMs: 0,
+      trainMs: 0,
+      at: 0,
+    });
+    expect('meanTurns' in custom || 'meanTokens' in custom).toBe(false);
+  });
 });

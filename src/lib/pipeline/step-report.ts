@@ -44,6 +44,7 @@ export function stepReport<T extends EpisodeOutcome>(
     meanReturn: trajs.reduce((a, x) => a + x.return, 0) / Math.max(1, trajs.length),
     success: trajs.filter((x) => x.solved).length / Math.max(1, trajs.length),
     ...(spreads.length > 0 ? { returnSpread: spreads.reduce((a, x) => a + x, 0) / spreads.length } : {}),
+    ...meanLength(trajs),
     staleness,
     loss: metrics.loss,
     metrics,
@@ -56,4 +57,21 @@ export function stepReport<T extends EpisodeOutcome>(
 function spread(outcomes: readonly EpisodeOutcome[]): number {
   const mean = outcomes.reduce((a, x) => a + x.return, 0) / outcomes.length;
   return Math.sqrt(outcomes.reduce((a, x) => a + (x.return - mean) ** 2, 0) / outcomes.length);
+}
+
+/** An episode's turns and the tokens its policy wrote, when it is a token trajectory (else null). */
+function lengthOf(x: EpisodeOutcome): { turns: number; tokens: number } | null {
+  if (!('turns' in x) || typeof x.turns !== 'number' || !('owned' in x) || !Array.isArray(x.owned))
+    return null;
+  const owned: readonly unknown[] = x.owned;
+  return { turns: x.turns, tokens: owned.filter((o) => o === 1).length };
+}
+
+/** The mean episode length of a step's token trajectories; nothing when none is one. */
+function meanLength(outcomes: readonly EpisodeOutcome[]): Pick<StepReport, 'meanTurns' | 'meanTokens'> {
+  const lengths = outcomes.flatMap((x) => lengthOf(x) ?? []);
+  if (lengths.length === 0) return {};
+  const mean = (f: (l: { turns: number; tokens: number }) => number) =>
+    lengths.reduce((a, l) => a + f(l), 0) / lengths.length;
+  return { meanTurns: mean((l) => l.turns), meanTokens: mean((l) => l.tokens) };
 }

@@ -122,6 +122,12 @@ export interface StepReport {
    * of one task), averaged over the groups of two or more. Absent in reports stored before it.
    */
   returnSpread?: number;
+  /**
+   * Episode length: the mean turns (programs written) and the mean tokens the policy wrote per
+   * episode of the step. Absent for a custom environment's episodes and in reports stored before.
+   */
+  meanTurns?: number;
+  meanTokens?: number;
   /** Trainer version minus the oldest token version, per trained group. */
   staleness: number[];
   loss: number;

@@ -236,6 +236,19 @@ describe('feedEpisodes', () => {
     expect(ep?.turns[0]?.control).toEqual({ text: '<submit>', version: 4 });
   });
 
+  it("carries the value head's estimate at each turn's first token, and none when the trajectory has none", () => {
+    const e1 = played([runTurn('x+', 3), submitTurn('x*2', [3, 4, 4], [10, 14], 2)]);
+    // A distinct V per position: each turn reads the one of its first policy token.
+    const values = e1.tr.tokens.map((_, i) => i / 100);
+    const firsts = e1.tr.owned.flatMap((o, i) => (o === 1 && e1.tr.owned[i - 1] !== 1 ? [i] : []));
+    const [ep] = feedEpisodes(job(), group([{ ...e1, tr: { ...e1.tr, values } }]), 'rollout-0');
+    expect(firsts).toHaveLength(2);
+    expect(ep?.turns.map((t) => t.value)).toEqual(firsts.map((i) => i / 100));
+    // A trajectory that recorded no values (an older or foreign one): no estimate shown.
+    const [bare] = feedEpisodes(job(), group([{ ...e1, tr: { ...e1.tr, values: [] } }]), 'rollout-0');
+    expect(bare?.turns.map((t) => 'value' in t)).toEqual([false, false]);
+  });
+
   it('shows only the examples the observation held, and programs without answers when the group has none', () => {
     const wide: Task = { ...TASK, examples: [...TASK.examples, { input: 4, output: 8 }] };
     const e1 = played([runTurn('x', 0, [1, 3])], TASK); // its observation shows two examples

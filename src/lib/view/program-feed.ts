@@ -54,6 +54,11 @@ export interface FeedTurn {
   passed?: number;
   /** Reward paid at the turn's control token. */
   reward: number;
+  /**
+   * The value head's estimate V at the turn's start (the state its first token was sampled in),
+   * when the trajectory recorded one.
+   */
+  value?: number;
 }
 
 /** One finished episode as the feed shows it. */
@@ -147,7 +152,7 @@ export function feedEpisodes(job: RolloutJob, group: PlayedGroup<Trajectory>, la
   });
 }
 
-type BareTurn = Pick<FeedTurn, 'action' | 'tokens' | 'control' | 'program' | 'reward'> & {
+type BareTurn = Pick<FeedTurn, 'action' | 'tokens' | 'control' | 'program' | 'reward' | 'value'> & {
   /** The observation tokens the environment answered the turn with (none after a submit). */
   answer: number[];
 };
@@ -159,11 +164,14 @@ type BareTurn = Pick<FeedTurn, 'action' | 'tokens' | 'control' | 'program' | 're
 function splitTurns(tr: Trajectory): BareTurn[] {
   const turns: BareTurn[] = [];
   let tokens: FeedToken[] = [];
+  /** Where the turn being read started: its first policy token. */
+  let start = -1;
   tr.tokens.forEach((id, i) => {
     if (tr.owned[i] !== 1) {
       turns.at(-1)?.answer.push(id); // before the first turn: the prompt, no turn's answer
       return;
     }
+    if (start < 0) start = i;
     const token = { text: tokenText(id), version: tr.versions[i] ?? -1 };
     if (id !== RUN && id !== SUBMIT) {
       tokens.push(token);
@@ -171,8 +179,17 @@ function splitTurns(tr: Trajectory): BareTurn[] {
     }
     const program = tokens.map((t) => t.text).join('');
     const action = id === RUN ? 'run' : 'submit';
-    turns.push({ action, tokens, control: token, program, reward: tr.rewards[i] ?? 0, answer: [] });
-    tokens = [];
+    const value = tr.values[start];
+    turns.push({
+      action,
+      tokens,
+      control: token,
+      program,
+      reward: tr.rewards[i] ?? 0,
+      answer: [],
+      ...(value !== undefined && Number.isFinite(value) ? { value } : {}),
+    });
+    [tokens, start] = [[], -1];
   });
   return turns;
 }
