@@ -5,7 +5,8 @@
 DIR is what `e2e/bench/export-node.ts` wrote: the Hugging Face model folder, logits.json (the
 page's logits on a few token sequences) and tasks.jsonl. Loads the folder with transformers
 (GPT2LMHeadModel, AutoTokenizer) and asserts: every weight loaded from the file (none missing,
-unexpected or initialised at random), the head not tied to the embedding, the tokenizer gives the
+unexpected or initialised at random), the head tied to the embedding exactly when the policy's is
+(logits.json's model.tieEmbeddings), the tokenizer gives the
 page's token ids for the page's text and back, the chat template renders each task's messages into
 its prompt, the model's logits equal the page's within --tol (max abs difference, printed), and
 `datasets` reads tasks.jsonl (and tasks.parquet when present). Exits 1 naming each failed check.
@@ -64,9 +65,12 @@ def main() -> int:
         got = [k for k in info.get(kind, []) if not str(k).endswith((".attn.bias", ".attn.masked_bias"))]
         check(not got, f"transformers loading: {kind} {got}")
     check(model.config.activation_function == "quick_gelu", f"activation {model.config.activation_function}")
+    # A policy with tied embeddings exports tie_word_embeddings true; otherwise its head is its own.
+    tied = model.lm_head.weight.data_ptr() == model.transformer.wte.weight.data_ptr()
+    want_tied = bool(page.get("model", {}).get("tieEmbeddings", False))
     check(
-        model.lm_head.weight.data_ptr() != model.transformer.wte.weight.data_ptr(),
-        "lm_head is tied to the token embedding; the policy's head is its own",
+        tied == want_tied and bool(model.config.tie_word_embeddings) == want_tied,
+        f"lm_head tied to the token embedding: {tied} (config {model.config.tie_word_embeddings}); the policy's: {want_tied}",
     )
 
     tok = AutoTokenizer.from_pretrained(folder)

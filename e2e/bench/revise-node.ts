@@ -105,6 +105,7 @@ const result = {
   wide: WIDE,
   trainTasks: train.length,
   pointerDim: modelArgs.pointerDim ?? 0,
+  tieEmbeddings: modelArgs.tieEmbeddings ?? false,
   heldOut: await figures(builtIn.filter((t) => t.heldOut && ofLevels(t))),
   train: await figures(builtIn.filter((t) => !t.heldOut && ofLevels(t))),
   generalisation: await figures(toolUseGeneralisationTasks(builtIn).filter(ofLevels)),

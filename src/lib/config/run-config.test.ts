@@ -350,6 +350,7 @@ const CHANGED: Readonly<Record<string, unknown>> = {
 const OPTIONAL: Readonly<Record<string, unknown>> = {
   'env.reportFailures': 3,
   'policy.model.pointerDim': 16,
+  'policy.model.tieEmbeddings': true,
 };
 
 describe('the optional fields', () => {
@@ -358,6 +359,11 @@ describe('the optional fields', () => {
     expect(
       fieldAt(withField(defaultRunConfig(), 'policy.model.pointerDim', '8'), 'policy.model.pointerDim'),
     ).toBe(8);
+    const tied = withField(defaultRunConfig(), 'policy.model.tieEmbeddings', 'true');
+    expect(fieldAt(tied, 'policy.model.tieEmbeddings')).toBe(true);
+    expect(() => withField(defaultRunConfig(), 'policy.model.tieEmbeddings', '1')).toThrow(
+      /tieEmbeddings must be true or false/,
+    );
     expect(() => withField(defaultRunConfig(), 'env.reportFailures', '9')).toThrow(
       /env.reportFailures must be/,
     );

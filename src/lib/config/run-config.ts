@@ -548,7 +548,11 @@ function checkStartFrom(from: unknown): void {
 }
 
 /** Fields a config may have that the defaults leave out (absent: off): `--set` takes them too. */
-export const OPTIONAL_FIELDS: readonly string[] = ['env.reportFailures', 'policy.model.pointerDim'];
+export const OPTIONAL_FIELDS: readonly string[] = [
+  'env.reportFailures',
+  'policy.model.pointerDim',
+  'policy.model.tieEmbeddings',
+];
 
 /**
  * `c` with the field at `path` set from `text` (the bench's `--set path=value`): a number, true,

@@ -181,6 +181,24 @@ describe('exportHfGpt2', () => {
     tf.dispose([...params.values()]);
   });
 
+  it('writes a tied policy as a GPT-2 that ties lm_head to wte, with the logits of a reference pass', async () => {
+    const tied: ModelArgs = { ...small, tieEmbeddings: true };
+    const tensors = await trainedLike(tied, 9);
+    const files = exportHfGpt2(tied, tensors);
+    expect(text(files, 'config.json').tie_word_embeddings).toBe(true);
+    const st = readSafetensors(files.get('model.safetensors') as Uint8Array);
+    expect(st.tensors.size).toBe(2 + 2 * 12 + 2 + 1);
+    const wte = f32Values(st.tensors.get('transformer.wte.weight') as RawTensor);
+    expect(st.tensors.get('lm_head.weight')?.shape).toEqual([VOCAB_SIZE, 16]);
+    expect(f32Values(st.tensors.get('lm_head.weight') as RawTensor)).toEqual(wte);
+    expect(wte).toEqual(tensors.get('tok_emb')?.values);
+    const params = paramsFromTensors(tensors);
+    const ours = await logitsOf(params, tied, SEQ);
+    expect(maxAbsDiff(ours, referenceGpt2(st.tensors, tied, SEQ))).toBeLessThan(1e-4);
+    expect(Math.max(...ours) - Math.min(...ours)).toBeGreaterThan(0.5);
+    tf.dispose([...params.values()]);
+  });
+
   it('refuses a policy with the copy head, saying why', async () => {
     const args = { ...small, pointerDim: 8 };
     expect(hfGpt2Refusal(args)).toMatch(/copy \(pointer\) head \(pointerDim 8\).*stock GPT2LMHeadModel/);
@@ -294,22 +312,43 @@ describe('importHfGpt2', () => {
     );
   });
 
-  it('reads keys without the transformer. prefix and a head tied to the embedding', async () => {
+  it('reads keys without the transformer. prefix and a head tied to the embedding, as a tied policy', async () => {
     const tensors = await trainedLike(small, 8);
     const files = exportHfGpt2(small, tensors);
-    const bare = withConfig(
-      withTensors(files, (m) => {
-        for (const [k, v] of [...m]) {
-          m.delete(k);
-          if (k !== 'lm_head.weight') m.set(k.replace(/^transformer\./, ''), v);
-        }
-      }),
-      { tie_word_embeddings: true },
+    const bare = withTensors(files, (m) => {
+      for (const [k, v] of [...m]) {
+        m.delete(k);
+        if (k !== 'lm_head.weight') m.set(k.replace(/^transformer\./, ''), v);
+      }
+    });
+    // No lm_head.weight: tied when config.json says so or says nothing (transformers' default).
+    expect(() => importHfGpt2(bare)).toThrow(/no lm_head.weight and config.json does not tie it/);
+    for (const patch of [{ tie_word_embeddings: true }, { tie_word_embeddings: undefined }]) {
+      const back = importHfGpt2(withConfig(bare, patch));
+      expect(back.args).toEqual({ ...small, tieEmbeddings: true });
+      expect(back.tensors.has('head.w')).toBe(false);
+      expect(back.tensors.get('h0.attn.wqkv')?.values).toEqual(tensors.get('h0.attn.wqkv')?.values);
+      expect(back.tensors.get('tok_emb')?.values).toEqual(tensors.get('tok_emb')?.values);
+    }
+  });
+
+  it('reads a tied export back tied, with identical logits, and refuses an lm_head unlike wte', async () => {
+    const tied: ModelArgs = { ...small, tieEmbeddings: true };
+    const tensors = await trainedLike(tied, 10);
+    const files = exportHfGpt2(tied, tensors);
+    const back = importHfGpt2(files);
+    expect(back.args).toEqual(tied);
+    expect([...back.tensors.keys()].sort()).toEqual([...tensors.keys()].sort());
+    const a = paramsFromTensors(tensors);
+    const b = paramsFromTensors(back.tensors);
+    expect(await logitsOf(b, tied, SEQ)).toEqual(await logitsOf(a, tied, SEQ));
+    tf.dispose([...a.values(), ...b.values()]);
+    const other = withTensors(files, (m) => {
+      const head = f32Values(m.get('lm_head.weight') as RawTensor).map((v) => v + 1);
+      m.set('lm_head.weight', f32Tensor([VOCAB_SIZE, 16], head));
+    });
+    expect(() => importHfGpt2(other)).toThrow(
+      /ties lm_head to the embedding, but .* unlike transformer.wte.weight/,
     );
-    const back = importHfGpt2(bare);
-    expect(back.tensors.get('h0.attn.wqkv')?.values).toEqual(tensors.get('h0.attn.wqkv')?.values);
-    // Tied: the head is the embedding, transposed.
-    const emb = tensors.get('tok_emb')?.values as Float32Array;
-    expect(back.tensors.get('head.w')?.values[3 * VOCAB_SIZE + 5]).toBe(emb[5 * 16 + 3]);
   });
 });

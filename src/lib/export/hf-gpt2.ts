@@ -4,7 +4,8 @@
  * and generation_config.json, and the same folder read back into the policy's weights. Our
  * transformer is GPT-2's layout already (pre-LN, learned positions, fused q,k,v as x @ W, GELU as
  * x·σ(1.702x), which transformers calls `quick_gelu`); only the head is transposed, and the value
- * head is dropped.
+ * head is dropped. A policy with tied embeddings is a GPT-2 with `tie_word_embeddings` (its
+ * lm_head.weight written equal to wte), and a tied folder reads back as one.
  */
 import * as tf from '@tensorflow/tfjs';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
@@ -142,8 +143,8 @@ function configJson(args: ModelArgs): Record<string, unknown> {
     scale_attn_weights: true,
     scale_attn_by_inverse_layer_idx: false,
     reorder_and_upcast_attn: false,
-    // Our head is a parameter of its own, not the token embedding.
-    tie_word_embeddings: false,
+    // transformers ties lm_head to wte unless told not to: say which our policy does.
+    tie_word_embeddings: args.tieEmbeddings === true,
     use_cache: true,
     bos_token_id: BOS,
     eos_token_id: SUBMIT,
@@ -252,6 +253,8 @@ export function exportHfGpt2(
     if (key === null) continue;
     const host = name === 'head.w' ? transpose(t) : t; // [D, V] → lm_head's [V, D]
     out.set(key, f32Tensor(host.shape, host.values));
+    // Tied: lm_head.weight is wte itself, [V, D]; written too, so that the file names the head.
+    if (name === 'tok_emb' && args.tieEmbeddings) out.set('lm_head.weight', f32Tensor(t.shape, t.values));
   }
   return new Map([
     ['config.json', json(configJson(args))],
@@ -334,11 +337,33 @@ function checkTokenizer(t: Record<string, unknown>, vocabSize: number): void {
 }
 
 /**
+ * A tied folder's lm_head.weight, when it holds one, must be wte: transformers would compute with
+ * wte in its place, so a different one is a folder that is not what it seems. Marks it `used`.
+ */
+function checkTiedHead(byKey: Map<string, RawTensor>, used: Set<string>): void {
+  const head = byKey.get('lm_head.weight');
+  if (!head) return;
+  const wte = byKey.get('transformer.wte.weight');
+  const same =
+    wte !== undefined &&
+    head.dtype === wte.dtype &&
+    head.shape.join(',') === wte.shape.join(',') &&
+    head.bytes.every((b, i) => b === wte.bytes[i]);
+  if (!same)
+    throw new Error(
+      'config.json ties lm_head to the embedding, but model.safetensors holds an lm_head.weight unlike transformer.wte.weight',
+    );
+  used.add('lm_head.weight');
+}
+
+/**
  * A GPT-2 folder (as `exportHfGpt2` writes it, or one transformers saved) read back into the
  * policy's args and parameters. Refuses, saying what is wrong: a missing file, a config our policy
  * cannot compute, a tokenizer that is not our vocabulary, a missing, misshapen, non-F32 or unknown
  * tensor, a truncated safetensors file. The value head, which the folder does not hold, starts at
  * zero (`valueHead: 'zero'`): the logits are the exported policy's, its value estimates are not.
+ * A folder whose config.json ties lm_head to wte (transformers' default when it says nothing)
+ * reads back as a policy with tied embeddings (`tieEmbeddings`).
  */
 export function importHfGpt2(files: ModelFiles): {
   args: ModelArgs;
@@ -348,7 +373,9 @@ export function importHfGpt2(files: ModelFiles): {
   for (const name of ['config.json', 'model.safetensors', 'tokenizer.json'])
     if (!files.has(name)) throw new Error(`the folder has no ${name}`);
   const config = parseJson(files, 'config.json');
-  const args = argsFromConfig(config);
+  // transformers ties lm_head to wte when config.json does not say otherwise.
+  const tied = config.tie_word_embeddings !== false;
+  const args: ModelArgs = tied ? { ...argsFromConfig(config), tieEmbeddings: true } : argsFromConfig(config);
   checkTokenizer(parseJson(files, 'tokenizer.json'), args.vocabSize);
   const st = readSafetensors(files.get('model.safetensors') as Uint8Array, 'model.safetensors');
   // Keys with or without the `transformer.` prefix (the original GPT-2 checkpoints have none);
@@ -358,19 +385,19 @@ export function importHfGpt2(files: ModelFiles): {
     if (/\.attn\.(masked_)?bias$/.test(key)) continue;
     byKey.set(key === 'lm_head.weight' || key.startsWith('transformer.') ? key : `transformer.${key}`, t);
   }
-  const tied = config.tie_word_embeddings === true || !byKey.has('lm_head.weight');
-  if (tied && config.tie_word_embeddings === false)
+  if (!tied && !byKey.has('lm_head.weight'))
     throw new Error(
       'model.safetensors has no lm_head.weight and config.json does not tie it to the embedding',
     );
   const tensors: PolicyTensors = new Map();
   const used = new Set<string>();
+  if (tied) checkTiedHead(byKey, used);
   for (const [name, shape] of paramShapes(args)) {
     if (DROPPED.includes(name)) {
       tensors.set(name, { shape, values: new Float32Array(shape.reduce((a, b) => a * b, 1)) });
       continue;
     }
-    const key = name === 'head.w' && tied ? 'transformer.wte.weight' : (hfKey(name) as string);
+    const key = hfKey(name) as string;
     const t = byKey.get(key);
     if (!t) throw new Error(`model.safetensors has no ${key}`);
     if (t.dtype !== 'F32')

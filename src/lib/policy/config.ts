@@ -21,6 +21,11 @@ export interface ModelArgs {
    * stands rather than by which digit it is.
    */
   pointerDim?: number;
+  /**
+   * True: the vocabulary head is the token embedding transposed (logits = h · tok_embᵀ), so the
+   * model has no `head.w` and V·D fewer parameters. Absent or false: a head of its own.
+   */
+  tieEmbeddings?: boolean;
 }
 
 /** The default policy: small enough to train in a browser tab, on WebGPU or in software. */
@@ -36,8 +41,13 @@ export const DEFAULT_MODEL_ARGS: ModelArgs = {
 /** Throws with a readable message when `args` cannot describe a model. */
 export function validateModelArgs(args: ModelArgs): void {
   for (const [k, v] of Object.entries(args)) {
-    if (k === 'pointerDim' && v === undefined) continue;
-    if (k === 'pointerDim' ? !Number.isInteger(v) || v < 0 : !Number.isInteger(v) || v <= 0)
+    if ((k === 'pointerDim' || k === 'tieEmbeddings') && v === undefined) continue;
+    if (k === 'tieEmbeddings') {
+      if (typeof v !== 'boolean') throw new Error(`model arg tieEmbeddings must be true or false, got ${v}`);
+      continue;
+    }
+    const min = k === 'pointerDim' ? 0 : 1;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min)
       throw new Error(
         `model arg ${k} must be a ${k === 'pointerDim' ? 'non-negative' : 'positive'} integer, got ${v}`,
       );

@@ -13,6 +13,8 @@ import { CachedPolicyAgent, DEFAULT_SAMPLER, PolicyAgent } from './sampler';
 const plainArgs: ModelArgs = { ...DEFAULT_MODEL_ARGS, contextLength: 40, dModel: 16, nHeads: 2, dMlp: 32 };
 /** The same model with the copy (pointer) head, whose keys and tokens are cached too. */
 const copyArgs: ModelArgs = { ...plainArgs, pointerDim: 8 };
+/** The same model with its vocabulary head tied to the token embedding. */
+const tiedArgs: ModelArgs = { ...plainArgs, tieEmbeddings: true };
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {
@@ -24,6 +26,7 @@ afterAll(() => sandbox.dispose());
 describe.each([
   ['vocabulary head', plainArgs],
   ['copy head', copyArgs],
+  ['tied embeddings', tiedArgs],
 ])('KV cache (%s)', (_label, args) => {
   it('decoding token by token gives the logits of the full forward pass', () => {
     const params = initParams(args, 5);

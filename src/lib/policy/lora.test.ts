@@ -13,7 +13,10 @@ beforeAll(async () => {
 const probe = () => tf.tensor2d([[1, 9, 20, 30, 6, 17]], [1, 6], 'int32');
 
 describe('LoRA', () => {
-  it('starts equal to the base (B = 0) and adapts every attention and MLP matrix', () => {
+  it.each([
+    ['own head', args],
+    ['tied embeddings', { ...args, tieEmbeddings: true }],
+  ])('starts equal to the base (B = 0) and adapts every attention and MLP matrix (%s)', (_label, args) => {
     const base = initParams(args, 1);
     const adapters = initLora(base, args, DEFAULT_LORA, 2);
     expect(adapters.size).toBe(2 * loraTargets(args).length + LORA_TRAINED_WHOLE.length);

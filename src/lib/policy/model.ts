@@ -40,7 +40,10 @@ export function paramShapes(args: ModelArgs): [string, number[]][] {
       [`h${l}.mlp.b2`, [D]],
     );
   }
-  shapes.push(['ln_f.g', [D]], ['ln_f.b', [D]], ['head.w', [D, V]], ['value.w', [D, 1]], ['value.b', [1]]);
+  shapes.push(['ln_f.g', [D]], ['ln_f.b', [D]]);
+  // A tied model's vocabulary head is tok_emb transposed: no parameter of its own.
+  if (!args.tieEmbeddings) shapes.push(['head.w', [D, V]]);
+  shapes.push(['value.w', [D, 1]], ['value.b', [1]]);
   const P = args.pointerDim ?? 0;
   if (P > 0) shapes.push(['ptr.wq', [D, P]], ['ptr.wk', [D, P]], ['ptr.gate.w', [D, 1]], ['ptr.gate.b', [1]]);
   return shapes;
@@ -137,10 +140,15 @@ function blocks(
   return x;
 }
 
+/** The vocabulary head's matrix: `head.w`, or tok_embᵀ when the model ties them. [D, V] */
+function headMatrix(params: Weights, args: ModelArgs): tf.Tensor {
+  return args.tieEmbeddings ? p(params, 'tok_emb').transpose() : p(params, 'head.w'); // [D, V]
+}
+
 /** The policy and value heads on the final residual stream [B, T, D]; `hf` is its final norm. */
-function heads(params: Weights, x: tf.Tensor3D): PolicyOutput & { hf: tf.Tensor3D } {
+function heads(params: Weights, args: ModelArgs, x: tf.Tensor3D): PolicyOutput & { hf: tf.Tensor3D } {
   const hf = layerNorm(x, p(params, 'ln_f.g'), p(params, 'ln_f.b')); // [B, T, D]
-  const logits = linear(hf, p(params, 'head.w')); // [B, T, V]
+  const logits = linear(hf, headMatrix(params, args)); // [B, T, V]
   const values = linear(hf, p(params, 'value.w'), p(params, 'value.b')).squeeze([2]) as tf.Tensor2D; // [B, T]
   return { logits, values, hf };
 }
@@ -220,7 +228,7 @@ export function forward(
         .add(mask); // [B, H, T, T]
       return tf.matMul(tf.softmax(scores), v) as tf.Tensor4D; // [B, H, T, Dh]
     });
-    const { logits: vocab, values, hf } = heads(params, x); // [B, T, V], [B, T], [B, T, D]
+    const { logits: vocab, values, hf } = heads(params, args, x); // [B, T, V], [B, T], [B, T, D]
     let logits = vocab;
     if ((args.pointerDim ?? 0) > 0) {
       const onehot = tf.oneHot(tokens, args.vocabSize).toFloat() as tf.Tensor3D; // [B, T, V]
@@ -273,7 +281,7 @@ export function decodeStep(
         .add(mask); // [B, H, 1, Tmax]
       return tf.matMul(tf.softmax(scores), V) as tf.Tensor4D; // [B, H, 1, Dh]
     });
-    const { logits: vocab, values, hf } = heads(params, x); // [B, 1, V], [B, 1], [B, 1, D]
+    const { logits: vocab, values, hf } = heads(params, args, x); // [B, 1, V], [B, 1], [B, 1, D]
     let logits = vocab;
     if ((args.pointerDim ?? 0) > 0) {
       const c = cache[args.nLayers];

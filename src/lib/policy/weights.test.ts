@@ -28,6 +28,23 @@ describe('weights as data', () => {
     tf.dispose([...params.values(), ...back.values()]);
   });
 
+  it('round-trips a tied model, and refuses untied weights under tied args and tied under untied', async () => {
+    const tied: ModelArgs = { ...small, tieEmbeddings: true };
+    const params = initParams(tied, 6);
+    const packed = await packParams(params);
+    const back = paramsFromCheckpoint({ model: tied, params: packed });
+    expect([...back.keys()]).toEqual([...params.keys()]);
+    expect(back.has('head.w')).toBe(false);
+    for (const [name, v] of params) expect(back.get(name)?.arraySync()).toEqual(v.arraySync());
+    expect(() => paramsFromCheckpoint({ model: small, params: packed })).toThrow(/missing parameter head\.w/);
+    const untied = initParams(small, 6);
+    const withHead = await packParams(untied);
+    expect(() => paramsFromCheckpoint({ model: tied, params: withHead })).toThrow(
+      /holds head\.w, which a model with its args has not/,
+    );
+    tf.dispose([...params.values(), ...back.values(), ...untied.values()]);
+  });
+
   it('rejects a checkpoint whose shapes do not match its model args', async () => {
     const params = initParams(small, 5);
     const packed = await packParams(params);

@@ -124,6 +124,10 @@ export function paramsFromCheckpoint(ckpt: Pick<Checkpoint, 'model' | 'params'>)
       throw new Error(`parameter ${name} has shape [${s}], the model needs [${shape}]`);
     }
   }
+  // Names the tensor a model with these args has no place for (head.w beside tied embeddings, say).
+  const names = new Set(expected.map(([name]) => name));
+  const extra = [...got.keys()].find((name) => !names.has(name));
+  if (extra !== undefined) throw new Error(`checkpoint holds ${extra}, which a model with its args has not`);
   if (got.size !== expected.length)
     throw new Error(`checkpoint has ${got.size} tensors, the model ${expected.length}`);
   const params: Params = new Map();

@@ -75,6 +75,17 @@ describe('which tensors train', () => {
     expect(heads.size).toBe(names.length - 5);
   });
 
+  it('frozen, tied embeddings: tok_emb (the head too) goes with the embeddings, not the heads', () => {
+    const tied = paramShapes({ ...DEFAULT_MODEL_ARGS, nLayers: 2, tieEmbeddings: true }).map(([n]) => n);
+    expect(tied).toHaveLength(names.length - 1);
+    const heads = frozenTrainable(tied, { freezeEmbeddings: false, frozenBlocks: 0, freezeHeads: true });
+    expect([...heads].filter((n) => layerOf(n) === 'heads')).toEqual([]);
+    expect(heads.has('tok_emb')).toBe(true);
+    const emb = frozenTrainable(tied, { freezeEmbeddings: true, frozenBlocks: 0, freezeHeads: false });
+    expect(emb.has('tok_emb')).toBe(false);
+    expect(emb.has('ln_f.g') && emb.has('value.w')).toBe(true);
+  });
+
   it('gradual: the heads, then one block more every `every` versions from the top, the embeddings last', () => {
     const at = (v: number) => [...gradualTrainable(names, 2, v, 10)];
     const layers = (v: number) => [...new Set(at(v).map(layerOf))];

@@ -17,7 +17,10 @@ export type ActiveStrategy = Exclude<UpdateStrategy, 'auto'>;
 /** Where a tensor sits in the transformer: the embeddings, block l, or the heads (final norm, heads). */
 export type TensorLayer = 'embeddings' | 'heads' | number;
 
-/** The layer of a parameter (or a LoRA adapter, named after its matrix). */
+/**
+ * The layer of a parameter (or a LoRA adapter, named after its matrix). With tied embeddings
+ * tok_emb is the vocabulary head too; it stays with the embeddings (freezing those freezes it).
+ */
 export function layerOf(name: string): TensorLayer {
   if (name === 'tok_emb' || name === 'pos_emb') return 'embeddings';
   const block = /^h(\d+)\./.exec(name);

@@ -90,3 +90,34 @@ describe('PolicyTrainer', () => {
     trainer.dispose();
   });
 });
+
+describe('a trainer of a model with tied embeddings', () => {
+  it('moves tok_emb through both its uses: a token never read changes only when tied', async () => {
+    const b = batch(4);
+    const read = new Set(b.tokens);
+    const unread = Array.from({ length: args.vocabSize }, (_, v) => v).find((v) => !read.has(v)) ?? -1;
+    expect(unread).toBeGreaterThanOrEqual(0);
+    const moved = async (a: ModelArgs) => {
+      const t = new PolicyTrainer(a, config);
+      const emb = t.params.get('tok_emb') as tf.Variable;
+      const before = emb.arraySync() as number[][];
+      const m = await t.trainStep(b);
+      const after = emb.arraySync() as number[][];
+      const rowMoved = (v: number) => (after[v] ?? []).some((x, d) => x !== before[v]?.[d]);
+      const out = {
+        loss: m.pgLoss,
+        head: t.params.has('head.w'),
+        unread: rowMoved(unread),
+        readRow: rowMoved(b.tokens[0] ?? 0),
+      };
+      t.optimizer.dispose();
+      tf.dispose([...t.params.values()]);
+      return out;
+    };
+    const tied = await moved({ ...args, tieEmbeddings: true });
+    const untied = await moved(args);
+    expect(Number.isFinite(tied.loss)).toBe(true);
+    expect(tied).toMatchObject({ head: false, unread: true, readRow: true });
+    expect(untied).toMatchObject({ head: true, unread: false, readRow: true });
+  });
+});

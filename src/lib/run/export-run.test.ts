@@ -201,6 +201,24 @@ describe('importPolicy', () => {
     );
   });
 
+  it('stores a tied policy’s export as a tied run: no head.w, the same embedding', async () => {
+    const tied: ModelArgs = { ...ARGS, tieEmbeddings: true };
+    const { db, tensors } = await storedRun(tied);
+    const out = await exportRun(db, 'run-a');
+    const imported = await importPolicy(db, [{ path: 'tied.zip', bytes: out.zip }], 'tied.zip', new Date(7));
+    const v = await getVersion(db, imported.runId, 0);
+    expect(v?.checkpoint.model).toEqual(tied);
+    const names = v?.checkpoint.params.entries.map((e) => e.name) ?? [];
+    expect(names).toEqual(paramShapes(tied).map(([k]) => k));
+    expect(names).not.toContain('head.w');
+    const emb = v?.checkpoint.params.entries.find((e) => e.name === 'tok_emb');
+    const size = VOCAB_SIZE * tied.dModel;
+    expect(new Float32Array(v?.checkpoint.params.data as ArrayBuffer, 4 * (emb?.offset ?? 0), size)).toEqual(
+      tensors.get('tok_emb')?.values,
+    );
+    expect(imported.record.config).toMatchObject({ policy: { model: tied } });
+  });
+
   it('refuses a wrong vocabulary size or a truncated model.safetensors, storing nothing', async () => {
     const { db } = await storedRun();
     const folder = await unzipFiles((await exportRun(db, 'run-a')).zip);

@@ -81,10 +81,13 @@ describe('what a run stores', () => {
   it('counts the parameters as the model lays them out', () => {
     const withPointer: ModelArgs = { ...DEFAULT_MODEL_ARGS, pointerDim: 16 };
     const withoutPointer: ModelArgs = { ...DEFAULT_MODEL_ARGS, pointerDim: 0, nLayers: 3 };
-    for (const a of [DEFAULT_MODEL_ARGS, withPointer, withoutPointer]) {
+    const tied: ModelArgs = { ...DEFAULT_MODEL_ARGS, tieEmbeddings: true };
+    for (const a of [DEFAULT_MODEL_ARGS, withPointer, withoutPointer, tied]) {
       const n = paramShapes(a).reduce((sum, [, shape]) => sum + shape.reduce((p, d) => p * d, 1), 0);
       expect(modelParameterCount(a)).toBe(n);
     }
+    const { vocabSize: V, dModel: D } = DEFAULT_MODEL_ARGS;
+    expect(modelParameterCount(tied)).toBe(modelParameterCount(DEFAULT_MODEL_ARGS) - V * D);
   });
 
   it('is the kept versions’ weights plus one Adam state', () => {

@@ -76,7 +76,8 @@ export function modelParameterCount(a: ModelArgs): number {
   const P = a.pointerDim ?? 0;
   const block = 4 * D + (D * 3 * D + 3 * D) + (D * D + D) + (D * M + M) + (M * D + D);
   const pointer = P > 0 ? 2 * D * P + D + 1 : 0;
-  return V * D + T * D + L * block + 2 * D + D * V + D + 1 + pointer;
+  const head = a.tieEmbeddings ? 0 : D * V; // a tied head is tok_emb itself
+  return V * D + T * D + L * block + 2 * D + head + D + 1 + pointer;
 }
 
 /** What a run stores, bytes: its versions by the schedule, one Adam state (two moments a parameter). */
