@@ -17,7 +17,7 @@ import {
 } from './controller-types';
 import { HoldControl } from './hold';
 import { ReplayFeed } from './replay-feed';
-import { preemptionVictim, WaitingQueue } from './scheduler';
+import { jobOrder, preemptionVictim, WaitingQueue } from './scheduler';
 import { SlotBoard, slotCounts, type SlotState, type SlotStretch, type SlotView } from './slots';
 import { admissionCapacity, slotsHeldByEta } from './staleness';
 import { TrainerLink, type TrainerLinkHost } from './trainer-link';
@@ -44,7 +44,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private readonly feed: ReplayFeed<T>;
   private readonly workers = new Map<string, WorkerEntry<T>>();
   private readonly running = new Map<number, Running>();
-  private readonly waiting = new WaitingQueue<Queued>();
+  private readonly waiting: WaitingQueue<Queued>;
   /** Each worker's slots and their states (`slots.ts`): bookkeeping only, it decides nothing. */
   private readonly slotBoard = new SlotBoard();
   private readonly rng: Rng;
@@ -72,6 +72,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
         throw new Error(`pipeline ${k} must be a positive integer, got ${config[k]}`);
     }
     this.rng = new Rng(config.seed);
+    this.waiting = new WaitingQueue<Queued>(jobOrder(config.schedule ?? 'learning-value'));
     this.feed = new ReplayFeed(config, this.counters, restored);
     this.buffer = this.feed.buffer;
     this.version = restored.version;
@@ -306,14 +307,22 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       if (queued) {
         this.launch(worker, queued);
       } else {
-        const { task, cls, value } = this.source.nextTask();
-        this.launch(worker, { id: this.nextJobId++, cls, value, enqueuedAt: now(), task, failures: 0 });
+        const { task, cls, value, expectedReward } = this.source.nextTask();
+        this.launch(worker, {
+          id: this.nextJobId++,
+          cls,
+          value,
+          ...(expectedReward !== undefined ? { expectedReward } : {}),
+          enqueuedAt: now(),
+          task,
+          failures: 0,
+        });
       }
     }
   }
 
   private launch(worker: WorkerEntry<T>, queued: Queued): void {
-    const { task, cls, value, id: jobId, failures } = queued;
+    const { task, cls, value, expectedReward, id: jobId, failures } = queued;
     const samples = this.config.groupSize;
     const job: RolloutJob = {
       jobId,
@@ -328,6 +337,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       relabelMutations: this.config.relabelMutations,
       cls,
       value,
+      ...(expectedReward !== undefined ? { expectedReward } : {}),
     };
     if (queued.seqBase === undefined) this.nextSeq += samples;
     const startedAt = now();
@@ -395,6 +405,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       id: job.jobId,
       cls: 'high',
       value: job.value,
+      ...(job.expectedReward !== undefined ? { expectedReward: job.expectedReward } : {}),
       enqueuedAt: t,
       task: job.task,
       failures,
