@@ -89,6 +89,13 @@ describe('SlotBoard', () => {
     expect(b.finish(1, 'completed', 11)).toBeNull();
   });
 
+  it('lists slots by id in natural order, whatever order the workers joined in', () => {
+    const b = new SlotBoard();
+    b.addWorker('rollout-10', 'rollout-10', 1, 0);
+    b.addWorker('rollout-2', 'rollout-2', 2, 0);
+    expect(b.views(0).map((v) => v.id)).toEqual(['rollout-2/0', 'rollout-2/1', 'rollout-10/0']);
+  });
+
   it("a removed worker's running jobs fail and its slots are gone", () => {
     const b = new SlotBoard();
     b.addWorker('w0', 'rollout-0', 2, 0);

@@ -221,9 +221,12 @@ export class SlotBoard {
     return out;
   }
 
-  /** Every live slot, worker by worker. */
+  /** Every live slot, by id in natural order (rollout-2/1 before rollout-10/0). */
   views(t: number): SlotView[] {
-    return [...this.byWorker.values()].flat().map((s) => s.view(t));
+    return [...this.byWorker.values()]
+      .flat()
+      .map((s) => s.view(t))
+      .sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
   }
 
   /** Live slots per state (every state present, 0 when none). */
