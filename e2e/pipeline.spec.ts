@@ -95,6 +95,11 @@ test('with η = 0 rollout and training never overlap', async ({ page }) => {
   await openReady(page, QUERY);
   await startRun(page, { eta: 0, workers: 2 });
   await untilVersion(page, 6);
+  // Every slot of the two workers is on the dashboard, counted by state.
+  expect(await onLab(page, (l) => l.run.dashboard?.slots.length)).toBe(4);
+  await expect(page.getByTestId('pipe-slots')).toHaveText(
+    /^\d+ (running|blocked|idle)( · \d+ (running|blocked|idle|completed|preempted|failed))*$/,
+  );
   await onLab(page, (l) => l.run.stop());
   // The bottleneck advisor's verdict on the page is the one the stopped run's figures give, with
   // the run's own η (not the panel's).
@@ -118,6 +123,13 @@ test('with η = 0 rollout and training never overlap', async ({ page }) => {
   );
   expect(versions.size).toBeGreaterThanOrEqual(4);
   expect(maxVersionsInFlight(events)).toBe(1);
+  // While the trainer trains, the staleness bound holds every slot: blocked stretches on the
+  // rollout lanes, overlapping the training, drawn as hatched bars the legend explains.
+  const blocked = events.filter((e) => e.kind === 'blocked');
+  expect(blocked.length).toBeGreaterThanOrEqual(4);
+  expect(blocked.every((e) => e.lane.startsWith('rollout-') && e.t1 > e.t0)).toBe(true);
+  expect(overlapMs(events, (e) => e.kind === 'blocked', isTraining)).toBeGreaterThan(100);
+  await expect(page.getByTestId('legend-blocked')).toContainText('slot blocked by η');
 });
 
 test('a rollout worker that crashes or hangs is replaced and its work requeued; nothing stored is lost', async ({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyPreset, PRESETS } from './presets';
 import {
+  configFields,
   defaultRunConfig,
   fieldAt,
   OPTIONAL_FIELDS,
@@ -415,7 +416,7 @@ describe('every field of the run config', () => {
     // A field added to RunConfig is a new leaf: the walk visits it, and fails for want of a value.
     expect(visited).toEqual(leaves);
     // Pinned: a new field must be given a changed value here (CHANGED, or a limit or choice).
-    expect(leaves.length).toBe(118);
+    expect(leaves.length).toBe(119);
     const base = defaultRunConfig();
     for (const path of leaves) {
       if (FIXED_LEAVES.includes(path)) continue;
@@ -882,6 +883,27 @@ describe('the update strategy', () => {
     expect(() => withField(c, 'learner.adaptiveMinRate', '0.5')).toThrow(/at most learner\.adaptiveMaxRate/);
     expect(() => withField(c, 'learner.strategy', 'bold')).toThrow(/learner\.strategy must be one of "full"/);
     expect(() => withField(c, 'learner.selectiveThreshold', '1')).toThrow(/a number from 0 to 0\.99/);
+  });
+});
+
+describe('the schedule', () => {
+  it('is learning-value by default and for a run stored before it existed; every choice validates, another is refused', () => {
+    expect(defaultRunConfig().pipeline.schedule).toBe('learning-value');
+    const json = JSON.parse(JSON.stringify(runConfigToJson(defaultRunConfig()))) as {
+      pipeline: Record<string, unknown>;
+    };
+    delete json.pipeline.schedule;
+    expect(runConfigFromJson(json as unknown as Record<string, unknown>).pipeline.schedule).toBe(
+      'learning-value',
+    );
+    for (const kind of ['learning-value', 'fifo', 'expected-reward'])
+      expect(withField(defaultRunConfig(), 'pipeline.schedule', kind).pipeline.schedule).toBe(kind);
+    expect(() => withField(defaultRunConfig(), 'pipeline.schedule', 'lottery')).toThrow(
+      'pipeline.schedule must be one of "learning-value", "fifo", "expected-reward", got "lottery"',
+    );
+    // "Every setting" lists it as a choice.
+    const field = configFields(defaultRunConfig()).find((f) => f.path === 'pipeline.schedule');
+    expect(field?.choices).toEqual(['learning-value', 'fifo', 'expected-reward']);
   });
 });
 

@@ -108,6 +108,14 @@ export interface PolicyConfig {
   temperature: number;
 }
 
+/**
+ * How jobs are chosen (`pipeline.schedule`, DESIGN §6): by learning value (the default), in
+ * arrival order, or by expected reward.
+ */
+export type ScheduleKind = 'learning-value' | 'fifo' | 'expected-reward';
+
+export const SCHEDULES: readonly ScheduleKind[] = ['learning-value', 'fifo', 'expected-reward'];
+
 /** The asynchronous pipeline (DESIGN §5, §6). */
 export interface PipelineSettings {
   /** Rollout workers, 1–8. */
@@ -128,6 +136,14 @@ export interface PipelineSettings {
   interruptEveryTokens: number;
   /** A waiting job of a higher class preempts after this long, ms. */
   preemptAfterMs: number;
+  /**
+   * How jobs are chosen (DESIGN §6): `learning-value` plays the drawn task whose success rate is
+   * nearest 0.5 and orders waiting jobs by class, then that value; `fifo` plays the first task
+   * drawn and starts waiting jobs in arrival order; `expected-reward` plays the drawn task of the
+   * highest expected return (a running mean of its recent returns, an untried task optimistic)
+   * and orders waiting jobs by class, then that return.
+   */
+  schedule: ScheduleKind;
 }
 
 /** Retention of the run's versions and trajectories (DESIGN §7). */
@@ -176,6 +192,7 @@ export function defaultRunConfig(cores?: number): RunConfig {
       slotsPerWorker: 2,
       interruptEveryTokens: 1,
       preemptAfterMs: 500,
+      schedule: 'learning-value',
     },
     storage: { keepVersions: 5, milestoneEvery: 10, keepConsumed: 2048 },
     doctor: DEFAULT_DOCTOR,
@@ -353,6 +370,7 @@ export const RUN_CONFIG_CHOICES: Readonly<Record<string, readonly unknown[]>> = 
   'learner.freezeEmbeddings': [true, false],
   'learner.freezeHeads': [true, false],
   'replay.mode': ['fifo', 'prioritized'],
+  'pipeline.schedule': SCHEDULES,
 };
 
 /** One settable field of a config: its path, value, and what it may be (a range or a list). */

@@ -114,6 +114,46 @@ describe('CodeJobSource', () => {
     expect(picks.filter((id) => id === 'e2').length).toBeGreaterThan(45);
   });
 
+  it('under expected-reward, prefers the task of the highest expected return; an untried one is optimistic', () => {
+    const src = new CodeJobSource(
+      TASKS.slice(0, 3),
+      config({ task: { candidates: 8 }, pipeline: { schedule: 'expected-reward' } }),
+    );
+    // An untried task expects what a first-turn solve earns before its turn cost.
+    expect(src.rewards.of('e1')).toBeCloseTo(1 + 0.2 + 0.05);
+    src.record(group(0, TASKS[0] as Task, () => true, 20)); // e1: return 1
+    src.record(group(1, TASKS[1] as Task, (i) => i % 2 === 0, 20)); // e2: 0.5 (the learning value's pick)
+    src.record(group(2, TASKS[2] as Task, () => false, 20)); // e3: 0
+    expect(src.rewards.of('e1')).toBeCloseTo(1);
+    expect(src.rewards.of('e2')).toBeCloseTo(0.5, 1); // recent returns weigh more: the last, 0, pulls it below
+    const drawn = Array.from({ length: 50 }, () => src.nextTask());
+    expect(drawn.filter((d) => d.task.id === 'e1').length).toBeGreaterThan(45);
+    // The job carries the expected return it was chosen by, beside its learning value.
+    const e1 = drawn.find((d) => d.task.id === 'e1');
+    expect(e1?.expectedReward).toBeCloseTo(1);
+    expect(e1?.value).toBeCloseTo(src.value('e1'));
+  });
+
+  it('under fifo, plays the first task drawn whatever its record; the random draws are those of the default', () => {
+    const over = { task: { candidates: 8 }, pipeline: { schedule: 'fifo' as const } };
+    const fifo = new CodeJobSource(TASKS.slice(0, 2), config(over));
+    const uniform = new CodeJobSource(TASKS.slice(0, 2), config({ task: { candidates: 1 } }));
+    for (const src of [fifo, uniform]) {
+      src.record(group(0, TASKS[0] as Task, () => true, 20));
+      src.record(group(1, TASKS[1] as Task, (i) => i % 2 === 0, 20));
+    }
+    const picks = Array.from({ length: 200 }, () => fifo.nextTask().task.id);
+    // Neither value wins: about half each, unlike the learning value's 45 of 50 above.
+    const e2 = picks.filter((id) => id === 'e2').length;
+    expect(e2).toBeGreaterThan(70);
+    expect(e2).toBeLessThan(130);
+    // The first of 8 draws is what a 1-candidate source draws first.
+    expect(new CodeJobSource(TASKS.slice(0, 2), config(over)).nextTask().task.id).toBe(
+      new CodeJobSource(TASKS.slice(0, 2), config({ task: { candidates: 1 } })).nextTask().task.id,
+    );
+    expect(uniform.nextTask()).toBeDefined();
+  });
+
   it('with valueWindow, values a task by its recent success rate rather than the whole run', () => {
     // 40 failures, then 40 successes: half over the run (the highest value), solved lately.
     const play = (src: CodeJobSource) => {

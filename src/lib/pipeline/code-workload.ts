@@ -13,11 +13,20 @@ import { HindsightPool, isRelabelledTask, validateHindsight } from '../rl/hindsi
 import { defaultRunConfig, type RunConfig } from '../config/run-config';
 import { gaeAdvantages, trajectoryBatch } from '../rl/trajectory';
 import type { JobSource, PipelineConfig } from './controller';
-import { learningValue, type JobClass } from './scheduler';
+import { ExpectedRewards, learningValue, type JobClass } from './scheduler';
+import type { RewardConfig } from '../env/config';
 import type { PlayedGroup, RunProgress } from './types';
 
 /** The weight of each earlier start near the goal in their solved rate (about the last 50). */
 const OPENING_KEEP = 0.98;
+
+/**
+ * The optimistic expected return of a task never played: what a first-turn solve earns before
+ * its turn cost (all hidden tests passed, outputs exact, the program ran).
+ */
+export function optimisticReturn(r: RewardConfig): number {
+  return r.pass + r.closeness + r.ranOk;
+}
 
 /** The pipeline a run of this config drives: its batches, hindsight, env and scheduling. */
 export function pipelineConfigOf(c: RunConfig): PipelineConfig {
@@ -28,6 +37,7 @@ export function pipelineConfigOf(c: RunConfig): PipelineConfig {
     groupSize: c.learner.groupSize,
     slotsPerWorker: c.pipeline.slotsPerWorker,
     preemptAfterMs: c.pipeline.preemptAfterMs,
+    schedule: c.pipeline.schedule,
     replay: c.replay,
     env: c.env,
     relabelMaxAbs: c.hindsight.samplesPerBatch > 0 ? c.hindsight.maxAbsOutput : 0,
@@ -48,6 +58,8 @@ export class CodeJobSource implements JobSource {
   readonly records = new Map<string, [number, number]>();
   /** Relabelled episodes (hindsight) the batches draw from; empty when hindsight is off. */
   readonly hindsight: HindsightPool;
+  /** Per task: the running mean of its recent returns (`pipeline.schedule: 'expected-reward'`). */
+  readonly rewards: ExpectedRewards;
   /** Jobs that posed a relabelled task from the pool (`hindsight.taskFraction`). */
   posed = 0;
   private readonly rng: Rng;
@@ -75,6 +87,7 @@ export class CodeJobSource implements JobSource {
       heldOut.length > 0 ? new HeldOutIndex(heldOut) : null,
     );
     this.rng = new Rng(config.seed);
+    this.rewards = new ExpectedRewards(optimisticReturn(config.env.reward));
   }
 
   /** Expected learning value of a task from its record. */
@@ -83,14 +96,31 @@ export class CodeJobSource implements JobSource {
     return learningValue(s, n);
   }
 
+  /**
+   * How a drawn task ranks among the candidates under `pipeline.schedule`: its learning value,
+   * its expected return, or alike for all (`fifo`: the first drawn is played).
+   */
+  private score(taskId: string): number {
+    const kind = this.config.pipeline.schedule;
+    return kind === 'expected-reward' ? this.rewards.of(taskId) : kind === 'fifo' ? 0 : this.value(taskId);
+  }
+
+  /** The job of `task`: its class, learning value and expected return. */
+  private jobOf(
+    task: Task,
+    cls: JobClass,
+  ): { task: Task; cls: JobClass; value: number; expectedReward: number } {
+    return { task, cls, value: this.value(task.id), expectedReward: this.rewards.of(task.id) };
+  }
+
   /** Episodes begun near the goal and those solved, each earlier one weighing `OPENING_KEEP` as much. */
   private openings: [number, number] = [0, 0];
 
-  nextTask(): { task: Task; cls: JobClass; value: number } {
+  nextTask(): { task: Task; cls: JobClass; value: number; expectedReward: number } {
     const posed = this.poseRelabelled();
     if (posed) {
       this.posed += 1;
-      return { task: posed, cls: 'normal', value: this.value(posed.id) };
+      return this.jobOf(posed, 'normal');
     }
     const level = this.curriculum.levelIndexNow;
     const easier = this.trainTasks.filter((t) => LEVELS.indexOf(t.level) < level);
@@ -102,10 +132,11 @@ export class CodeJobSource implements JobSource {
     let best: Task | undefined;
     for (let k = 0; k < this.config.task.candidates; k++) {
       const t = this.rng.pick(pool.length ? pool : this.trainTasks);
-      if (!best || this.value(t.id) > this.value(best.id)) best = t;
+      if (!best || this.score(t.id) > this.score(best.id)) best = t;
     }
     const task = best as Task;
-    return { task: this.helped(task), cls: review ? 'low' : 'normal', value: this.value(task.id) };
+    const job = this.jobOf(task, review ? 'low' : 'normal');
+    return { ...job, task: this.helped(task) };
   }
 
   /**
@@ -136,7 +167,7 @@ export class CodeJobSource implements JobSource {
     let best: Task | null = null;
     for (let k = 0; k < this.config.task.candidates; k++) {
       const t = this.hindsight.pickTask(this.rng);
-      if (t && (!best || this.value(t.id) > this.value(best.id))) best = t;
+      if (t && (!best || this.score(t.id) > this.score(best.id))) best = t;
     }
     return best;
   }
@@ -148,6 +179,7 @@ export class CodeJobSource implements JobSource {
       const [n, s] = this.records.get(tr.taskId) ?? [0, 0];
       const keep = this.config.task.valueWindow > 0 ? 1 - 1 / this.config.task.valueWindow : 1;
       this.records.set(tr.taskId, [n * keep + 1, s * keep + (tr.solved ? 1 : 0)]);
+      this.rewards.record(tr.taskId, tr.return);
     }
     for (const r of group.relabelled) this.hindsight.add(r);
     // Episodes begun near the goal (their first <run> is not the policy's): how often they end solved.

@@ -4,6 +4,7 @@ import type { Task } from '../env/suite';
 import type { TokenBatch } from '../rl/batch';
 import type { ReplayConfig } from '../rl/replay';
 import type { Trajectory } from '../rl/trajectory';
+import type { ScheduleKind } from '../config/run-config';
 import type { JobClass } from './scheduler';
 import type { Lane, TimelineEvent } from './events';
 import type { HoldView } from './hold';
@@ -26,6 +27,8 @@ export interface PipelineConfig {
   slotsPerWorker: number;
   /** A waiting job of a higher class preempts the lowest-value running job after this long, ms. */
   preemptAfterMs: number;
+  /** The waiting queue's order (`RunConfig.pipeline.schedule`); absent: `learning-value`. */
+  schedule?: ScheduleKind;
   /** FIFO (each sample once) or prioritized replay. */
   replay: ReplayConfig;
   env: EnvConfig;
@@ -44,8 +47,11 @@ export interface PipelineConfig {
  * code-writing env (token batches), `CustomJobSource` for a custom JS environment.
  */
 export interface JobSource<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
-  /** The next training task, with its priority class and expected learning value. */
-  nextTask(): { task: Task; cls: JobClass; value: number };
+  /**
+   * The next training task, with its priority class, expected learning value and, where the
+   * source keeps one, its expected return.
+   */
+  nextTask(): { task: Task; cls: JobClass; value: number; expectedReward?: number };
   /** A finished group (curriculum, per-task records). */
   record(group: PlayedGroup<T>): void;
   /** The message a rollout that kept failing stops the run with (default: its task and tries). */
@@ -141,6 +147,7 @@ export interface QueuedJob {
   id: number;
   cls: JobClass;
   value: number;
+  expectedReward?: number;
   enqueuedAt: number;
   task: Task;
   failures: number;

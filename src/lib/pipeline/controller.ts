@@ -17,7 +17,8 @@ import {
 } from './controller-types';
 import { HoldControl } from './hold';
 import { ReplayFeed } from './replay-feed';
-import { preemptionVictim, WaitingQueue } from './scheduler';
+import { jobOrder, preemptionVictim, WaitingQueue } from './scheduler';
+import { SlotBoard, slotCounts, type SlotState, type SlotStretch, type SlotView } from './slots';
 import { admissionCapacity, slotsHeldByEta } from './staleness';
 import { TrainerLink, type TrainerLinkHost } from './trainer-link';
 import type { Trajectory } from '../rl/trajectory';
@@ -43,7 +44,9 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private readonly feed: ReplayFeed<T>;
   private readonly workers = new Map<string, WorkerEntry<T>>();
   private readonly running = new Map<number, Running>();
-  private readonly waiting = new WaitingQueue<Queued>();
+  private readonly waiting: WaitingQueue<Queued>;
+  /** Each worker's slots and their states (`slots.ts`): bookkeeping only, it decides nothing. */
+  private readonly slotBoard = new SlotBoard();
   private readonly rng: Rng;
   private nextJobId: number;
   private nextSeq: number;
@@ -69,6 +72,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
         throw new Error(`pipeline ${k} must be a positive integer, got ${config[k]}`);
     }
     this.rng = new Rng(config.seed);
+    this.waiting = new WaitingQueue<Queued>(jobOrder(config.schedule ?? 'learning-value'));
     this.feed = new ReplayFeed(config, this.counters, restored);
     this.buffer = this.feed.buffer;
     this.version = restored.version;
@@ -99,6 +103,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
 
   /** Stops admitting work and aborts running jobs; the trainer's step in progress finishes. */
   stop(): void {
+    if (!this.stopped) this.drawStretches(this.slotBoard.stopAll(now()));
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     for (const [jobId, r] of this.running) void this.workers.get(r.workerId)?.port.abort(jobId);
@@ -164,6 +169,16 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     return n;
   }
 
+  /** Every live slot: its state, job and figures (completed, preempted, failed, mean reward, busy ms). */
+  slots(at = now()): SlotView[] {
+    return this.slotBoard.views(at);
+  }
+
+  /** Live slots per state. */
+  get slotCounts(): Record<SlotState, number> {
+    return slotCounts(this.slotBoard.views(0));
+  }
+
   /** Fraction of wall time since start the trainer spent computing. */
   trainerBusyFraction(at = now()): number {
     return this.link.busyFraction(at);
@@ -173,6 +188,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   addWorker(id: string, port: RolloutPort<T>, lane: Lane): void {
     if (this.workers.has(id)) throw new Error(`worker ${id} is already in the pipeline`);
     this.workers.set(id, { id, lane, port, slots: this.config.slotsPerWorker, jobs: new Set() });
+    this.slotBoard.addWorker(id, lane, this.config.slotsPerWorker, now());
     this.pump();
   }
 
@@ -185,6 +201,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (!w) return;
     this.workers.delete(id);
     const t = now();
+    this.drawStretches(this.slotBoard.removeWorker(id, t));
     for (const jobId of w.jobs) {
       const r = this.running.get(jobId);
       this.running.delete(jobId);
@@ -226,6 +243,21 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.hooks.emit?.(e);
   }
 
+  /** The blocked stretches among `left` as spans on their worker's lane (under 1 ms: none). */
+  private drawStretches(left: readonly (SlotStretch | null)[]): void {
+    for (const s of left) {
+      if (s?.state !== 'blocked' || s.t1 - s.t0 < 1) continue;
+      this.emit({
+        lane: s.lane,
+        kind: 'blocked',
+        t0: s.t0,
+        t1: s.t1,
+        version: -1,
+        meta: { slot: s.slot, 'held by': `staleness bound η = ${this.config.eta}` },
+      });
+    }
+  }
+
   private fail(message: string): void {
     this.stop();
     this.hooks.onError?.(message);
@@ -248,6 +280,8 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       this.admit();
       this.maybePreempt();
     }
+    // Free slots: those the staleness bound holds are blocked, the rest (Pause) idle.
+    this.drawStretches(this.slotBoard.settle(this.slotsHeldByEta, now()));
     this.hold.report();
   }
 
@@ -273,14 +307,22 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       if (queued) {
         this.launch(worker, queued);
       } else {
-        const { task, cls, value } = this.source.nextTask();
-        this.launch(worker, { id: this.nextJobId++, cls, value, enqueuedAt: now(), task, failures: 0 });
+        const { task, cls, value, expectedReward } = this.source.nextTask();
+        this.launch(worker, {
+          id: this.nextJobId++,
+          cls,
+          value,
+          ...(expectedReward !== undefined ? { expectedReward } : {}),
+          enqueuedAt: now(),
+          task,
+          failures: 0,
+        });
       }
     }
   }
 
   private launch(worker: WorkerEntry<T>, queued: Queued): void {
-    const { task, cls, value, id: jobId, failures } = queued;
+    const { task, cls, value, expectedReward, id: jobId, failures } = queued;
     const samples = this.config.groupSize;
     const job: RolloutJob = {
       jobId,
@@ -295,10 +337,13 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       relabelMutations: this.config.relabelMutations,
       cls,
       value,
+      ...(expectedReward !== undefined ? { expectedReward } : {}),
     };
     if (queued.seqBase === undefined) this.nextSeq += samples;
-    this.running.set(jobId, { job, workerId: worker.id, startedAt: now(), failures });
+    const startedAt = now();
+    this.running.set(jobId, { job, workerId: worker.id, startedAt, failures });
     worker.jobs.add(jobId);
+    this.drawStretches([this.slotBoard.start(worker.id, jobId, startedAt)]);
     this.counters.startedGroups += 1;
     worker.port.play(job).then(
       (group) => this.played(job, worker, group),
@@ -316,7 +361,11 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (!this.owns(job, worker)) return;
     this.running.delete(job.jobId);
     worker.jobs.delete(job.jobId);
-    if (group.status === 'done') {
+    const done = group.status === 'done';
+    const returns = done ? group.trajectories.map((tr) => tr.return) : [];
+    // A group the worker aborted on its own is lost, not requeued: the slot's job failed.
+    this.slotBoard.finish(job.jobId, done ? 'completed' : 'failed', now(), returns);
+    if (done) {
       this.counters.generatedEpisodes += group.trajectories.length;
       this.counters.interrupts += group.interrupted;
       this.hooks.onPlayed?.(job, group, worker.lane);
@@ -335,6 +384,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (!r) return;
     this.running.delete(job.jobId);
     worker.jobs.delete(job.jobId);
+    this.slotBoard.finish(job.jobId, 'failed', now());
     const message = errorMessage(err);
     const tries = r.failures + 1;
     if (tries > this.config.maxJobFailures) {
@@ -355,6 +405,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       id: job.jobId,
       cls: 'high',
       value: job.value,
+      ...(job.expectedReward !== undefined ? { expectedReward: job.expectedReward } : {}),
       enqueuedAt: t,
       task: job.task,
       failures,
@@ -378,6 +429,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     const worker = this.workers.get(r.workerId);
     this.running.delete(r.job.jobId);
     worker?.jobs.delete(r.job.jobId);
+    this.slotBoard.finish(r.job.jobId, 'preempted', t);
     void worker?.port.abort(r.job.jobId);
     this.counters.preemptions += 1;
     this.emit({

@@ -14,6 +14,8 @@ export type EventKind =
   | 'stale-drop'
   | 'preempt'
   | 'wait'
+  /** A rollout slot free but held by the staleness bound η (a span on its worker's lane). */
+  | 'blocked'
   | 'load'
   | 'error'
   /** The update strategy switched (`auto`), with its reason. */

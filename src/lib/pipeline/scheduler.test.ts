@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { compareJobs, learningValue, preemptionVictim, WaitingQueue, type Schedulable } from './scheduler';
+import {
+  compareJobs,
+  ExpectedRewards,
+  jobOrder,
+  learningValue,
+  preemptionVictim,
+  WaitingQueue,
+  type Schedulable,
+} from './scheduler';
 
 const job = (id: number, cls: Schedulable['cls'], value: number, enqueuedAt = 0): Schedulable => ({
   id,
@@ -52,5 +60,54 @@ describe('preemptionVictim', () => {
     expect(preemptionVictim(job(1, 'high', 0, 400), running, 500, 200)).toBeNull();
     expect(preemptionVictim(job(1, 'low', 1, 0), running, 500, 200)).toBeNull();
     expect(preemptionVictim(undefined, running, 500, 200)).toBeNull();
+  });
+});
+
+describe('schedules', () => {
+  // id, class, learning value, expected reward, enqueued at
+  const jobs: Schedulable[] = [
+    { id: 1, cls: 'normal', value: 0.1, expectedReward: 0.9, enqueuedAt: 0 },
+    { id: 2, cls: 'low', value: 0.25, expectedReward: 1.2, enqueuedAt: 1 },
+    { id: 3, cls: 'normal', value: 0.25, expectedReward: 0.2, enqueuedAt: 2 },
+    { id: 4, cls: 'high', value: 0, expectedReward: 0, enqueuedAt: 3 },
+    { id: 5, cls: 'normal', value: 0.2, enqueuedAt: 4 }, // no expected reward: 0
+  ];
+  const order = (kind: Parameters<typeof jobOrder>[0]) => {
+    const q = new WaitingQueue<Schedulable>(jobOrder(kind));
+    for (const j of [...jobs].reverse()) q.push(j);
+    return Array.from({ length: q.size }, () => q.shift()?.id);
+  };
+
+  it('learning-value (the default): class, then learning value', () => {
+    expect(order('learning-value')).toEqual([4, 3, 5, 1, 2]);
+    const q = new WaitingQueue<Schedulable>();
+    for (const j of jobs) q.push(j);
+    expect(q.peek()?.id).toBe(4);
+  });
+
+  it('fifo: arrival order, whatever the class or value', () => {
+    expect(order('fifo')).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('expected-reward: class, then expected reward (absent as 0), then arrival', () => {
+    expect(order('expected-reward')).toEqual([4, 1, 3, 5, 2]);
+  });
+});
+
+describe('ExpectedRewards', () => {
+  it('expects the prior of a task never played, then a running mean weighing recent returns more', () => {
+    const r = new ExpectedRewards(1.25, 4);
+    expect(r.of('a')).toBe(1.25);
+    r.record('a', 0);
+    expect(r.of('a')).toBe(0);
+    r.record('a', 1);
+    // Weights 0.75 and 1: (0·0.75 + 1) / 1.75.
+    expect(r.of('a')).toBeCloseTo(1 / 1.75);
+    expect(r.of('b')).toBe(1.25);
+    const flat = new ExpectedRewards(0, 1); // window 1: only the newest return counts
+    flat.record('a', 3);
+    flat.record('a', 5);
+    expect(flat.of('a')).toBe(5);
+    expect(() => new ExpectedRewards(0, 0.5)).toThrow(/window/);
   });
 });

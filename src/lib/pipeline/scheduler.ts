@@ -1,8 +1,11 @@
 /**
  * Reward-based slot scheduling (DESIGN §6, seed 000): waiting work ordered by priority class,
- * then by expected learning value; preemption of the lowest-value running work when a
- * higher-class item has waited past a bound.
+ * then by expected learning value (or as `pipeline.schedule` says: arrival order, or expected
+ * reward); preemption of the lowest-value running work when a higher-class item has waited past
+ * a bound.
  */
+
+import type { ScheduleKind } from '../config/run-config';
 
 /** Priority classes, highest first: work lost to a fault, the curriculum level, review of easier levels. */
 export type JobClass = 'high' | 'normal' | 'low';
@@ -15,6 +18,8 @@ export interface Schedulable {
   cls: JobClass;
   /** Expected learning value (higher first within a class). */
   value: number;
+  /** Expected return of the job's task (`expected-reward` orders by it); absent counts as 0. */
+  expectedReward?: number;
   /** When it entered the waiting queue (ms, any monotonic clock). */
   enqueuedAt: number;
 }
@@ -36,9 +41,61 @@ export function compareJobs(a: Schedulable, b: Schedulable): number {
   );
 }
 
-/** The waiting queue. */
+/** Orders a before b in arrival order (`fifo`): class and value aside. */
+export function compareArrival(a: Schedulable, b: Schedulable): number {
+  return a.enqueuedAt - b.enqueuedAt || a.id - b.id;
+}
+
+/** Orders a before b by class, then expected reward, then waiting longest (`expected-reward`). */
+export function compareExpectedReward(a: Schedulable, b: Schedulable): number {
+  return (
+    CLASS_RANK[b.cls] - CLASS_RANK[a.cls] ||
+    (b.expectedReward ?? 0) - (a.expectedReward ?? 0) ||
+    compareArrival(a, b)
+  );
+}
+
+/**
+ * The waiting queue's order under `kind`: `learning-value` by class, then p(1 − p) of the task's
+ * success rate; `fifo` in arrival order, class and value aside; `expected-reward` by class, then
+ * the task's expected return (`ExpectedRewards`).
+ */
+export function jobOrder(kind: ScheduleKind): (a: Schedulable, b: Schedulable) => number {
+  return kind === 'fifo' ? compareArrival : kind === 'expected-reward' ? compareExpectedReward : compareJobs;
+}
+
+/**
+ * Expected return per task: a running mean of its episodes' returns, each earlier one weighing
+ * 1 − 1/window as much as the next (recent returns count most). A task never played expects
+ * `prior`, optimistic so that it gets tried.
+ */
+export class ExpectedRewards {
+  private readonly sums = new Map<string, [number, number]>();
+
+  constructor(
+    readonly prior: number,
+    readonly window = 16,
+  ) {
+    if (!(window >= 1)) throw new Error(`the expected reward's window must be ≥ 1, got ${window}`);
+  }
+
+  record(taskId: string, ret: number): void {
+    const keep = 1 - 1 / this.window;
+    const [n, s] = this.sums.get(taskId) ?? [0, 0];
+    this.sums.set(taskId, [n * keep + 1, s * keep + ret]);
+  }
+
+  of(taskId: string): number {
+    const e = this.sums.get(taskId);
+    return e ? e[1] / e[0] : this.prior;
+  }
+}
+
+/** The waiting queue, in `order` (class, then learning value, by default). */
 export class WaitingQueue<J extends Schedulable> {
   private items: J[] = [];
+
+  constructor(private readonly order: (a: Schedulable, b: Schedulable) => number = compareJobs) {}
 
   get size(): number {
     return this.items.length;
@@ -46,7 +103,7 @@ export class WaitingQueue<J extends Schedulable> {
 
   push(job: J): void {
     this.items.push(job);
-    this.items.sort(compareJobs);
+    this.items.sort(this.order);
   }
 
   /** The job to start next, without removing it. */

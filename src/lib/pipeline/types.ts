@@ -35,6 +35,8 @@ export interface RolloutJob {
   relabelMutations: number;
   cls: JobClass;
   value: number;
+  /** The task's expected return when the job was scheduled (when the source gives one). */
+  expectedReward?: number;
 }
 
 /** What the controller reads of an episode: its return, and whether it solved its task. */

@@ -50,6 +50,12 @@ describe('dashboardOf', () => {
     expect(d.sandboxes).toEqual(['quickjs']);
     expect(d.seconds).toBe(12);
     expect(d.setup).toEqual({ eta: 0, workers: 1, cores: 8, batchGroups: s.settings.learner.tasksPerBatch });
+    // The stopped run's slots: the one worker's, all idle, each finished group a completed job
+    // (the jobs Stop withdrew count in no outcome).
+    expect(d.slots.map((x) => x.state)).toEqual(['idle', 'idle']);
+    const groups = s.pipeline.counters.generatedEpisodes / s.settings.learner.groupSize;
+    expect(d.slots.reduce((n, x) => n + x.completed, 0)).toBe(groups);
+    expect(groups).toBeLessThanOrEqual(s.pipeline.counters.startedGroups);
     // A copy: the pipeline counting on does not change the figures drawn.
     s.pipeline.counters.trainSteps += 1;
     expect(d.counters.trainSteps).toBe(s.pipeline.counters.trainSteps - 1);

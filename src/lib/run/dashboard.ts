@@ -1,6 +1,7 @@
 import type { RolloutStats } from '../../../workers/rollout.worker';
 import type { Pipeline, PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
+import type { SlotView } from '../pipeline/slots';
 import { adoptionLatencies, percentile, policyLag, type PolicyLag, type StepLag } from '../stats/metrics';
 import type { FaultRecord } from '../pipeline/worker-pool';
 import type { PipelineSession } from './session';
@@ -30,6 +31,8 @@ export interface Dashboard {
   waiting: number;
   /** Free slots the staleness bound keeps idle now. */
   heldByEta: number;
+  /** Every live rollout slot: its state and figures (a stopped run's: all idle, figures kept). */
+  slots: SlotView[];
   buffered: number;
   maxConcurrent: number;
   cacheHitRate: number | null;
@@ -71,6 +74,7 @@ export type DashboardSource = Pick<
     | 'runningGroups'
     | 'waitingGroups'
     | 'slotsHeldByEta'
+    | 'slots'
     | 'buffer'
     | 'maxConcurrent'
     | 'trainerBusyFraction'
@@ -139,6 +143,7 @@ export function dashboardOf(s: DashboardSource, m: DashboardMoment): Dashboard {
     running: p.runningGroups,
     waiting: p.waitingGroups,
     heldByEta: p.slotsHeldByEta,
+    slots: p.slots(m.now),
     buffered: p.buffer.size,
     maxConcurrent: p.maxConcurrent,
     cacheHitRate: kept ? kept.cacheHitRate : total > 0 ? hits / total : null,

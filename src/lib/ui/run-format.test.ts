@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ETAS, etaLabel, pct, pctDown, taskIdsShown } from './run-format';
+import { ETAS, etaLabel, meanRewardText, pct, pctDown, slotsLine, taskIdsShown } from './run-format';
 
 describe('run-format', () => {
   it('writes shares as percentages, rounded or rounded down', () => {
@@ -17,5 +17,15 @@ describe('run-format', () => {
     expect(taskIdsShown(tasks.slice(0, 3))).toBe('t0, t1, t2');
     expect(taskIdsShown(tasks.slice(0, 8))).toBe('t0, t1, t2, t3, t4, t5, t6, t7');
     expect(taskIdsShown(tasks, 2)).toBe('t0, t1, and 1,208 more');
+  });
+
+  it('counts slots per state in the dashboard order, leaving out empty states', () => {
+    const states = ['idle', 'running', 'blocked', 'running', 'running', 'preempted'] as const;
+    expect(slotsLine(states.map((state) => ({ state })))).toBe(
+      '3 running · 1 blocked · 1 idle · 1 preempted',
+    );
+    expect(slotsLine([])).toBe('none');
+    expect(meanRewardText(null)).toBe('–');
+    expect(meanRewardText(0.51234)).toBe('0.512');
   });
 });

@@ -1,4 +1,5 @@
-/** How the run panel writes its figures: shares, staleness bounds. */
+/** How the run panel writes its figures: shares, staleness bounds, slots. */
+import { slotCounts, slotCountsLine, type SlotView } from '../pipeline/slots';
 
 /** A share as a whole percentage. */
 export const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
@@ -22,3 +23,10 @@ export function taskIdsShown(tasks: readonly { id: string }[], shown = 8): strin
         .map((t) => t.id)
         .join(', ')}, and ${(tasks.length - shown).toLocaleString('en')} more`;
 }
+
+/** Rollout slots per state, as the dashboard says them: "3 running · 1 blocked · 2 idle". */
+export const slotsLine = (slots: readonly Pick<SlotView, 'state'>[]): string =>
+  slotCountsLine(slotCounts(slots));
+
+/** A slot's mean reward, or a dash before its first completed job. */
+export const meanRewardText = (r: number | null): string => (r === null ? '–' : r.toFixed(3));

@@ -200,6 +200,11 @@ export const GLOSSARY = {
     explanation:
       'One lane per rollout worker, the trainer and the parameter store; colour is the policy version a span ran with. A worker adopts a newly published version at its next decode step (or, if chosen, the next moment one of its episodes is between turns): an *interrupt* when episodes are in flight, which it keeps, stamping each token with the version that wrote it.',
   },
+  slotStatesTip: {
+    label: 'slots',
+    explanation:
+      'rollout slots by state: running a job, blocked (free but held by the staleness bound η), idle (free, nothing admitted: paused), or how the last job ended (completed, preempted, failed) until the slot is settled',
+  },
   slotsHeldTip: {
     label: 'slots held by η',
     explanation: 'free slots no job may start in until the trainer publishes: the staleness bound η',

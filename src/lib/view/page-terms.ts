@@ -60,6 +60,11 @@ export const PAGE_TERMS = {
     explanation:
       "A tick on an episode bar of the timeline: one of the group's episodes ended a turn with <run> or <submit>, and the sandbox ran its program (on a tool-use task, a <run> answers with a test report). The ticks ride on the group's episode event: they add no event to the log.",
   },
+  blockedSlot: {
+    label: 'blocked slot',
+    explanation:
+      "A grey hatched bar on a rollout worker's lane: one of its slots was free but the staleness bound η held it, so no job could start there until the trainer published a version (at η = 0, every slot past the batch while it plays, and all of them while the trainer trains). Its tooltip names the slot.",
+  },
   success: {
     label: 'greedy success',
     explanation:

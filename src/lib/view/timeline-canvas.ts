@@ -10,7 +10,9 @@ import {
   MARK_RADIUS,
   SANDBOX_CALL,
   MIN_SPAN_PX,
+  BLOCKED_SLOT,
   drawsOnTop,
+  drawsUnder,
   formatTick,
   isInstant,
   markOf,
@@ -58,6 +60,9 @@ export interface FrameCounts {
 }
 
 const STRIPE = 'rgba(255, 255, 255, 0.025)';
+
+/** The pass a span is drawn in: 0 under the work (blocked slots), 1 the work, 2 on top of it. */
+const passOf = (kind: TimelineEvent['kind']): number => (drawsUnder(kind) ? 0 : drawsOnTop(kind) ? 2 : 1);
 const FONT = '11px ui-monospace, SFMono-Regular, Menlo, monospace';
 
 /** Draws frames of the timeline, reusing its buffers so that a frame allocates (almost) nothing. */
@@ -68,6 +73,7 @@ export class TimelinePainter {
   private readonly seenVersions: number[] = [];
   private readonly markPaths: Partial<Record<MarkShape, Path2D>> = {};
   private callPath: { row: number; path: Path2D } | null = null;
+  private hatch: CanvasPattern | null | undefined;
 
   /**
    * Draws one frame; returns the distinct policy versions among the spans in the window (drawn,
@@ -120,7 +126,8 @@ export class TimelinePainter {
     }
     ctx.stroke();
 
-    // Spans, then the spans drawn on top of them, then marks; clipped to the plot.
+    // Blocked slots under the work, spans, then the spans drawn on top of them, then marks;
+    // clipped to the plot.
     const visible = visibleEvents(f.events, view.start, view.end, this.visible);
     const seenVersions = this.seenVersions;
     seenVersions.length = 0;
@@ -129,9 +136,9 @@ export class TimelinePainter {
     ctx.rect(gutter, axis, plotW, h - axis);
     ctx.clip();
     const inner = row - 2 * rowPad;
-    for (let pass = 0; pass < 2; pass++) {
+    for (let pass = 0; pass < 3; pass++) {
       for (const e of visible) {
-        if (isInstant(e) || drawsOnTop(e.kind) !== (pass === 1)) continue;
+        if (isInstant(e) || passOf(e.kind) !== pass) continue;
         const lane = f.laneIndex.get(e.lane);
         if (lane === undefined) continue;
         const x0 = Math.max(gutter - 1, gutter + view.xOf(e.t0, plotW));
@@ -142,7 +149,7 @@ export class TimelinePainter {
         if (w < MIN_SPAN_PX) continue;
         const band = spanBand(e.kind);
         ctx.globalAlpha = band.alpha;
-        ctx.fillStyle = versionColor(e.version);
+        ctx.fillStyle = e.kind === 'blocked' ? this.hatchOf(ctx) : versionColor(e.version);
         // A 1 px gap at the right end keeps back-to-back spans apart once they are wide enough.
         ctx.fillRect(
           x0,
@@ -234,6 +241,26 @@ export class TimelinePainter {
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     return drawn;
+  }
+
+  /** Grey diagonal hatching of blocked slots (a plain grey where a pattern cannot be made). */
+  private hatchOf(ctx: CanvasRenderingContext2D): CanvasPattern | string {
+    if (this.hatch === undefined) {
+      const tile = document.createElement('canvas');
+      tile.width = 6;
+      tile.height = 6;
+      const t = tile.getContext('2d');
+      if (t) {
+        t.strokeStyle = BLOCKED_SLOT.color;
+        t.lineWidth = 1.5;
+        t.beginPath();
+        t.moveTo(-1, 7);
+        t.lineTo(7, -1);
+        t.stroke();
+      }
+      this.hatch = t ? ctx.createPattern(tile, 'repeat') : null;
+    }
+    return this.hatch ?? BLOCKED_SLOT.color;
   }
 
   private pathOf(shape: MarkShape, layout: TimelineLayout): Path2D {

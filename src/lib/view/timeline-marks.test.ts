@@ -5,7 +5,11 @@ import {
   MARK_KINDS,
   NO_VERSION_COLOR,
   SANDBOX_CALL,
+  BLOCKED_SLOT,
   callEvent,
+  drawsOnTop,
+  drawsUnder,
+  spanBand,
   callTimes,
   legendMarks,
   markOf,
@@ -110,5 +114,21 @@ describe('strategy switches', () => {
   it('heads its tooltip with the switch; the reason is its meta', () => {
     expect(strategySwitchLine(sw)).toBe('full → selective');
     expect(strategySwitchLine(ev('store', 'publish', 0, 0))).toBeNull();
+  });
+});
+
+describe('blocked slots', () => {
+  it('draws a blocked stretch as a span without a mark, under the work, across the work band', () => {
+    const e = ev('rollout-0', 'blocked', 0, 100, -1);
+    expect(markOf(e)).toBeUndefined();
+    expect(drawsUnder('blocked')).toBe(true);
+    expect(drawsOnTop('blocked')).toBe(false);
+    expect(drawsUnder('generate')).toBe(false);
+    expect(spanBand('blocked')).toMatchObject({
+      top: spanBand('generate').top,
+      height: spanBand('generate').height,
+    });
+    expect(BLOCKED_SLOT.label).toContain('η');
+    expect(Object.values(MARKS).map((m) => m.color)).not.toContain(BLOCKED_SLOT.color);
   });
 });

@@ -260,13 +260,29 @@ const BAND_EPISODE: SpanBand = { top: 0, height: 0.2, alpha: 1 };
 const BAND_SANDBOX: SpanBand = { top: 0.6, height: 0.4, alpha: 1 };
 const BAND_WAIT: SpanBand = { top: 0.45, height: 0.25, alpha: 0.35 };
 const BAND_WORK: SpanBand = { top: 0.28, height: 0.72, alpha: 1 };
+const BAND_BLOCKED: SpanBand = { top: 0.28, height: 0.72, alpha: 0.9 };
 
 /** The band of a span of this kind (shared objects; do not mutate). */
 export function spanBand(kind: EventKind): SpanBand {
   if (kind === 'episode') return BAND_EPISODE;
   if (kind === 'sandbox') return BAND_SANDBOX;
   if (kind === 'wait') return BAND_WAIT;
+  if (kind === 'blocked') return BAND_BLOCKED;
   return BAND_WORK;
+}
+
+/**
+ * A rollout slot held by the staleness bound (`blocked`): a grey hatched bar under the work of
+ * the lane's other slots, so it shows where the worker has nothing to play.
+ */
+export const BLOCKED_SLOT = {
+  color: '#94a3b8',
+  label: 'slot blocked by η (hatched bar)',
+} as const;
+
+/** Spans of this kind are drawn before the others (under the work of the same lane). */
+export function drawsUnder(kind: EventKind): boolean {
+  return kind === 'blocked';
 }
 
 /** Spans of this kind are drawn after the others (on top of the work they are part of). */
