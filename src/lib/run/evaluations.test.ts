@@ -263,7 +263,12 @@ describe('Evaluations.play', () => {
 
   it('refuses a pruned version with VersionGone, without touching the worker', async () => {
     const f = await fixture([4]);
-    const play = f.evaluations.play({ runId: 'run-e', settings: BUILT_IN, version: 2, taskId: held?.id ?? '' });
+    const play = f.evaluations.play({
+      runId: 'run-e',
+      settings: BUILT_IN,
+      version: 2,
+      taskId: held?.id ?? '',
+    });
     await expect(play).rejects.toBeInstanceOf(VersionGone);
     await expect(play).rejects.toThrow('version 2 of run-e is no longer stored');
     expect(f.loaded).toEqual([]);

@@ -1,13 +1,7 @@
 import type { EvalTask } from '../env/evaluate';
 import { errorMessage } from '../errors';
 import { VersionGone } from '../run/evaluations';
-import {
-  defaultTask,
-  playedSummary,
-  taskGroups,
-  versionChoices,
-  type TaskGroup,
-} from '../view/greedy-play';
+import { defaultTask, playedSummary, taskGroups, versionChoices, type TaskGroup } from '../view/greedy-play';
 import type { FeedEpisode } from '../view/program-feed';
 
 /** What the control plays through: the run shown (`RunState`), or a fake in tests. */
@@ -85,8 +79,10 @@ export class GreedyPlayState {
       this.versions = [];
       this.fail(`the stored versions could not be read: ${errorMessage(err)}`);
     }
-    if (!this.versions.some((v) => v.version === this.version)) this.version = this.versions[0]?.version ?? null;
-    if (!this.groups.some((g) => g.tasks.some((t) => t.id === this.taskId))) this.taskId = defaultTask(this.groups);
+    if (!this.versions.some((v) => v.version === this.version))
+      this.version = this.versions[0]?.version ?? null;
+    if (!this.groups.some((g) => g.tasks.some((t) => t.id === this.taskId)))
+      this.taskId = defaultTask(this.groups);
   }
 
   /** Plays the chosen version on the chosen task; the episode goes to the feed. */

@@ -22,7 +22,11 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.dispose());
 
-const task = (id: string, split: 'train' | 'heldOut' | 'generalisation', level: EvalTask['level'] = 'easy'): EvalTask => ({
+const task = (
+  id: string,
+  split: 'train' | 'heldOut' | 'generalisation',
+  level: EvalTask['level'] = 'easy',
+): EvalTask => ({
   id,
   level,
   examples: [
@@ -113,7 +117,9 @@ describe('a greedy episode as a feed entry', () => {
     expect(e.solved).toBe(true);
     expect(e.reward).toBeCloseTo(played.trajectory.return, 10);
     expect(replayMark(e)).toBe('played greedily by v12 on held-a (held-out task)');
-    expect(playedSummary(e)).toMatch(/^v12 on held-a: solved, reward \+\d\.\d\d, 2 turns; shown at the top of the feed\.$/);
+    expect(playedSummary(e)).toMatch(
+      /^v12 on held-a: solved, reward \+\d\.\d\d, 2 turns; shown at the top of the feed\.$/,
+    );
   });
 
   it('marks a generalisation task as such, and a run episode not at all', async () => {
