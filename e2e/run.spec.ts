@@ -1,3 +1,4 @@
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { onLab, untilLab } from './support/lab';
 import { expectNoSidewaysScroll, openReady } from './support/page';
@@ -117,6 +118,9 @@ test('a stored version played greedily on a held-out task shows its episode in t
   await replay.getByTestId('feed-details').click();
   await expect(replay.getByTestId('feed-lane')).toHaveText('· played on evaluator');
   await expect(replay.getByTestId('feed-answer').first()).toHaveText(/got .+ · expected .+|error: [a-z]+/);
+
+  const axe = await new AxeBuilder({ page }).include('[data-testid=greedy-play]').analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
 
   // The run's history is untouched: no trajectory stored, no episode counted, the same run shown.
   expect(await onLab(page, (lab) => lab.run.storedSeqs())).toEqual(seqs);
