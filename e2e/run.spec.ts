@@ -1,5 +1,6 @@
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
-import { onLab } from './support/lab';
+import { onLab, untilLab } from './support/lab';
 import { expectNoSidewaysScroll, openReady } from './support/page';
 import { openView } from './support/views';
 
@@ -67,6 +68,64 @@ test('a synchronous training run publishes versions and shows its curriculum, wh
   await onLab(page, (lab) => lab.run.start({ maxIterations: 1 }));
   await expect(page.getByTestId('curriculum-level')).toHaveText('off');
   await expect(page.getByTestId('run-iteration')).toHaveText('1', { timeout: 120_000 });
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
+test('a stored version played greedily on a held-out task shows its episode in the feed, marked with the version and task', async ({
+  page,
+}) => {
+  await openReady(page, '?debug&backend=wasm&wcTimeout=3000');
+  await onLab(page, (lab) => lab.run.start({ maxIterations: 2 }));
+  await expect(page.getByTestId('run-iteration')).toHaveText('2', { timeout: 120_000 });
+  await untilLab(page, (lab) => !lab.run.running);
+  const runId = (await onLab(page, (lab) => lab.run.runId)) ?? '';
+  const seqs = await onLab(page, (lab) => lab.run.storedSeqs());
+  const seen = await onLab(page, (lab) => lab.feed.seen);
+
+  // The control opens beside the feed, by keyboard; its choices are the run's stored versions
+  // and its tasks grouped by split.
+  const feed = page.getByTestId('program-feed');
+  await feed.getByTestId('feed-play-open').focus();
+  await page.keyboard.press('Enter');
+  await expect(feed.getByTestId('feed-play-open')).toHaveAttribute('aria-expanded', 'true');
+  const control = feed.getByTestId('greedy-play');
+  const version = control.getByRole('combobox', { name: 'version' });
+  await expect(version.locator('option')).toHaveText(['v2', 'v1', 'v0']);
+  await expect(control.locator('optgroup')).toHaveCount(3);
+  await version.selectOption({ label: 'v1' });
+  const task = control.getByRole('combobox', { name: 'task' });
+  const heldOut = control.locator('optgroup[label="Held-out tasks"] option').nth(1);
+  const taskId = (await heldOut.getAttribute('value')) ?? '';
+  expect(taskId).not.toBe('');
+  await task.selectOption(taskId);
+  await control.getByRole('button', { name: 'Play greedily' }).click();
+
+  const status = control.getByTestId('greedy-status');
+  await expect(status).toHaveAttribute('data-phase', 'done', { timeout: 60_000 });
+  await expect(status).toContainText(`Played v1 on ${taskId}: `);
+  await expect(status).toHaveText(
+    /: (solved|not solved), reward [+−]\d+\.\d\d, \d+ turns?; shown at the top of the feed\.$/,
+  );
+  // The episode is the feed's first card: marked as a replay of v1 on that task, with its turns.
+  const replay = feed.getByTestId('feed-episode').first();
+  await expect(replay.getByTestId('feed-replay')).toHaveText(
+    `played greedily by v1 on ${taskId} (held-out task)`,
+  );
+  await expect(replay.getByTestId('feed-task')).toHaveText(taskId);
+  await expect(replay.getByTestId('feed-versions')).toHaveText('v1');
+  await expect(replay.getByTestId('feed-reward')).toHaveText(/^reward [+−]\d+\.\d\d$/);
+  await expect(replay.getByTestId('feed-program').first()).toBeVisible();
+  await replay.getByTestId('feed-details').click();
+  await expect(replay.getByTestId('feed-lane')).toHaveText('· played on evaluator');
+  await expect(replay.getByTestId('feed-answer').first()).toHaveText(/got .+ · expected .+|error: [a-z]+/);
+
+  const axe = await new AxeBuilder({ page }).include('[data-testid=greedy-play]').analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+
+  // The run's history is untouched: no trajectory stored, no episode counted, the same run shown.
+  expect(await onLab(page, (lab) => lab.run.storedSeqs())).toEqual(seqs);
+  expect(await onLab(page, (lab) => lab.feed.seen)).toBe(seen);
+  expect(await onLab(page, (lab) => lab.run.runId)).toBe(runId);
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
 

@@ -1,7 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
 import type { EnvConfig } from '../../src/lib/env/config';
+import type { TurnRecord } from '../../src/lib/env/episode';
 import {
   evaluateAgents,
+  runEpisodes,
   RandomAgent,
   type AgentSpec,
   type EvalProgress,
@@ -12,6 +14,8 @@ import { mergedWeights } from '../../src/lib/policy/lora';
 import type { Params, Weights } from '../../src/lib/policy/model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler';
 import { adaptersFromCheckpoint, paramsFromCheckpoint, type Checkpoint } from '../../src/lib/policy/weights';
+import type { Task } from '../../src/lib/env/suite';
+import { TrajectoryRecorder, type Trajectory } from '../../src/lib/rl/trajectory';
 import type { RolloutContext } from './context';
 
 /** The agents an evaluation can include (the baselines, plus the trained policy when loaded). */
@@ -26,6 +30,21 @@ export interface EvalRequest {
   bruteMaxRuns?: number;
   config?: EnvConfig;
   seed: number;
+}
+
+/** One greedy episode of the loaded policy on one task (`playGreedy`). */
+export interface GreedyPlayRequest {
+  task: Task;
+  /** The loaded version's number, stamped on every token the policy writes. */
+  version: number;
+  config?: EnvConfig;
+  seed: number;
+}
+
+/** What a greedy episode came to: its trajectory (no legal masks) and each turn's answer. */
+export interface GreedyPlayed {
+  trajectory: Trajectory;
+  turns: TurnRecord[];
 }
 
 /** The trained policy an evaluation plays: the last full weights loaded, and with LoRA the merge. */
@@ -112,6 +131,32 @@ export function evaluateHandlers(ctx: RolloutContext) {
         });
       } finally {
         for (const a of made) a.dispose(); // their KV caches
+      }
+    },
+
+    /**
+     * Plays the loaded policy greedily on one task, one episode (behaviour at a checkpoint): the
+     * episode is returned, never stored.
+     */
+    async playGreedy(req: GreedyPlayRequest): Promise<GreedyPlayed> {
+      const { modelArgs } = ctx;
+      const trained = p.trained;
+      if (!trained || !modelArgs) throw new Error('no version is loaded: call loadPolicy() first');
+      const sb = await ctx.getSandbox();
+      const agent = new CachedPolicyAgent('policy', trained, modelArgs, {
+        ...DEFAULT_SAMPLER,
+        greedy: true,
+        seed: req.seed,
+      });
+      const recorder = new TrajectoryRecorder(req.version);
+      try {
+        const [episode] = await runEpisodes([req.task], agent, sb, req.config, recorder.onToken);
+        if (!episode) throw new Error('the episode did not run');
+        // The masks are training data only: the feed does not read them, so they do not cross.
+        const trajectory = { ...recorder.trajectory(episode, 'greedy'), legal: new Uint8Array(0) };
+        return { trajectory, turns: episode.turns.map((t) => ({ ...t })) };
+      } finally {
+        agent.dispose();
       }
     },
   };

@@ -9,7 +9,9 @@ import { DEFAULT_MODEL_ARGS } from '../policy/config';
 import { packParams } from '../policy/weights';
 import { openLabDb, type LabDB } from '../storage/db';
 import { ensureRun, putVersion } from '../storage/weights-store';
-import { Evaluations, type EvaluatorHost } from './evaluations';
+import type { GreedyPlayRequest } from '../../../workers/rollout.worker';
+import { splitOf } from '../env/evaluate';
+import { Evaluations, playableTasks, VersionGone, type EvaluatorHost } from './evaluations';
 
 let n = 0;
 
@@ -43,6 +45,8 @@ async function fixture(versions: number[]) {
   const loaded: number[] = [];
   /** The env each evaluation played with. */
   const configs: (EnvConfig | undefined)[] = [];
+  /** What each greedy play asked the worker for. */
+  const plays: GreedyPlayRequest[] = [];
   let made = 0;
   let crash: (m: string) => void = () => undefined;
   let answer: (() => void) | null = null;
@@ -84,6 +88,26 @@ async function fixture(versions: number[]) {
               : undefined;
             return [row('train', version / 10, toolUse), row('heldOut', version / 20, toolUse)];
           },
+          playGreedy: async (req) => {
+            plays.push(req);
+            const trajectory = {
+              taskId: req.task.id,
+              level: req.task.level,
+              group: 'greedy',
+              tokens: [],
+              owned: [],
+              rewards: [],
+              logProbs: [],
+              values: [],
+              versions: [],
+              legal: new Uint8Array(0),
+              solved: false,
+              turns: 0,
+              return: version,
+              parts: { pass: 0, ranOk: 0, closeness: 0, turnCost: 0, noSubmit: 0, total: version },
+            };
+            return { trajectory, turns: [] };
+          },
         },
         terminate: () => undefined,
       };
@@ -96,6 +120,7 @@ async function fixture(versions: number[]) {
     evaluations,
     loaded,
     configs,
+    plays,
     scored,
     notices,
     made: () => made,
@@ -207,5 +232,54 @@ describe('Evaluations', () => {
     await expect(f.evaluations.latest({ runId: 'run-e', settings: BUILT_IN, level: 'all' })).rejects.toThrow(
       'run run-e has no stored version',
     );
+  });
+});
+
+describe('Evaluations.play', () => {
+  const tasks = playableTasks(BUILT_IN);
+  const held = tasks.find((t) => splitOf(t) === 'heldOut');
+  const general = tasks.find((t) => splitOf(t) === 'generalisation');
+
+  it("offers the run's training, held-out and generalisation tasks", () => {
+    expect(held).toBeDefined();
+    expect(general).toBeDefined();
+    expect(tasks.some((t) => splitOf(t) === 'train')).toBe(true);
+  });
+
+  it('plays the asked version on the asked task with the env of its kind, after it is loaded', async () => {
+    const f = await fixture([2, 4]);
+    const heard: number[] = [];
+    const played = await f.evaluations.play(
+      { runId: 'run-e', settings: BUILT_IN, version: 2, taskId: held?.id ?? '' },
+      () => heard.push(f.loaded.length),
+    );
+    expect(f.loaded).toEqual([2]);
+    expect(heard).toEqual([1]); // told once the version was in the worker
+    expect(f.plays).toHaveLength(1);
+    expect(f.plays[0]).toMatchObject({ version: 2, task: { id: held?.id }, config: DEFAULT_ENV_CONFIG });
+    expect(played).toMatchObject({ runId: 'run-e', version: 2, task: { id: held?.id, heldOut: true } });
+    expect(played.trajectory.return).toBe(2); // the fake's return is the version it held
+  });
+
+  it('refuses a pruned version with VersionGone, without touching the worker', async () => {
+    const f = await fixture([4]);
+    const play = f.evaluations.play({
+      runId: 'run-e',
+      settings: BUILT_IN,
+      version: 2,
+      taskId: held?.id ?? '',
+    });
+    await expect(play).rejects.toBeInstanceOf(VersionGone);
+    await expect(play).rejects.toThrow('version 2 of run-e is no longer stored');
+    expect(f.loaded).toEqual([]);
+    expect(f.made()).toBe(0);
+  });
+
+  it('refuses a task the run does not have', async () => {
+    const f = await fixture([1]);
+    await expect(
+      f.evaluations.play({ runId: 'run-e', settings: BUILT_IN, version: 1, taskId: 'no-such-task' }),
+    ).rejects.toThrow('run run-e has no task no-such-task');
+    expect(f.plays).toEqual([]);
   });
 });

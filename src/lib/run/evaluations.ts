@@ -1,5 +1,5 @@
-import type { RolloutApi } from '../../../workers/rollout.worker';
-import { agentFigures, type EvalRow } from '../env/evaluate';
+import type { GreedyPlayed, RolloutApi } from '../../../workers/rollout.worker';
+import { agentFigures, type EvalRow, type EvalTask } from '../env/evaluate';
 import type { Level } from '../env/suite';
 import { builtInTasks, envConfigOf } from '../env/task-kinds';
 import { errorMessage } from '../errors';
@@ -20,6 +20,7 @@ export interface EvaluatorHost {
     init: Called<RolloutApi['init']>;
     loadPolicy: Called<RolloutApi['loadPolicy']>;
     evaluate: Called<RolloutApi['evaluate']>;
+    playGreedy: Called<RolloutApi['playGreedy']>;
   };
   terminate(): void;
 }
@@ -33,6 +34,41 @@ export interface EvalRequest {
   level: Level | 'all';
   /** The version to score (the newest stored when undefined or pruned meanwhile). */
   version?: number;
+}
+
+/** One stored version of a run to play greedily on one of its tasks (`Evaluations.play`). */
+export interface PlayRequest {
+  runId: string;
+  settings: Pick<RunConfig, 'task' | 'env'>;
+  version: number;
+  /** A task of `playableTasks(settings)`. */
+  taskId: string;
+}
+
+/** A greedy episode of a stored version: which version, on which task, and how it went. */
+export interface GreedyEpisode extends GreedyPlayed {
+  runId: string;
+  version: number;
+  task: EvalTask;
+}
+
+/** The stored version asked for is not in the store (retention pruned it, or the run was deleted). */
+export class VersionGone extends Error {
+  override readonly name = 'VersionGone';
+  constructor(
+    readonly runId: string,
+    readonly version: number,
+  ) {
+    super(`version ${version} of ${runId} is no longer stored (retention keeps only some versions)`);
+  }
+}
+
+/**
+ * The tasks a stored version of a run can be played on: those its evaluations score at every
+ * level (training, held-out and generalisation tasks, each marked with its split).
+ */
+export function playableTasks(settings: Pick<RunConfig, 'task'>): EvalTask[] {
+  return runEvaluationTasks(settings.task, builtInTasks(settings.task.kind, BUILT_IN_SEED), 'all');
 }
 
 export interface EvaluationsDeps {
@@ -80,6 +116,35 @@ export class Evaluations {
     const point = await this.queue.run(() => this.evaluate(r));
     if (!point) throw new Error(`run ${r.runId} has no stored version`);
     return point;
+  }
+
+  /**
+   * Plays stored version `version` greedily on one task in the evaluation worker, after any
+   * queued evaluation. Nothing is stored and the run's pipeline is not involved. `onLoaded`
+   * hears when the worker holds the version and the episode starts. Throws `VersionGone` when the
+   * version is not stored.
+   */
+  play(r: PlayRequest, onLoaded?: () => void): Promise<GreedyEpisode> {
+    return this.queue.run(async () => {
+      const task = playableTasks(r.settings).find((t) => t.id === r.taskId);
+      if (!task) throw new Error(`run ${r.runId} has no task ${r.taskId}`);
+      const db = await this.deps.database();
+      const record = await getVersion(db, r.runId, r.version);
+      if (!record) throw new VersionGone(r.runId, r.version);
+      const base = await loraBaseOf(db, record);
+      const kind = r.settings.task.kind;
+      const played = await this.worker.use(async (worker) => {
+        await worker.api.loadPolicy(record.checkpoint, record.version, base);
+        onLoaded?.();
+        return worker.api.playGreedy({
+          task,
+          version: record.version,
+          seed: 1,
+          config: kind === 'tooluse' ? r.settings.env : envConfigOf(kind),
+        });
+      });
+      return { ...played, runId: r.runId, version: record.version, task };
+    });
   }
 
   /** Resolves when every queued evaluation is done. */

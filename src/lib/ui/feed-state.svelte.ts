@@ -90,6 +90,21 @@ export class FeedState {
     return this.feed.limits.maxPinned;
   }
 
+  /**
+   * Shows a stored version's greedy episode (`FeedEpisode.replay`) at the top of the feed, pinned
+   * while pins are left: a running run's episodes would push it out within seconds. An episode of
+   * another run than the one shown starts an empty feed of that run.
+   */
+  showReplay(episode: FeedEpisode, runId: string): void {
+    if (runId !== this.runId) {
+      this.feed.clear();
+      this.runId = runId;
+    }
+    this.feed.add([episode]);
+    this.feed.pin(episode.key);
+    this.refresh();
+  }
+
   /** Lets go of the session and the pending refresh. */
   dispose(): void {
     this.unsubscribe?.();

@@ -28,7 +28,11 @@ import {
   type LegPlan,
 } from '../run/comparisons';
 import { dashboardOf, episodeTotals, machineCores, StorageEstimates, type Dashboard } from '../run/dashboard';
-import type { Evaluations } from '../run/evaluations';
+import { playableTasks, type Evaluations } from '../run/evaluations';
+import type { EvalTask } from '../env/evaluate';
+import { listVersions } from '../storage/weights-store';
+import { replayEpisode } from '../view/greedy-play';
+import type { FeedEpisode } from '../view/program-feed';
 import { howLabel, storedStart, trainsLabel } from '../run/labels';
 import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run/options';
 import type { PipelineSession } from '../run/session';
@@ -128,6 +132,8 @@ export class RunState extends RunSettingsState {
   private readonly run: CodeRun;
   private readonly evaluations: Evaluations;
   private readonly estimates = new StorageEstimates();
+  /** Greedy plays of stored versions so far: each one's feed entry is keyed by its count. */
+  private plays = 0;
   private ticker: ReturnType<typeof setInterval> | undefined;
   private opts: RunOptions = {};
   /** What the current (or last) run trains on, for its evaluations. */
@@ -446,6 +452,33 @@ export class RunState extends RunSettingsState {
     this.evals = [...this.evals, point];
     if (this.run.history?.runId === runId) this.run.history.evaluation(point);
     return point;
+  }
+
+  /** The tasks a stored version of the run shown can be played on (training, held-out, generalisation). */
+  get playTasks(): EvalTask[] {
+    return playableTasks(this.runSettings);
+  }
+
+  /** Versions stored for the run shown, ascending (none while no run is shown). */
+  async storedVersions(): Promise<number[]> {
+    return this.runId ? listVersions(await this.catalog.database(), this.runId) : [];
+  }
+
+  /**
+   * Plays stored version `version` of the run shown greedily on task `taskId` in the evaluation
+   * worker and shows the episode at the top of the feed, marked as a replay; nothing of the run is
+   * written and its pipeline goes on. Throws `VersionGone` when the version is no longer stored.
+   */
+  async playGreedily(version: number, taskId: string, onLoaded?: () => void): Promise<FeedEpisode> {
+    const runId = this.runId;
+    if (!runId) throw new Error('no run is shown: train one, or show a stored run on Runs');
+    const played = await this.evaluations.play(
+      { runId, settings: this.runSettings, version, taskId },
+      onLoaded,
+    );
+    const episode = replayEpisode(played, ++this.plays);
+    this.feed.showReplay(episode, runId);
+    return episode;
   }
 
   /** Resolves when every queued evaluation is done. */

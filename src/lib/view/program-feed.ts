@@ -5,6 +5,7 @@
  * pinned ones, `maxTasks` rows of the best-program table.
  */
 import type { TurnRecord } from '../env/episode';
+import type { EvalSplit } from '../env/evaluate';
 import { kindOf, LEVELS, type Example, type Level, type Task } from '../env/suite';
 import { parseTestReport, type TestReport } from '../env/test-report';
 import { RUN, SEP, SUBMIT, tokenId, tokenText } from '../env/vocab';
@@ -80,6 +81,12 @@ export interface FeedEpisode {
   lane: string;
   /** Versions that wrote its tokens, ascending: more than one when it adopted a new version mid-way. */
   versions: number[];
+  /**
+   * A stored version played greedily on a chosen task (behaviour at a checkpoint), not an episode
+   * of the run: the version and the task's split. Such an episode never enters the best-program
+   * table nor the count of episodes seen, and shows whatever the level filter.
+   */
+  replay?: { version: number; split: EvalSplit };
 }
 
 /** Per task, the best program found so far. */
@@ -120,7 +127,11 @@ const F_OPEN = tokenId('f(');
  * The episodes of a finished group as the feed shows them: `job` gives the task (its examples and
  * hidden tests), `group.turns` what the sandbox answered (a group without them shows programs only).
  */
-export function feedEpisodes(job: RolloutJob, group: PlayedGroup<Trajectory>, lane: string): FeedEpisode[] {
+export function feedEpisodes(
+  job: Pick<RolloutJob, 'task'>,
+  group: Pick<PlayedGroup<Trajectory>, 'jobId' | 'trajectories' | 'seqs' | 'turns'>,
+  lane: string,
+): FeedEpisode[] {
   return group.trajectories.map((tr, i) => {
     const promptEnd = tr.tokens.indexOf(SEP);
     const shown = tr.tokens.slice(0, promptEnd).filter((t) => t === F_OPEN).length;
@@ -311,16 +322,17 @@ export class ProgramFeed {
   /** Adds finished episodes (one group's, in order): the feed keeps the newest, the table learns from all. */
   add(episodes: readonly FeedEpisode[]): void {
     for (const e of episodes) {
-      this.arrived += 1;
       this.entries.unshift(e);
+      if (e.replay) continue;
+      this.arrived += 1;
       this.learn(e);
     }
     this.trim();
   }
 
-  /** The episodes shown at `level`, newest first (pinned ones where they arrived). */
+  /** The episodes shown at `level` (greedy replays at any), newest first (pinned ones where they arrived). */
   list(level: LevelFilter = 'all'): FeedEpisode[] {
-    return this.entries.filter((e) => level === 'all' || e.level === level);
+    return this.entries.filter((e) => level === 'all' || e.level === level || e.replay);
   }
 
   isPinned(key: string): boolean {
