@@ -8,6 +8,10 @@
  *   npx tsx e2e/bench/strategies-node.ts [--versions 100] [--seeds 1,2]
  *     [--strategies full,frozen,adaptive,selective,gradual,auto] [--set group.field=value]...
  *
+ * Prints one JSON object last: the step times, every row, and per strategy the mean ± sd over
+ * seeds of success, ms per step and per version, and bytes per stored version (the `strategies`
+ * bench scenario reads it).
+ *
  * First, in this process, the optimiser step alone per strategy on one batch (32 rows of 64
  * tokens, `rl/synthetic.ts`), the strategies' steps interleaved round by round so that a load
  * that drifts (a shared machine) weighs on each alike: median ms per step (`--stepRounds 15`,
@@ -24,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { defaultRunConfig } from '../../src/lib/config/run-config.ts';
 import { trainerConfigOf, UPDATE_STRATEGIES, type UpdateStrategy } from '../../src/lib/rl/learner-config.ts';
 import { imitationBatch } from '../../src/lib/rl/synthetic.ts';
+import { meanSd } from '../../src/lib/run/tooluse-bench.ts';
 import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
 import type { StrategySwitch } from '../../src/lib/rl/strategy.ts';
 import { flag } from './node-kit.ts';
@@ -87,6 +92,7 @@ function run(strategy: UpdateStrategy, seed: number): LearnResult {
 }
 
 // ---- the optimiser step alone, interleaved -----------------------------------------------------
+const steps: Record<string, unknown>[] = [];
 async function stepTimes(): Promise<void> {
   const dir = path.dirname(
     createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'),
@@ -121,27 +127,43 @@ async function stepTimes(): Promise<void> {
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
   for (const a of arms) {
     const times = ms.get(a.label) ?? [];
-    console.log(
-      JSON.stringify({
-        step: a.label,
-        medianMs: Number(median(times).toFixed(1)),
-        minMs: Number(Math.min(...times).toFixed(1)),
-        tensorsTrained: `${a.trainer.trainable().length}/${a.trainer.params.size}`,
-      }),
-    );
+    const row = {
+      step: a.label,
+      medianMs: Number(median(times).toFixed(1)),
+      minMs: Number(Math.min(...times).toFixed(1)),
+      tensorsTrained: `${a.trainer.trainable().length}/${a.trainer.params.size}`,
+    };
+    steps.push(row);
+    console.log(JSON.stringify(row));
     a.trainer.dispose();
   }
 }
 if (STEP_ROUNDS > 0) await stepTimes();
 
 // ---- learn-node per strategy and seed ---------------------------------------------------------
-const rows: Record<string, unknown>[] = [];
+interface Row {
+  strategy: string;
+  seed: number;
+  versions: number;
+  episodes: number;
+  updateMsPerVersion: number;
+  msPerStep: number;
+  tensorsTrained: string;
+  bytesPerVersion: number;
+  optimizerBytes: number;
+  finalRate: number | null;
+  successTrain: number;
+  successHeldOut: number;
+  switches: string[];
+  wallSeconds: number;
+}
+const rows: Row[] = [];
 for (const seed of SEEDS)
   for (const strategy of STRATEGIES as UpdateStrategy[]) {
     const t0 = performance.now();
     const r = run(strategy, seed);
     const s = r.strategy;
-    const row = {
+    const row: Row = {
       strategy,
       seed,
       versions: r.versions,
@@ -162,7 +184,26 @@ for (const seed of SEEDS)
   }
 console.table(
   rows.map((r) => {
-    const { switches, ...rest } = r as { switches: string[] } & Record<string, unknown>;
+    const { switches, ...rest } = r;
     return { ...rest, switches: switches.length };
   }),
 );
+
+// ---- per strategy over seeds, one JSON object last ------------------------------------------
+const figure = (strategy: string, key: keyof (typeof rows)[number]) =>
+  meanSd(rows.filter((r) => r.strategy === strategy).map((r) => Number(r[key])));
+const perStrategy = Object.fromEntries(
+  STRATEGIES.map((strategy) => [
+    strategy,
+    {
+      successTrain: figure(strategy, 'successTrain'),
+      successHeldOut: figure(strategy, 'successHeldOut'),
+      msPerStep: figure(strategy, 'msPerStep'),
+      updateMsPerVersion: figure(strategy, 'updateMsPerVersion'),
+      bytesPerVersion: figure(strategy, 'bytesPerVersion'),
+      tensorsTrained: rows.find((r) => r.strategy === strategy)?.tensorsTrained ?? null,
+      switches: rows.filter((r) => r.strategy === strategy).flatMap((r) => r.switches),
+    },
+  ]),
+);
+console.log(JSON.stringify({ versions: VERSIONS, seeds: SEEDS, steps, rows, perStrategy }));
