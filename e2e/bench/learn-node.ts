@@ -418,6 +418,9 @@ console.log(
     episodes: c.generatedEpisodes,
     trainedEpisodes: c.trainedEpisodes,
     episodesPerSec: Number((c.generatedEpisodes / seconds).toFixed(2)),
+    preemptions: c.preemptions,
+    requeues: c.requeues,
+    interrupts: c.interrupts,
     // Of the training time: rollout and the rest (training time − train) and train + publish, ms per version.
     msPerVersion: {
       rollout: Math.round((seconds * 1000 - trainMs) / Math.max(1, c.trainSteps)),

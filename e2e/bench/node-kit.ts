@@ -1,8 +1,10 @@
 /** Pieces the node trainers (`learn-node.ts`, `staleness-node.ts`, …) share: flags, the backend, rollout engines, greedy play. */
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { EnvConfig } from '../../src/lib/env/config.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
@@ -108,4 +110,21 @@ export async function useBackend(name: 'wasm' | 'cpu'): Promise<void> {
   const v = (await probe.data())[0];
   probe.dispose();
   if (v !== 8) throw new Error(`${name} computed ${v} on a probe`);
+}
+
+/**
+ * Runs `e2e/bench/learn-node.ts` in a child process with `args` and returns the JSON object it
+ * prints last (as far as the caller reads it); throws with its stderr when it fails.
+ */
+export function runLearnNode<R>(args: readonly string[], label: string): R {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'learn-node.ts');
+  const out = spawnSync('npx', ['tsx', script, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (out.status !== 0) throw new Error(`learn-node ${label} failed:\n${out.stderr}`);
+  const last = out.stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{'));
+  if (!last) throw new Error(`learn-node ${label} printed no result:\n${out.stdout}`);
+  return JSON.parse(last) as R;
 }

@@ -21,17 +21,15 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { defaultRunConfig } from '../../src/lib/config/run-config.ts';
 import { trainerConfigOf, UPDATE_STRATEGIES, type UpdateStrategy } from '../../src/lib/rl/learner-config.ts';
 import { imitationBatch } from '../../src/lib/rl/synthetic.ts';
 import { meanSd } from '../../src/lib/run/tooluse-bench.ts';
 import { PolicyTrainer } from '../../src/lib/rl/trainer.ts';
 import type { StrategySwitch } from '../../src/lib/rl/strategy.ts';
-import { flag } from './node-kit.ts';
+import { flag, runLearnNode } from './node-kit.ts';
 
 const VERSIONS = Number(flag('versions', '100'));
 const STEP_ROUNDS = Number(flag('stepRounds', '15'));
@@ -62,33 +60,23 @@ interface LearnResult {
   };
 }
 
-const learnNode = path.join(path.dirname(fileURLToPath(import.meta.url)), 'learn-node.ts');
-
 function run(strategy: UpdateStrategy, seed: number): LearnResult {
-  const args = [
-    'tsx',
-    learnNode,
-    '--seed',
-    String(seed),
-    '--maxVersions',
-    String(VERSIONS),
-    '--evalEvery',
-    '0',
-    '--seconds',
-    '100000',
-    '--set',
-    `learner.strategy=${strategy}`,
-    ...sets,
-  ];
-  const out = spawnSync('npx', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (out.status !== 0) throw new Error(`learn-node ${strategy} seed ${seed} failed:\n${out.stderr}`);
-  const last = out.stdout
-    .trim()
-    .split('\n')
-    .reverse()
-    .find((l) => l.startsWith('{'));
-  if (!last) throw new Error(`learn-node ${strategy} seed ${seed} printed no result:\n${out.stdout}`);
-  return JSON.parse(last) as LearnResult;
+  return runLearnNode<LearnResult>(
+    [
+      '--seed',
+      String(seed),
+      '--maxVersions',
+      String(VERSIONS),
+      '--evalEvery',
+      '0',
+      '--seconds',
+      '100000',
+      '--set',
+      `learner.strategy=${strategy}`,
+      ...sets,
+    ],
+    `${strategy} seed ${seed}`,
+  );
 }
 
 // ---- the optimiser step alone, interleaved -----------------------------------------------------
