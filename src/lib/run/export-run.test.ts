@@ -1,7 +1,10 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import type { EvalTask } from '../env/evaluate';
 import { VOCAB_SIZE } from '../env/vocab';
 import { defaultRunConfig, runConfigToJson } from '../config/run-config';
+import type { GreedyRow } from '../export/greedy';
 import { importHfGpt2, type PolicyTensors } from '../export/hf-gpt2';
 import { readSafetensors } from '../export/safetensors';
 import { unzipFiles } from '../export/zip';
@@ -140,6 +143,57 @@ describe('exportRun', () => {
     );
     expect(splits).toEqual(new Set(['train', 'heldout', 'generalisation']));
     expect(new TextDecoder().decode(zip.get('README.md'))).toMatch(/train_trl\.py/);
+  });
+
+  it("with a player, adds the version's greedy play of the held-out and generalisation tasks and its logits", async () => {
+    const { db } = await storedRun();
+    const asked: { version: number; tasks: EvalTask[]; maxTurns: number; sequences: number }[] = [];
+    const row: GreedyRow = {
+      task_id: 'a',
+      kind: 'examples',
+      level: 'easy',
+      split: 'heldout',
+      prompt_length: 2,
+      input_ids: [1, 5, 6, 7],
+      loss_mask: [0, 0, 1, 1],
+      legal: [[6, 9], [7]],
+      programs: ['x'],
+      actions: ['submit'],
+      solved: true,
+      reward: 1.2,
+    };
+    const out = await exportRun(db, 'run-a', undefined, async (record, _base, req) => {
+      asked.push({
+        version: record.version,
+        tasks: req.tasks,
+        maxTurns: req.config.maxTurns,
+        sequences: req.sequences,
+      });
+      return {
+        rows: [row],
+        logits: {
+          backend: 'cpu',
+          policy: req.policy,
+          model: ARGS,
+          sequences: [{ ids: [1], text: '<bos>' }],
+          logits: [[[0]]],
+        },
+      };
+    });
+    expect(asked.map((a) => [a.version, a.maxTurns, a.sequences])).toEqual([
+      [4, DEFAULT_ENV_CONFIG.maxTurns, 6],
+    ]);
+    const tasks = asked[0]?.tasks ?? [];
+    expect(tasks.length).toBeGreaterThan(0);
+    expect(tasks.every((t) => t.heldOut)).toBe(true);
+    expect(tasks.some((t) => t.generalisation)).toBe(true);
+    expect(out.greedy).toBe(1);
+    const zip = await unzipFiles(out.zip);
+    expect(JSON.parse(new TextDecoder().decode(zip.get('greedy.jsonl')))).toEqual(row);
+    expect(JSON.parse(new TextDecoder().decode(zip.get('logits.json')))).toMatchObject({
+      policy: 'run-a version 4',
+    });
+    expect(new TextDecoder().decode(zip.get('README.md'))).toMatch(/greedy\.jsonl.: 1 held-out/);
   });
 
   it('refuses a policy with the copy head, saying why', async () => {

@@ -170,11 +170,13 @@ export class RunState extends RunSettingsState {
     this.exporting = runId;
     try {
       const { exportRun } = await import('../run/export-run');
-      const out = await exportRun(await this.catalog.database(), runId, version);
+      const out = await exportRun(await this.catalog.database(), runId, version, (record, base, req) =>
+        this.evaluations.greedyExport(record, base, req),
+      );
       downloadBytes(out.zip, out.fileName, 'application/zip');
       this.transfer = {
         ok: true,
-        message: `Exported ${runId} version ${out.version} as ${out.fileName}: the GPT-2 folder, ${out.tasks} tasks, ${out.trajectories} trajectories.`,
+        message: `Exported ${runId} version ${out.version} as ${out.fileName}: the GPT-2 folder, ${out.tasks} tasks, ${out.trajectories} trajectories, ${out.greedy} greedy programs.`,
       };
       return out;
     } catch (err) {
