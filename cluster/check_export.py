@@ -95,6 +95,12 @@ def check_greedy(model: Any, names: list[str], rows: list[dict], tol: float) -> 
     return {"equal": equal, "total": len(rows), "steps": steps, "ties": ties, "first_mismatch": first}
 
 
+def as_doubles(task: dict) -> dict:
+    """A row's task with its numbers as JavaScript reads them: doubles."""
+    doubles = lambda es: [{"input": float(e["input"]), "output": float(e["output"])} for e in es]  # noqa: E731
+    return {**task, **{k: doubles(task[k]) for k in ("examples", "tests", "hidden")}}
+
+
 def shown_examples(ids: list[int], task: dict, names: list[str]) -> list[dict]:
     """The examples the episode showed (and a `<run>` ran): as many as its observation holds."""
     sep = ids.index(names.index("<sep>"))
@@ -104,10 +110,12 @@ def shown_examples(ids: list[int], task: dict, names: list[str]) -> list[dict]:
 def check_trajectories(rows: list[dict], tasks: dict[str, dict], names: list[str], env: dict) -> dict:
     """Each policy turn of each stored episode scored by sandbox_reward.py: the reward the page put
     on its control token, to the bit (a `<run>` that ended the episode with its no-submit penalty).
-    Relabelled episodes (hindsight: tasks the export does not hold) are counted apart."""
-    equal, turns, relabelled, first = 0, 0, 0, None
+    A relabelled episode (hindsight) is paid on the tests its row carries; one without them (its
+    task's inputs not found) is counted apart."""
+    equal, turns, runs, relabelled, first = 0, 0, 0, 0, None
     for r in rows:
-        task = tasks.get(r["task_id"])
+        # A relabelled episode carries its task's tests (export-run.ts relabelledTask) when found.
+        task = tasks.get(r["task_id"]) or (as_doubles(r["task"]) if r.get("task") else None)
         if task is None and r["task_id"].startswith("hindsight:"):
             relabelled += 1
             continue
@@ -122,6 +130,7 @@ def check_trajectories(rows: list[dict], tasks: dict[str, dict], names: list[str
             played = owned_turns(r["input_ids"], r["loss_mask"], names)
             for j, (program, control, p) in enumerate(played):
                 turns += 1
+                runs += control == "<run>"
                 text = " ".join([*program, control])
                 got = sr.score_turn(
                     text,
@@ -148,6 +157,7 @@ def check_trajectories(rows: list[dict], tasks: dict[str, dict], names: list[str
         "equal": equal,
         "total": len(rows) - relabelled,
         "turns": turns,
+        "runs": runs,
         "relabelled": relabelled,
         "first_mismatch": first,
     }
@@ -289,8 +299,8 @@ def main() -> int:
             read_jsonl(folder / "trajectories.jsonl"), tasks, names, settings.get("env") or {}
         )
         print(
-            f"trajectories: {traj['equal']} equal of {traj['total']} ({traj['turns']} turns,"
-            f" {traj['relabelled']} relabelled left out)"
+            f"trajectories: {traj['equal']} equal of {traj['total']} ({traj['turns']} turns, {traj['runs']} of"
+            f" them runs; {traj['relabelled']} relabelled left out)"
         )
         check(
             traj["first_mismatch"] is None,

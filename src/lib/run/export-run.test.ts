@@ -2,7 +2,10 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { EvalTask } from '../env/evaluate';
-import { VOCAB_SIZE } from '../env/vocab';
+import { RELABELLED_PREFIX, type Example, type Task } from '../env/suite';
+import { builtInTasks } from '../env/task-kinds';
+import { observationTokens } from '../env/tokenizer';
+import { SEP, VOCAB_SIZE } from '../env/vocab';
 import { defaultRunConfig, runConfigToJson } from '../config/run-config';
 import type { GreedyRow } from '../export/greedy';
 import { importHfGpt2, type PolicyTensors } from '../export/hf-gpt2';
@@ -15,7 +18,7 @@ import type { Trajectory } from '../rl/trajectory';
 import { openLabDb, type LabDB } from '../storage/db';
 import { ensureRun, getVersion, listRuns, putVersion } from '../storage/weights-store';
 import { putTrajectories } from '../storage/trajectories-store';
-import { exportRun, hostPolicy, importPolicy, type PickedFile } from './export-run';
+import { exportRun, hostPolicy, importPolicy, relabelledTask, type PickedFile } from './export-run';
 
 const ARGS: ModelArgs = {
   vocabSize: VOCAB_SIZE,
@@ -200,6 +203,28 @@ describe('exportRun', () => {
     const { db } = await storedRun({ ...ARGS, pointerDim: 4 });
     await expect(exportRun(db, 'run-a')).rejects.toThrow(/copy \(pointer\) head/);
     await expect(exportRun(db, 'nope')).rejects.toThrow(/no stored run nope/);
+  });
+});
+
+describe('relabelledTask', () => {
+  it("finds a relabelled episode's inputs among the run's tasks by its observation", () => {
+    const tasks = builtInTasks('examples', 1).filter((t) => !t.heldOut);
+    const t = tasks[0] as Task;
+    const inputs = [...t.examples, ...t.hidden].map((e) => e.input);
+    const ys = inputs.map((x) => 2 * x - 1);
+    const id = `${RELABELLED_PREFIX}${ys.join(',')}`;
+    const own = (es: readonly Example[]) => es.map((e) => ({ input: e.input, output: 2 * e.input - 1 }));
+    const tokens = [...observationTokens(own(t.examples)), 5, 6, SEP];
+    expect(relabelledTask(id, tokens, tasks)).toEqual({
+      kind: 'examples',
+      examples: own(t.examples),
+      tests: [],
+      hidden: own(t.hidden),
+    });
+    // An observation no task's inputs make, and an id that is not a relabelled one.
+    const other = [...observationTokens([{ input: 77, output: 1 }]), SEP];
+    expect(relabelledTask(id, other, tasks)).toBeNull();
+    expect(relabelledTask(t.id, tokens, tasks)).toBeNull();
   });
 });
 

@@ -11,7 +11,9 @@
  * which "start from" then offers; a folder that does not fit is refused before anything is stored.
  */
 import type { GeneratedTask } from '../env/families';
-import type { Task } from '../env/suite';
+import { kindOf, RELABELLED_PREFIX, type Example, type Task, type TaskKind } from '../env/suite';
+import { observationTokens } from '../env/tokenizer';
+import { SEP, tokenId } from '../env/vocab';
 import type { EnvConfig } from '../env/config';
 import type { EvalTask } from '../env/evaluate';
 import { builtInTasks, envConfigOf, generalisationOf } from '../env/task-kinds';
@@ -120,8 +122,54 @@ export function runTasks(settings: RunConfig): (Task | GeneratedTask)[] {
   return suite ? [...suite.tasks, ...built.filter((t) => t.heldOut), ...general] : [...built, ...general];
 }
 
-/** One stored episode as a row of trajectories.jsonl. */
-export function trajectoryRow(r: Pick<TrajectoryRecord, 'seq' | 'jobId' | 'consumed'>, t: Trajectory) {
+/** The tests of a relabelled episode's task, as a trajectory row carries them (what its reward is paid on). */
+export interface RowTask {
+  kind: TaskKind;
+  examples: Example[];
+  tests: Example[];
+  hidden: Example[];
+}
+
+/**
+ * The task a relabelled (hindsight) episode played: its id holds the program's outputs at a task's
+ * inputs (shown, tests, hidden), not the inputs. Those are the inputs of the run's tasks whose
+ * relabelled observation is the episode's; null when none is, or two such tasks disagree.
+ */
+export function relabelledTask(
+  taskId: string,
+  tokens: readonly number[],
+  tasks: readonly Task[],
+): RowTask | null {
+  if (!taskId.startsWith(RELABELLED_PREFIX)) return null;
+  const ys = taskId.slice(RELABELLED_PREFIX.length).split(',').map(Number);
+  const prompt = tokens.slice(0, tokens.indexOf(SEP) + 1).join(',');
+  const shown = tokens.slice(0, tokens.indexOf(SEP)).filter((t) => t === tokenId('f(')).length;
+  const found = new Set<string>();
+  let task: RowTask | null = null;
+  for (const t of tasks) {
+    const inputs = [...t.examples, ...(t.tests ?? []), ...t.hidden];
+    if (inputs.length !== ys.length) continue;
+    let i = 0;
+    const own = (es: readonly Example[]) => es.map((e) => ({ input: e.input, output: ys[i++] as number }));
+    const made: RowTask = {
+      kind: kindOf(t),
+      examples: own(t.examples),
+      tests: own(t.tests ?? []),
+      hidden: own(t.hidden),
+    };
+    if (observationTokens(made.examples.slice(0, shown)).join(',') !== prompt) continue;
+    found.add(JSON.stringify(made));
+    task = made;
+  }
+  return found.size === 1 ? task : null;
+}
+
+/** One stored episode as a row of trajectories.jsonl; `task` the tests of a relabelled episode's task. */
+export function trajectoryRow(
+  r: Pick<TrajectoryRecord, 'seq' | 'jobId' | 'consumed'>,
+  t: Trajectory,
+  task: RowTask | null = null,
+) {
   return {
     seq: r.seq,
     job: r.jobId,
@@ -139,6 +187,7 @@ export function trajectoryRow(r: Pick<TrajectoryRecord, 'seq' | 'jobId' | 'consu
     turns: t.turns,
     solved: t.solved,
     trained: r.consumed === 1,
+    ...(task ? { task } : {}),
   };
 }
 
@@ -225,7 +274,14 @@ export async function exportRun(
   files.set('tasks.parquet', verlParquet(tasks));
   files.set(
     'trajectories.jsonl',
-    text(stored.map((r) => `${JSON.stringify(trajectoryRow(r, r.trajectory))}\n`).join('')),
+    text(
+      stored
+        .map((r) => {
+          const task = relabelledTask(r.trajectory.taskId, r.trajectory.tokens, tasks);
+          return `${JSON.stringify(trajectoryRow(r, r.trajectory, task))}\n`;
+        })
+        .join(''),
+    ),
   );
   let greedy = 0;
   if (play) {
