@@ -145,7 +145,10 @@ describe('exportRun', () => {
         .map((l) => JSON.parse(l).split),
     );
     expect(splits).toEqual(new Set(['train', 'heldout', 'generalisation']));
-    expect(new TextDecoder().decode(zip.get('README.md'))).toMatch(/train_trl\.py/);
+    const readme = new TextDecoder().decode(zip.get('README.md'));
+    expect(readme).toMatch(/train_trl\.py/);
+    expect(readme).not.toMatch(/greedy\.jsonl/); // no player, no greedy play
+    expect(out.greedy).toBe(0);
   });
 
   it("with a player, adds the version's greedy play of the held-out and generalisation tasks and its logits", async () => {

@@ -195,8 +195,17 @@ function readme(
   runId: string,
   version: number,
   settings: RunConfig,
-  counts: { tasks: number; trajectories: number; greedy: number },
+  counts: { tasks: number; trajectories: number; greedy: number | null },
 ): string {
+  const greedy =
+    counts.greedy === null
+      ? ''
+      : `- \`greedy.jsonl\`: ${counts.greedy} held-out and generalisation tasks played greedily by this version, as
+  the page's evaluator plays them: \`input_ids\` (the whole episode, run reports included),
+  \`loss_mask\`, \`legal\` (for each policy token the ids the grammar allowed; the argmax ran over
+  them), \`programs\`, \`actions\`, \`solved\`, \`reward\`. \`logits.json\`: the page's logits on the
+  longest of those episodes. \`cluster/check_export.py\` holds the folder to both.
+`;
   return `# ${runId}, version ${version}
 
 Exported from Sandbox RL Lab. Contents:
@@ -211,13 +220,9 @@ Exported from Sandbox RL Lab. Contents:
   \`reward_model\`, \`extra_info\` with the split).
 - \`trajectories.jsonl\`: ${counts.trajectories} stored episodes, one row each: \`input_ids\`, \`loss_mask\` (1 on
   the tokens the policy wrote; observations and run reports 0), \`logprobs\` (behaviour), \`versions\`
-  (the policy version that wrote each token, −1 elsewhere), \`reward\`, \`turns\`, \`task_id\`.
-- \`greedy.jsonl\`: ${counts.greedy} held-out and generalisation tasks played greedily by this version, as
-  the page's evaluator plays them: \`input_ids\` (the whole episode, run reports included),
-  \`loss_mask\`, \`legal\` (for each policy token the ids the grammar allowed; the argmax ran over
-  them), \`programs\`, \`actions\`, \`solved\`, \`reward\`. \`logits.json\`: the page's logits on the
-  longest of those episodes. \`cluster/check_export.py\` holds the folder to both.
-- \`run-config.json\`: the run's settings (task kind ${settings.task.kind}, ${settings.learner.loss}, η = ${settings.pipeline.eta}).
+  (the policy version that wrote each token, −1 elsewhere), \`token_rewards\` (the reward paid after
+  each token, on control tokens), \`reward\`, \`turns\`, \`task_id\` (a relabelled episode's tests in \`task\`).
+${greedy}- \`run-config.json\`: the run's settings (task kind ${settings.task.kind}, ${settings.learner.loss}, η = ${settings.pipeline.eta}).
 
 ## Train on with TRL
 
@@ -302,7 +307,7 @@ export async function exportRun(
       readme(runId, record.version, settings, {
         tasks: tasks.length,
         trajectories: stored.length,
-        greedy,
+        greedy: play ? greedy : null,
       }),
     ),
   );

@@ -163,7 +163,7 @@ export class RunState extends RunSettingsState {
 
   /**
    * Downloads run `runId`'s export (`run/export-run.ts`, loaded on first use): its newest version,
-   * or `version`, as a zip. A policy the exporter refuses (the copy head) says why; nothing is
+   * or `version`, as a zip, with its greedy play of the held-out tasks from the evaluation worker. A policy the exporter refuses (the copy head) says why; nothing is
    * downloaded then.
    */
   async exportRun(runId: string, version?: number): Promise<RunExport | null> {
