@@ -112,10 +112,11 @@ def check_trajectories(rows: list[dict], tasks: dict[str, dict], names: list[str
     on its control token, to the bit (a `<run>` that ended the episode with its no-submit penalty).
     A relabelled episode (hindsight) is paid on the tests its row carries; one without them (its
     task's inputs not found) is counted apart."""
-    equal, turns, runs, relabelled, first = 0, 0, 0, 0, None
+    equal, turns, runs, relabelled, carried, first = 0, 0, 0, 0, 0, None
     for r in rows:
         # A relabelled episode carries its task's tests (export-run.ts relabelledTask) when found.
         task = tasks.get(r["task_id"]) or (as_doubles(r["task"]) if r.get("task") else None)
+        carried += r["task_id"] not in tasks and task is not None
         if task is None and r["task_id"].startswith("hindsight:"):
             relabelled += 1
             continue
@@ -158,6 +159,7 @@ def check_trajectories(rows: list[dict], tasks: dict[str, dict], names: list[str
         "total": len(rows) - relabelled,
         "turns": turns,
         "runs": runs,
+        "carried": carried,
         "relabelled": relabelled,
         "first_mismatch": first,
     }
@@ -300,7 +302,8 @@ def main() -> int:
         )
         print(
             f"trajectories: {traj['equal']} equal of {traj['total']} ({traj['turns']} turns, {traj['runs']} of"
-            f" them runs; {traj['relabelled']} relabelled left out)"
+            f" them runs; {traj['carried']} relabelled paid on their rows' tests,"
+            f" {traj['relabelled']} relabelled left out)"
         )
         check(
             traj["first_mismatch"] is None,

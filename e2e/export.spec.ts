@@ -15,8 +15,11 @@ test.describe.configure({ mode: 'serial' });
 /** The Python env `cluster/setup.sh` makes (`npm run test:cluster`), or `CLUSTER_VENV`'s. */
 const python = path.join(process.env.CLUSTER_VENV ?? '.venv-cluster', 'bin', 'python');
 
-/** The page's export, unzipped into a temp folder by the first test. */
+/** The page's export, unzipped into a temp folder by the first test; removed after the file's tests. */
 let exported: string | null = null;
+test.afterAll(() => {
+  if (exported) rmSync(exported, { recursive: true, force: true });
+});
 
 const stored = (page: Page) => onLab(page, (l) => l.run.runs.map((r) => r.id).sort());
 
@@ -130,33 +133,31 @@ test("the page's export passes cluster/check_export.py (logits, greedy programs,
   test.setTimeout(300_000);
   expect(exported, 'the export test wrote no folder').not.toBeNull();
   const dir = exported as string;
-  try {
-    const r = spawnSync(python, ['cluster/check_export.py', dir], { encoding: 'utf8', timeout: 240_000 });
-    const said = `${r.stdout}\n${r.stderr}`;
-    // Its figures in the test's log: greedy tasks and trajectories equal, the logit difference.
-    console.log(r.stdout.trim().split('\n').slice(-4).join('\n'));
-    expect(r.status, said).toBe(0);
-    // Every greedy task and every stored trajectory equal.
-    const greedy = /greedy: (\d+) tasks equal of (\d+)/.exec(r.stdout);
-    expect(greedy?.[1], said).toBe(greedy?.[2]);
-    expect(Number(greedy?.[2])).toBeGreaterThan(50);
-    const traj = /trajectories: (\d+) equal of (\d+)/.exec(r.stdout);
-    expect(traj?.[1], said).toBe(traj?.[2]);
-    expect(Number(traj?.[2])).toBeGreaterThan(0);
-    // The Python reward against the page's QuickJS turns, the sandbox's hostile corpus among them.
-    const cases = path.join(dir, 'reward-cases.jsonl');
-    const made = spawnSync('npx', ['tsx', 'e2e/bench/reward-parity.ts', '--out', cases], {
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
-    expect(made.status, made.stderr).toBe(0);
-    const parity = spawnSync(python, ['cluster/check_reward.py', cases], {
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
-    expect(parity.status, `${parity.stdout}\n${parity.stderr}`).toBe(0);
-    expect(JSON.parse(parity.stdout.trim().split('\n').pop() ?? '{}')).toMatchObject({ mismatches: 0 });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const r = spawnSync(python, ['cluster/check_export.py', dir], { encoding: 'utf8', timeout: 240_000 });
+  const said = `${r.stdout}\n${r.stderr}`;
+  // Its figures in the test's log: greedy tasks and trajectories equal, the logit difference.
+  console.log(r.stdout.trim().split('\n').slice(-4).join('\n'));
+  expect(r.status, said).toBe(0);
+  // Every greedy task and every stored trajectory equal.
+  const greedy = /greedy: (\d+) tasks equal of (\d+)/.exec(r.stdout);
+  expect(greedy?.[1], said).toBe(greedy?.[2]);
+  expect(Number(greedy?.[2])).toBeGreaterThan(50);
+  const traj = /trajectories: (\d+) equal of (\d+)/.exec(r.stdout);
+  expect(traj?.[1], said).toBe(traj?.[2]);
+  expect(Number(traj?.[2])).toBeGreaterThan(0);
+  // Relabelled episodes too: each row carries its task's tests, none is left out.
+  expect(/(\d+) relabelled left out/.exec(r.stdout)?.[1], said).toBe('0');
+  // The Python reward against the page's QuickJS turns, the sandbox's hostile corpus among them.
+  const cases = path.join(dir, 'reward-cases.jsonl');
+  const made = spawnSync('npx', ['tsx', 'e2e/bench/reward-parity.ts', '--out', cases], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  expect(made.status, made.stderr).toBe(0);
+  const parity = spawnSync(python, ['cluster/check_reward.py', cases], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  expect(parity.status, `${parity.stdout}\n${parity.stderr}`).toBe(0);
+  expect(JSON.parse(parity.stdout.trim().split('\n').pop() ?? '{}')).toMatchObject({ mismatches: 0 });
 });
