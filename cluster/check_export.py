@@ -97,7 +97,10 @@ def check_greedy(model: Any, names: list[str], rows: list[dict], tol: float) -> 
 
 def as_doubles(task: dict) -> dict:
     """A row's task with its numbers as JavaScript reads them: doubles."""
-    doubles = lambda es: [{"input": float(e["input"]), "output": float(e["output"])} for e in es]  # noqa: E731
+
+    def doubles(examples: list[dict]) -> list[dict]:
+        return [{"input": float(e["input"]), "output": float(e["output"])} for e in examples]
+
     return {**task, **{k: doubles(task[k]) for k in ("examples", "tests", "hidden")}}
 
 
