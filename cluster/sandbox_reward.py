@@ -243,9 +243,11 @@ def score_turn(
     kind: str = "examples",
     weights: dict | None = None,
     max_tokens: int = MAX_TOKENS_PER_TURN,
+    final_run: bool = True,
 ) -> Turn:
     """One turn of a one-turn episode: `<submit>` is scored on `hidden`; `<run>` runs `shown` (the
-    run tests of a tool-use task) and ends the episode without a submit."""
+    run tests of a tool-use task) and ends the episode without a submit. With `final_run` False a
+    `<run>` is a turn of a longer episode that goes on: no `noSubmit` penalty."""
     w = weights or (TOOLUSE_REWARD if kind == "tooluse" else DEFAULT_REWARD)
     try:
         tokens, action = split_turn(completion)
@@ -267,7 +269,7 @@ def score_turn(
         close = js_mean([1 / (1 + abs(y - e)) for y, e in zip(outputs, expected)]) if outputs else 0.0
         total += (w["pass"] * turn.passed) / max(1, len(tests))
         total += w["closeness"] * close
-    else:
+    elif final_run:
         total += -w["noSubmit"]
     turn.reward = total
     return turn

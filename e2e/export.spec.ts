@@ -1,10 +1,25 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { readSafetensors } from '../src/lib/export/safetensors.ts';
 import { unzipFiles, zipFiles } from '../src/lib/export/zip.ts';
 import { onLab, untilLab } from './support/lab';
 import { openReady } from './support/page';
 import { openView } from './support/views';
+
+// The second test checks the first one's download with Python: in order, and only after it passed.
+test.describe.configure({ mode: 'serial' });
+
+/** The Python env `cluster/setup.sh` makes (`npm run test:cluster`), or `CLUSTER_VENV`'s. */
+const python = path.join(process.env.CLUSTER_VENV ?? '.venv-cluster', 'bin', 'python');
+
+/** The page's export, unzipped into a temp folder by the first test; removed after the file's tests. */
+let exported: string | null = null;
+test.afterAll(() => {
+  if (exported) rmSync(exported, { recursive: true, force: true });
+});
 
 const stored = (page: Page) => onLab(page, (l) => l.run.runs.map((r) => r.id).sort());
 
@@ -46,6 +61,8 @@ test('a run exports as a zip for a cluster; a GPT-2 folder imports as a start po
       'README.md',
       'config.json',
       'generation_config.json',
+      'greedy.jsonl',
+      'logits.json',
       'model.safetensors',
       'run-config.json',
       'tasks.jsonl',
@@ -64,7 +81,24 @@ test('a run exports as a zip for a cluster; a GPT-2 folder imports as a start po
   expect(Object.keys(JSON.parse(rows[0] as string) as object)).toEqual(
     expect.arrayContaining(['input_ids', 'loss_mask', 'logprobs', 'versions', 'reward', 'turns', 'task_id']),
   );
+  // The held-out and generalisation tasks played greedily, each policy token with its legal ids.
+  const greedy = new TextDecoder()
+    .decode(folder.get('greedy.jsonl'))
+    .trim()
+    .split('\n')
+    .map(
+      (l) => JSON.parse(l) as { split: string; loss_mask: number[]; legal: number[][]; programs: string[] },
+    );
+  expect(greedy.length).toBeGreaterThan(50);
+  expect(new Set(greedy.map((r) => r.split))).toEqual(new Set(['heldout', 'generalisation']));
+  for (const r of greedy) {
+    expect(r.legal).toHaveLength(r.loss_mask.filter((m) => m === 1).length);
+    expect(r.programs.length).toBeGreaterThan(0);
+  }
   await expect(page.getByTestId('run-transfer')).toHaveAttribute('data-ok', 'true');
+  await expect(page.getByTestId('run-transfer')).toContainText(`${greedy.length} greedy programs`);
+  exported = mkdtempSync(path.join(tmpdir(), 'srl-export-'));
+  for (const [name, bytes] of folder) writeFileSync(path.join(exported, name), bytes);
 
   // Refused: a config of another vocabulary, a truncated model.safetensors; the list is unchanged.
   const before = await stored(page);
@@ -89,4 +123,41 @@ test('a run exports as a zip for a cluster; a GPT-2 folder imports as a start po
   await expect(startFrom.locator('option', { hasText: `${imported}, version 0` })).toHaveCount(1);
   await startFrom.selectOption(imported);
   await expect(startFrom).toHaveValue(imported);
+});
+
+test("the page's export passes cluster/check_export.py (logits, greedy programs, every trajectory's reward); the reward matches on the hostile corpus", () => {
+  test.skip(
+    !existsSync(python),
+    `no Python env at ${python}: cluster/setup.sh makes it (npm run test:cluster), or set CLUSTER_VENV`,
+  );
+  test.setTimeout(300_000);
+  expect(exported, 'the export test wrote no folder').not.toBeNull();
+  const dir = exported as string;
+  const r = spawnSync(python, ['cluster/check_export.py', dir], { encoding: 'utf8', timeout: 240_000 });
+  const said = `${r.stdout}\n${r.stderr}`;
+  // Its figures in the test's log: greedy tasks and trajectories equal, the logit difference.
+  console.log(r.stdout.trim().split('\n').slice(-4).join('\n'));
+  expect(r.status, said).toBe(0);
+  // Every greedy task and every stored trajectory equal.
+  const greedy = /greedy: (\d+) tasks equal of (\d+)/.exec(r.stdout);
+  expect(greedy?.[1], said).toBe(greedy?.[2]);
+  expect(Number(greedy?.[2])).toBeGreaterThan(50);
+  const traj = /trajectories: (\d+) equal of (\d+)/.exec(r.stdout);
+  expect(traj?.[1], said).toBe(traj?.[2]);
+  expect(Number(traj?.[2])).toBeGreaterThan(0);
+  // Relabelled episodes too: each row carries its task's tests, none is left out.
+  expect(/(\d+) relabelled left out/.exec(r.stdout)?.[1], said).toBe('0');
+  // The Python reward against the page's QuickJS turns, the sandbox's hostile corpus among them.
+  const cases = path.join(dir, 'reward-cases.jsonl');
+  const made = spawnSync('npx', ['tsx', 'e2e/bench/reward-parity.ts', '--out', cases], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  expect(made.status, made.stderr).toBe(0);
+  const parity = spawnSync(python, ['cluster/check_reward.py', cases], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  expect(parity.status, `${parity.stdout}\n${parity.stderr}`).toBe(0);
+  expect(JSON.parse(parity.stdout.trim().split('\n').pop() ?? '{}')).toMatchObject({ mismatches: 0 });
 });

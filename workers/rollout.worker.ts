@@ -13,7 +13,13 @@ import { setupHandlers } from './rollout/setup';
 
 export type { CustomRunJoin } from './rollout/custom-env';
 export type { EngineRunInit, RolloutStats } from './rollout/engine-run';
-export type { AgentName, EvalRequest, GreedyPlayed, GreedyPlayRequest } from './rollout/evaluate';
+export type {
+  AgentName,
+  EvalRequest,
+  GreedyExportRequest,
+  GreedyPlayed,
+  GreedyPlayRequest,
+} from './rollout/evaluate';
 export { DEFAULT_ROLLOUT_BACKENDS, type RolloutInit } from './rollout/setup';
 
 const ctx = new RolloutContext();

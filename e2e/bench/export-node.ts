@@ -16,7 +16,8 @@
  * tokenizer_config.json (the model folder), logits.json (`{ backend, model, sequences: [{ ids,
  * text }], logits: [T][V] per sequence }`, our forward pass), tasks.jsonl and tasks.parquet (the
  * built-in tasks of the kind and their generalisation tasks: JSONL rows, and verl's schema;
- * `export/datasets.ts`).
+ * `export/datasets.ts`), and greedy.jsonl (the held-out and generalisation tasks played greedily
+ * as the page's evaluator plays them, with each policy token's legal ids; `export/greedy.ts`).
  */
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
@@ -35,10 +36,15 @@ import {
 } from '../../src/lib/env/tokenizer.ts';
 import { RUN, SUBMIT, tokenId } from '../../src/lib/env/vocab.ts';
 import { tasksJsonl, verlParquet } from '../../src/lib/export/datasets.ts';
+import { greedyJsonl, greedyRows, pageLogits } from '../../src/lib/export/greedy.ts';
 import { exportHfGpt2, hfGpt2Refusal, readPolicyTensors } from '../../src/lib/export/hf-gpt2.ts';
+import { envConfigOf } from '../../src/lib/env/task-kinds.ts';
+import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
+import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
+import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
 import { checkpointFromText } from '../../src/lib/policy/checkpoint-file.ts';
 import type { ModelArgs } from '../../src/lib/policy/config.ts';
-import { forward, initParams, type Params } from '../../src/lib/policy/model.ts';
+import { initParams, type Params } from '../../src/lib/policy/model.ts';
 import { paramsFromCheckpoint } from '../../src/lib/policy/weights.ts';
 import { DEFAULT_TRAINER_CONFIG } from '../../src/lib/rl/learner-config.ts';
 import { imitationBatch } from '../../src/lib/rl/synthetic.ts';
@@ -136,13 +142,19 @@ sequences.push(long.slice(0, args.contextLength));
 for (const s of sequences)
   if (s.length > args.contextLength) throw new Error(`a sequence of ${s.length} tokens exceeds the context`);
 
-const logits: number[][][] = [];
-for (const seq of sequences) {
-  const tokens = tf.tensor2d([seq], [1, seq.length], 'int32');
-  const out = forward(params, args, tokens);
-  logits.push(((await out.logits.array()) as number[][][])[0] as number[][]);
-  tf.dispose([tokens, out.logits, out.values]);
-}
+const logits = await pageLogits(params, args, sequences);
+
+// The held-out and generalisation tasks played greedily, as the page's export plays them.
+const allTasks = [...tasks, ...generalisationOf(tasks)];
+const sandbox = new CachedSandbox(await createNodeQuickJS());
+const agent = new CachedPolicyAgent('policy', params, args, { ...DEFAULT_SAMPLER, greedy: true, seed: 1 });
+const greedy = await greedyRows(
+  allTasks.filter((t) => t.heldOut),
+  agent,
+  sandbox,
+  kind === 'tooluse' ? settings.env : envConfigOf(kind),
+);
+agent.dispose();
 
 const files = exportHfGpt2(args, await readPolicyTensors(params), {
   source: 'sandbox-rl-lab',
@@ -160,18 +172,21 @@ writeFileSync(
     logits,
   }),
 );
-const allTasks = [...tasks, ...generalisationOf(tasks)];
 writeFileSync(path.join(OUT, 'tasks.jsonl'), tasksJsonl(allTasks));
+writeFileSync(path.join(OUT, 'greedy.jsonl'), greedyJsonl(greedy));
 writeFileSync(path.join(OUT, 'tasks.parquet'), verlParquet(allTasks));
 tf.dispose([...params.values()]);
+sandbox.dispose();
 console.log(
   JSON.stringify({
     out: OUT,
     policy: about,
     model: args,
     backend: tf.getBackend(),
-    files: [...files.keys(), 'logits.json', 'tasks.jsonl', 'tasks.parquet'],
+    files: [...files.keys(), 'logits.json', 'tasks.jsonl', 'tasks.parquet', 'greedy.jsonl'],
     sequences: sequences.length,
     tasks: allTasks.length,
+    greedy: greedy.length,
+    solved: greedy.filter((r) => r.solved).length,
   }),
 );

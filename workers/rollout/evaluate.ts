@@ -10,6 +10,13 @@ import {
   type EvalRow,
   type EvalTask,
 } from '../../src/lib/env/evaluate';
+import {
+  greedyRows,
+  logitSequences,
+  logitsFile,
+  type GreedyRow,
+  type LogitsFile,
+} from '../../src/lib/export/greedy';
 import { mergedWeights } from '../../src/lib/policy/lora';
 import type { Params, Weights } from '../../src/lib/policy/model';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler';
@@ -45,6 +52,16 @@ export interface GreedyPlayRequest {
 export interface GreedyPlayed {
   trajectory: Trajectory;
   turns: TurnRecord[];
+}
+
+/** An export's greedy play of the loaded policy (`export/greedy.ts`). */
+export interface GreedyExportRequest {
+  tasks: EvalTask[];
+  config?: EnvConfig;
+  /** How many of the longest episodes logits.json holds. */
+  sequences: number;
+  /** What logits.json says the policy is. */
+  policy: string;
 }
 
 /** The trained policy an evaluation plays: the last full weights loaded, and with LoRA the merge. */
@@ -155,6 +172,29 @@ export function evaluateHandlers(ctx: RolloutContext) {
         // The masks are training data only: the feed does not read them, so they do not cross.
         const trajectory = { ...recorder.trajectory(episode, 'greedy'), legal: new Uint8Array(0) };
         return { trajectory, turns: episode.turns.map((t) => ({ ...t })) };
+      } finally {
+        agent.dispose();
+      }
+    },
+
+    /**
+     * The loaded policy's greedy episodes on `tasks` as the evaluator plays them (a greedy
+     * `CachedPolicyAgent`, sampler seed 1), with each policy token's legal ids, and its logits on
+     * the longest of them: greedy.jsonl and logits.json of an export.
+     */
+    async greedyExport(req: GreedyExportRequest): Promise<{ rows: GreedyRow[]; logits: LogitsFile }> {
+      const { modelArgs } = ctx;
+      const trained = p.trained;
+      if (!trained || !modelArgs) throw new Error('no trained policy is loaded');
+      const agent = new CachedPolicyAgent('policy', trained, modelArgs, {
+        ...DEFAULT_SAMPLER,
+        greedy: true,
+        seed: 1,
+      });
+      try {
+        const rows = await greedyRows(req.tasks, agent, await ctx.getSandbox(), req.config);
+        const logits = await logitsFile(trained, modelArgs, logitSequences(rows, req.sequences), req.policy);
+        return { rows, logits };
       } finally {
         agent.dispose();
       }

@@ -43,6 +43,8 @@ async function fixture(versions: number[]) {
       milestone: true,
     });
   const loaded: number[] = [];
+  /** What each greedy export played: the version loaded, the tasks and the env. */
+  const exported: { version: number; tasks: string[]; config?: EnvConfig }[] = [];
   /** The env each evaluation played with. */
   const configs: (EnvConfig | undefined)[] = [];
   /** What each greedy play asked the worker for. */
@@ -108,6 +110,19 @@ async function fixture(versions: number[]) {
             };
             return { trajectory, turns: [] };
           },
+          greedyExport: async (req) => {
+            exported.push({ version, tasks: req.tasks.map((t) => t.id), config: req.config });
+            return {
+              rows: [],
+              logits: {
+                backend: 'cpu',
+                policy: req.policy,
+                model: DEFAULT_MODEL_ARGS,
+                sequences: [],
+                logits: [],
+              },
+            };
+          },
         },
         terminate: () => undefined,
       };
@@ -119,6 +134,7 @@ async function fixture(versions: number[]) {
   return {
     evaluations,
     loaded,
+    exported,
     configs,
     plays,
     scored,
@@ -225,6 +241,31 @@ describe('Evaluations', () => {
     f.release();
     await f.evaluations.latest({ runId: 'run-e', settings: BUILT_IN, level: 'all' });
     expect(f.made()).toBe(2);
+  });
+
+  it('plays an export greedily with the version it is given, after the evaluation in flight', async () => {
+    const f = await fixture([1, 2]);
+    f.evaluations.ask({ runId: 'run-e', settings: BUILT_IN, level: 'all', version: 1 });
+    await settle();
+    const checkpoint = {
+      format: 'sandbox-rl-lab/weights@1' as const,
+      model: DEFAULT_MODEL_ARGS,
+      params: await packParams(new Map()),
+      step: 2,
+    };
+    const env = { ...DEFAULT_ENV_CONFIG, maxTurns: 2 };
+    const done = f.evaluations.greedyExport({ checkpoint, version: 2 }, undefined, {
+      tasks: [{ id: 't1', level: 'easy', examples: [], hidden: [], heldOut: true }],
+      config: env,
+      sequences: 3,
+      policy: 'run-e v2',
+    });
+    await settle();
+    expect(f.exported).toEqual([]); // the evaluation still waits on the worker
+    f.release();
+    await expect(done).resolves.toMatchObject({ rows: [], logits: { policy: 'run-e v2' } });
+    expect(f.loaded).toEqual([1, 2]);
+    expect(f.exported).toEqual([{ version: 2, tasks: ['t1'], config: env }]);
   });
 
   it('says when a run has no stored version', async () => {

@@ -1,4 +1,4 @@
-import type { GreedyPlayed, RolloutApi } from '../../../workers/rollout.worker';
+import type { GreedyExportRequest, GreedyPlayed, RolloutApi } from '../../../workers/rollout.worker';
 import { agentFigures, type EvalRow, type EvalTask } from '../env/evaluate';
 import type { Level } from '../env/suite';
 import { builtInTasks, envConfigOf } from '../env/task-kinds';
@@ -8,7 +8,9 @@ import type { RunConfig } from '../config/run-config';
 import { runEvaluationTasks } from '../pipeline/run-tasks';
 import type { EvalPoint } from '../pipeline/types';
 import { DEFAULT_MODEL_ARGS } from '../policy/config';
-import type { LabDB } from '../storage/db';
+import type { GreedyRow, LogitsFile } from '../export/greedy';
+import type { Checkpoint } from '../policy/weights';
+import type { LabDB, WeightsRecord } from '../storage/db';
 import { getVersion, latestVersion, loraBaseOf } from '../storage/weights-store';
 import { CrashSafeWorker } from './crash-safe-worker';
 import { BUILT_IN_SEED } from './pipeline';
@@ -21,6 +23,7 @@ export interface EvaluatorHost {
     loadPolicy: Called<RolloutApi['loadPolicy']>;
     evaluate: Called<RolloutApi['evaluate']>;
     playGreedy: Called<RolloutApi['playGreedy']>;
+    greedyExport: Called<RolloutApi['greedyExport']>;
   };
   terminate(): void;
 }
@@ -145,6 +148,23 @@ export class Evaluations {
       });
       return { ...played, runId: r.runId, version: record.version, task };
     });
+  }
+
+  /**
+   * A stored version's greedy play of `req.tasks` and its logits (an export's greedy.jsonl and
+   * logits.json), in the evaluation worker after any queued evaluation.
+   */
+  greedyExport(
+    record: Pick<WeightsRecord, 'checkpoint' | 'version'>,
+    base: Checkpoint | undefined,
+    req: GreedyExportRequest,
+  ): Promise<{ rows: GreedyRow[]; logits: LogitsFile }> {
+    return this.queue.run(() =>
+      this.worker.use(async (worker) => {
+        await worker.api.loadPolicy(record.checkpoint, record.version, base);
+        return worker.api.greedyExport(req);
+      }),
+    );
   }
 
   /** Resolves when every queued evaluation is done. */

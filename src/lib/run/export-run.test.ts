@@ -1,7 +1,13 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { VOCAB_SIZE } from '../env/vocab';
+import { DEFAULT_ENV_CONFIG } from '../env/config';
+import type { EvalTask } from '../env/evaluate';
+import { RELABELLED_PREFIX, type Example, type Task } from '../env/suite';
+import { builtInTasks } from '../env/task-kinds';
+import { observationTokens } from '../env/tokenizer';
+import { SEP, VOCAB_SIZE } from '../env/vocab';
 import { defaultRunConfig, runConfigToJson } from '../config/run-config';
+import type { GreedyRow } from '../export/greedy';
 import { importHfGpt2, type PolicyTensors } from '../export/hf-gpt2';
 import { readSafetensors } from '../export/safetensors';
 import { unzipFiles } from '../export/zip';
@@ -12,7 +18,7 @@ import type { Trajectory } from '../rl/trajectory';
 import { openLabDb, type LabDB } from '../storage/db';
 import { ensureRun, getVersion, listRuns, putVersion } from '../storage/weights-store';
 import { putTrajectories } from '../storage/trajectories-store';
-import { exportRun, hostPolicy, importPolicy, type PickedFile } from './export-run';
+import { exportRun, hostPolicy, importPolicy, relabelledTask, type PickedFile } from './export-run';
 
 const ARGS: ModelArgs = {
   vocabSize: VOCAB_SIZE,
@@ -139,13 +145,89 @@ describe('exportRun', () => {
         .map((l) => JSON.parse(l).split),
     );
     expect(splits).toEqual(new Set(['train', 'heldout', 'generalisation']));
-    expect(new TextDecoder().decode(zip.get('README.md'))).toMatch(/train_trl\.py/);
+    const readme = new TextDecoder().decode(zip.get('README.md'));
+    expect(readme).toMatch(/train_trl\.py/);
+    expect(readme).not.toMatch(/greedy\.jsonl/); // no player, no greedy play
+    expect(out.greedy).toBe(0);
+  });
+
+  it("with a player, adds the version's greedy play of the held-out and generalisation tasks and its logits", async () => {
+    const { db } = await storedRun();
+    const asked: { version: number; tasks: EvalTask[]; maxTurns: number; sequences: number }[] = [];
+    const row: GreedyRow = {
+      task_id: 'a',
+      kind: 'examples',
+      level: 'easy',
+      split: 'heldout',
+      prompt_length: 2,
+      input_ids: [1, 5, 6, 7],
+      loss_mask: [0, 0, 1, 1],
+      legal: [[6, 9], [7]],
+      programs: ['x'],
+      actions: ['submit'],
+      solved: true,
+      reward: 1.2,
+    };
+    const out = await exportRun(db, 'run-a', undefined, async (record, _base, req) => {
+      asked.push({
+        version: record.version,
+        tasks: req.tasks,
+        maxTurns: req.config.maxTurns,
+        sequences: req.sequences,
+      });
+      return {
+        rows: [row],
+        logits: {
+          backend: 'cpu',
+          policy: req.policy,
+          model: ARGS,
+          sequences: [{ ids: [1], text: '<bos>' }],
+          logits: [[[0]]],
+        },
+      };
+    });
+    expect(asked.map((a) => [a.version, a.maxTurns, a.sequences])).toEqual([
+      [4, DEFAULT_ENV_CONFIG.maxTurns, 6],
+    ]);
+    const tasks = asked[0]?.tasks ?? [];
+    expect(tasks.length).toBeGreaterThan(0);
+    expect(tasks.every((t) => t.heldOut)).toBe(true);
+    expect(tasks.some((t) => t.generalisation)).toBe(true);
+    expect(out.greedy).toBe(1);
+    const zip = await unzipFiles(out.zip);
+    expect(JSON.parse(new TextDecoder().decode(zip.get('greedy.jsonl')))).toEqual(row);
+    expect(JSON.parse(new TextDecoder().decode(zip.get('logits.json')))).toMatchObject({
+      policy: 'run-a version 4',
+    });
+    expect(new TextDecoder().decode(zip.get('README.md'))).toMatch(/greedy\.jsonl.: 1 held-out/);
   });
 
   it('refuses a policy with the copy head, saying why', async () => {
     const { db } = await storedRun({ ...ARGS, pointerDim: 4 });
     await expect(exportRun(db, 'run-a')).rejects.toThrow(/copy \(pointer\) head/);
     await expect(exportRun(db, 'nope')).rejects.toThrow(/no stored run nope/);
+  });
+});
+
+describe('relabelledTask', () => {
+  it("finds a relabelled episode's inputs among the run's tasks by its observation", () => {
+    const tasks = builtInTasks('examples', 1).filter((t) => !t.heldOut);
+    const t = tasks[0] as Task;
+    const inputs = [...t.examples, ...t.hidden].map((e) => e.input);
+    const ys = inputs.map((x) => 2 * x - 1);
+    const id = `${RELABELLED_PREFIX}${ys.join(',')}`;
+    const own = (es: readonly Example[]) => es.map((e) => ({ input: e.input, output: 2 * e.input - 1 }));
+    const tokens = [...observationTokens(own(t.examples)), 5, 6, SEP];
+    expect(relabelledTask(id, tokens, tasks)).toEqual({
+      kind: 'examples',
+      examples: own(t.examples),
+      tests: [],
+      hidden: own(t.hidden),
+    });
+    // An observation no task's inputs make, and an id that is not a relabelled one.
+    const other = [...observationTokens([{ input: 77, output: 1 }]), SEP];
+    expect(relabelledTask(id, other, tasks)).toBeNull();
+    expect(relabelledTask(t.id, tokens, tasks)).toBeNull();
   });
 });
 

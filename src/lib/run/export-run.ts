@@ -5,15 +5,21 @@
  *
  * The export is one .zip whose root is the HF GPT-2 folder of the chosen version (`exportHfGpt2`:
  * what `cluster/train_trl.py` takes as its export folder), with tasks.jsonl and tasks.parquet (the run's tasks, each with its split), trajectories.jsonl (the
- * stored episodes), run-config.json and a README. The import reads a folder's files or a .zip,
+ * stored episodes), greedy.jsonl and logits.json (the version's greedy play of the held-out tasks
+ * and its logits, when a player is given), run-config.json and a README. The import reads a folder's files or a .zip,
  * checks them with `importHfGpt2` and stores the policy as a run of its own with one version (0),
  * which "start from" then offers; a folder that does not fit is refused before anything is stored.
  */
 import type { GeneratedTask } from '../env/families';
-import type { Task } from '../env/suite';
-import { builtInTasks, generalisationOf } from '../env/task-kinds';
+import { kindOf, RELABELLED_PREFIX, type Example, type Task, type TaskKind } from '../env/suite';
+import { observationTokens } from '../env/tokenizer';
+import { SEP, tokenId } from '../env/vocab';
+import type { EnvConfig } from '../env/config';
+import type { EvalTask } from '../env/evaluate';
+import { builtInTasks, envConfigOf, generalisationOf } from '../env/task-kinds';
 import { defaultRunConfig, runConfigFromJson, runConfigToJson, type RunConfig } from '../config/run-config';
 import { tasksJsonl, verlParquet } from '../export/datasets';
+import { greedyJsonl, type GreedyRow, type LogitsFile } from '../export/greedy';
 import { exportHfGpt2, importHfGpt2, type ModelFiles, type PolicyTensors } from '../export/hf-gpt2';
 import { unzipFiles, zipFiles } from '../export/zip';
 import { paramShapes } from '../policy/model';
@@ -32,7 +38,32 @@ export interface RunExport {
   files: string[];
   trajectories: number;
   tasks: number;
+  /** Tasks played greedily into greedy.jsonl (0 when no player was given). */
+  greedy: number;
 }
+
+/** How many of the longest greedy episodes logits.json holds. */
+export const LOGIT_SEQUENCES = 6;
+
+/**
+ * Plays a stored version greedily on `tasks` as the page's evaluator does (in its worker:
+ * `Evaluations.greedyExport`), returning greedy.jsonl's rows and logits.json.
+ */
+export type GreedyPlayer = (
+  record: Pick<WeightsRecord, 'checkpoint' | 'version'>,
+  base: Checkpoint | undefined,
+  req: { tasks: EvalTask[]; config: EnvConfig; sequences: number; policy: string },
+) => Promise<{ rows: GreedyRow[]; logits: LogitsFile }>;
+
+/** The tasks an export plays greedily: the run kind's built-in held-out and generalisation tasks. */
+export function greedyTasks(settings: RunConfig): EvalTask[] {
+  const built = builtInTasks(settings.task.kind, BUILT_IN_SEED);
+  return [...built.filter((t) => t.heldOut), ...generalisationOf(built)];
+}
+
+/** The env greedy play uses, as the evaluator's: a tool-use run's own, else its kind's. */
+const greedyEnv = (settings: RunConfig): EnvConfig =>
+  settings.task.kind === 'tooluse' ? settings.env : envConfigOf(settings.task.kind);
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -91,8 +122,54 @@ export function runTasks(settings: RunConfig): (Task | GeneratedTask)[] {
   return suite ? [...suite.tasks, ...built.filter((t) => t.heldOut), ...general] : [...built, ...general];
 }
 
-/** One stored episode as a row of trajectories.jsonl. */
-export function trajectoryRow(r: Pick<TrajectoryRecord, 'seq' | 'jobId' | 'consumed'>, t: Trajectory) {
+/** The tests of a relabelled episode's task, as a trajectory row carries them (what its reward is paid on). */
+export interface RowTask {
+  kind: TaskKind;
+  examples: Example[];
+  tests: Example[];
+  hidden: Example[];
+}
+
+/**
+ * The task a relabelled (hindsight) episode played: its id holds the program's outputs at a task's
+ * inputs (shown, tests, hidden), not the inputs. Those are the inputs of the run's tasks whose
+ * relabelled observation is the episode's; null when none is, or two such tasks disagree.
+ */
+export function relabelledTask(
+  taskId: string,
+  tokens: readonly number[],
+  tasks: readonly Task[],
+): RowTask | null {
+  if (!taskId.startsWith(RELABELLED_PREFIX)) return null;
+  const ys = taskId.slice(RELABELLED_PREFIX.length).split(',').map(Number);
+  const prompt = tokens.slice(0, tokens.indexOf(SEP) + 1).join(',');
+  const shown = tokens.slice(0, tokens.indexOf(SEP)).filter((t) => t === tokenId('f(')).length;
+  const found = new Set<string>();
+  let task: RowTask | null = null;
+  for (const t of tasks) {
+    const inputs = [...t.examples, ...(t.tests ?? []), ...t.hidden];
+    if (inputs.length !== ys.length) continue;
+    let i = 0;
+    const own = (es: readonly Example[]) => es.map((e) => ({ input: e.input, output: ys[i++] as number }));
+    const made: RowTask = {
+      kind: kindOf(t),
+      examples: own(t.examples),
+      tests: own(t.tests ?? []),
+      hidden: own(t.hidden),
+    };
+    if (observationTokens(made.examples.slice(0, shown)).join(',') !== prompt) continue;
+    found.add(JSON.stringify(made));
+    task = made;
+  }
+  return found.size === 1 ? task : null;
+}
+
+/** One stored episode as a row of trajectories.jsonl; `task` the tests of a relabelled episode's task. */
+export function trajectoryRow(
+  r: Pick<TrajectoryRecord, 'seq' | 'jobId' | 'consumed'>,
+  t: Trajectory,
+  task: RowTask | null = null,
+) {
   return {
     seq: r.seq,
     job: r.jobId,
@@ -110,6 +187,7 @@ export function trajectoryRow(r: Pick<TrajectoryRecord, 'seq' | 'jobId' | 'consu
     turns: t.turns,
     solved: t.solved,
     trained: r.consumed === 1,
+    ...(task ? { task } : {}),
   };
 }
 
@@ -117,8 +195,17 @@ function readme(
   runId: string,
   version: number,
   settings: RunConfig,
-  counts: { tasks: number; trajectories: number },
+  counts: { tasks: number; trajectories: number; greedy: number | null },
 ): string {
+  const greedy =
+    counts.greedy === null
+      ? ''
+      : `- \`greedy.jsonl\`: ${counts.greedy} held-out and generalisation tasks played greedily by this version, as
+  the page's evaluator plays them: \`input_ids\` (the whole episode, run reports included),
+  \`loss_mask\`, \`legal\` (for each policy token the ids the grammar allowed; the argmax ran over
+  them), \`programs\`, \`actions\`, \`solved\`, \`reward\`. \`logits.json\`: the page's logits on the
+  longest of those episodes. \`cluster/check_export.py\` holds the folder to both.
+`;
   return `# ${runId}, version ${version}
 
 Exported from Sandbox RL Lab. Contents:
@@ -133,8 +220,9 @@ Exported from Sandbox RL Lab. Contents:
   \`reward_model\`, \`extra_info\` with the split).
 - \`trajectories.jsonl\`: ${counts.trajectories} stored episodes, one row each: \`input_ids\`, \`loss_mask\` (1 on
   the tokens the policy wrote; observations and run reports 0), \`logprobs\` (behaviour), \`versions\`
-  (the policy version that wrote each token, −1 elsewhere), \`reward\`, \`turns\`, \`task_id\`.
-- \`run-config.json\`: the run's settings (task kind ${settings.task.kind}, ${settings.learner.loss}, η = ${settings.pipeline.eta}).
+  (the policy version that wrote each token, −1 elsewhere), \`token_rewards\` (the reward paid after
+  each token, on control tokens), \`reward\`, \`turns\`, \`task_id\` (a relabelled episode's tests in \`task\`).
+${greedy}- \`run-config.json\`: the run's settings (task kind ${settings.task.kind}, ${settings.learner.loss}, η = ${settings.pipeline.eta}).
 
 ## Train on with TRL
 
@@ -154,11 +242,17 @@ as \`actor_rollout_ref.model.path\`, and \`cluster/sandbox_reward.py\`'s \`compu
 }
 
 /**
- * The export of run `runId` at `version` (its newest stored when omitted). Refuses, with the
+ * The export of run `runId` at `version` (its newest stored when omitted); with `play`, its greedy
+ * programs (greedy.jsonl) and logits (logits.json) too. Refuses, with the
  * reason, a run that is not stored or not the code-writing policy, a version that is not stored,
  * and a policy GPT-2 cannot hold (the copy head, `hfGpt2Refusal`).
  */
-export async function exportRun(db: LabDB, runId: string, version?: number): Promise<RunExport> {
+export async function exportRun(
+  db: LabDB,
+  runId: string,
+  version?: number,
+  play?: GreedyPlayer,
+): Promise<RunExport> {
   const run = await db.get('runs', runId);
   if (!run) throw new Error(`no stored run ${runId}`);
   if (runKind(run) !== 'code') throw new Error(`${runId} is not a run of the code-writing policy`);
@@ -169,7 +263,8 @@ export async function exportRun(db: LabDB, runId: string, version?: number): Pro
       version === undefined ? `${runId} has no stored version` : `${runId} has no stored version ${version}`,
     );
   const settings = runConfigFromJson(run.config);
-  const policy = hostPolicy(record.checkpoint, await loraBaseOf(db, record));
+  const base = await loraBaseOf(db, record);
+  const policy = hostPolicy(record.checkpoint, base);
   const model = exportHfGpt2(record.checkpoint.model, policy, {
     source: 'sandbox-rl-lab',
     run: runId,
@@ -184,12 +279,37 @@ export async function exportRun(db: LabDB, runId: string, version?: number): Pro
   files.set('tasks.parquet', verlParquet(tasks));
   files.set(
     'trajectories.jsonl',
-    text(stored.map((r) => `${JSON.stringify(trajectoryRow(r, r.trajectory))}\n`).join('')),
+    text(
+      stored
+        .map((r) => {
+          const task = relabelledTask(r.trajectory.taskId, r.trajectory.tokens, tasks);
+          return `${JSON.stringify(trajectoryRow(r, r.trajectory, task))}\n`;
+        })
+        .join(''),
+    ),
   );
+  let greedy = 0;
+  if (play) {
+    const played = await play(record, base, {
+      tasks: greedyTasks(settings),
+      config: greedyEnv(settings),
+      sequences: LOGIT_SEQUENCES,
+      policy: `${runId} version ${record.version}`,
+    });
+    greedy = played.rows.length;
+    files.set('greedy.jsonl', text(greedyJsonl(played.rows)));
+    files.set('logits.json', text(JSON.stringify(played.logits)));
+  }
   files.set('run-config.json', text(`${JSON.stringify(runConfigToJson(settings), null, 2)}\n`));
   files.set(
     'README.md',
-    text(readme(runId, record.version, settings, { tasks: tasks.length, trajectories: stored.length })),
+    text(
+      readme(runId, record.version, settings, {
+        tasks: tasks.length,
+        trajectories: stored.length,
+        greedy: play ? greedy : null,
+      }),
+    ),
   );
   return {
     fileName: `${runId}-v${record.version}.zip`,
@@ -198,6 +318,7 @@ export async function exportRun(db: LabDB, runId: string, version?: number): Pro
     files: [...files.keys()],
     trajectories: stored.length,
     tasks: tasks.length,
+    greedy,
   };
 }
 

@@ -169,18 +169,20 @@ export class RunState extends RunSettingsState {
 
   /**
    * Downloads run `runId`'s export (`run/export-run.ts`, loaded on first use): its newest version,
-   * or `version`, as a zip. A policy the exporter refuses (the copy head) says why; nothing is
+   * or `version`, as a zip, with its greedy play of the held-out tasks from the evaluation worker. A policy the exporter refuses (the copy head) says why; nothing is
    * downloaded then.
    */
   async exportRun(runId: string, version?: number): Promise<RunExport | null> {
     this.exporting = runId;
     try {
       const { exportRun } = await import('../run/export-run');
-      const out = await exportRun(await this.catalog.database(), runId, version);
+      const out = await exportRun(await this.catalog.database(), runId, version, (record, base, req) =>
+        this.evaluations.greedyExport(record, base, req),
+      );
       downloadBytes(out.zip, out.fileName, 'application/zip');
       this.transfer = {
         ok: true,
-        message: `Exported ${runId} version ${out.version} as ${out.fileName}: the GPT-2 folder, ${out.tasks} tasks, ${out.trajectories} trajectories.`,
+        message: `Exported ${runId} version ${out.version} as ${out.fileName}: the GPT-2 folder, ${out.tasks} tasks, ${out.trajectories} trajectories, ${out.greedy} greedy programs.`,
       };
       return out;
     } catch (err) {
