@@ -80,7 +80,18 @@ test('a stored version played greedily on a held-out task shows its episode in t
   await untilLab(page, (lab) => !lab.run.running);
   const runId = (await onLab(page, (lab) => lab.run.runId)) ?? '';
   const seqs = await onLab(page, (lab) => lab.run.storedSeqs());
-  const seen = await onLab(page, (lab) => lab.feed.seen);
+  // The feed shows arrivals on a timer: the count settles once the last group's refresh has run.
+  let seen = -1;
+  await expect
+    .poll(
+      async () => {
+        const before = seen;
+        seen = await onLab(page, (lab) => lab.feed.seen);
+        return seen === before;
+      },
+      { intervals: [1_000] },
+    )
+    .toBe(true);
 
   // The control opens beside the feed, by keyboard; its choices are the run's stored versions
   // and its tasks grouped by split.
