@@ -25,7 +25,9 @@ describe('built-in bases', () => {
     for (const id of Object.keys(BUILT_IN_BASES)) {
       if (!isBuiltInBase(id)) throw new Error(id);
       const ckpt = await loadBuiltInBase(id);
-      expect(ckpt.model).toEqual(DEFAULT_MODEL_ARGS);
+      // The page's model; the copy base adds the pointer head.
+      const pointer = id === 'tooluse-revise-copy' ? { pointerDim: 16 } : {};
+      expect(ckpt.model).toEqual({ ...DEFAULT_MODEL_ARGS, ...pointer });
       const params = paramsFromCheckpoint(ckpt);
       const sum = tf.tidy(() => tf.addN([...params.values()].map((p) => p.abs().sum())).arraySync());
       expect(sum).toBeGreaterThan(0);

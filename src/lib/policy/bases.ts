@@ -19,6 +19,12 @@ export const BUILT_IN_BASES = {
       'seed 1 taught by imitation on the easy tool-use training tasks and wide made-up functions (none equal to a held-out task): a first guess through the shown example, its report, then the right program',
     url: new URL('./bases/tooluse-revise.json', import.meta.url).href,
   },
+  'tooluse-revise-copy': {
+    label: 'built-in base: revises, with a copy head (tool use; not a stock GPT-2)',
+    about:
+      'as the revising base, with the copy (pointer) head that can write a number it reads in the report: it revises more often; a policy with that head exports to no stock GPT-2',
+    url: new URL('./bases/tooluse-revise-copy.json', import.meta.url).href,
+  },
 } as const;
 
 export type BuiltInBase = keyof typeof BUILT_IN_BASES;
