@@ -12,6 +12,7 @@ declare global {
       trainer: TrainerState;
       sandbox: SandboxState;
       tasks: TasksState;
+      /** Made as the Custom env view mounts (opened, or the page idle): reading it before throws. */
       customEnv: CustomEnvState;
       run: RunState;
       /** The program feed of the run (`run.feed`). */

@@ -6,6 +6,7 @@ import {
   type RunConfig,
   type StartFrom,
 } from './run-config';
+import { SHARE_PARAM } from './share-param';
 
 /**
  * A share link (DESIGN §9): a run's settings and seed in the page's URL (`?run=…`, deflated
@@ -13,8 +14,7 @@ import {
  * browser's IndexedDB, so a link never carries it.
  */
 
-/** The URL parameter that carries shared settings. */
-export const SHARE_PARAM = 'run';
+export { SHARE_PARAM };
 
 const toBase64Url = (bytes: Uint8Array): string => {
   let binary = '';

@@ -2,7 +2,7 @@ import { RolloutBridge } from '../bridge/rollout-bridge';
 import type { EvalPoint } from '../pipeline/types';
 import { LabDbConnection, type LabDB } from '../storage/db';
 import { CODE_RUNS, RunCatalog, type Database } from './catalog';
-import { CodeRun } from './code-run';
+import { CodeRun, loadSession } from './code-run';
 import { Evaluations } from './evaluations';
 import type { PipelineSession, RunTrainer } from './session';
 
@@ -55,6 +55,8 @@ export interface RunViewHooks {
   afterStop(session: PipelineSession): Promise<void>;
   /** The run list, read again once a run has ended. */
   afterEnd(): Promise<void>;
+  /** What the view needs before a run's session is built (code it fetches apart). */
+  beforeSession?(): Promise<void>;
 }
 
 /**
@@ -72,6 +74,9 @@ export function browserCodeRuns(
   );
   // A run cannot go on without its storage: it stops, and this message stays.
   storage.onClosed((message) => void run.fail(message, true));
+  // The run's pipeline is a chunk of its own: fetched now, Train does not wait for it (a failed
+  // fetch is tried again, and said, when a run starts).
+  loadSession().catch(() => undefined);
   const catalog = new RunCatalog(CODE_RUNS, storage);
   const database = () => catalog.database();
   const run: CodeRun = new CodeRun({
@@ -81,6 +86,7 @@ export function browserCodeRuns(
     createRollout: (name, onCrash) => new RolloutBridge(name, onCrash),
     afterStop: (s) => view.afterStop(s),
     afterEnd: () => view.afterEnd(),
+    beforeSession: async () => view.beforeSession?.(),
   });
   const evaluations = new Evaluations({
     database,

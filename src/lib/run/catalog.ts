@@ -5,7 +5,6 @@ import { loadHistory, type RunHistory } from '../storage/history-store';
 import { countTrajectories, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { deleteRun, listRuns } from '../storage/weights-store';
 import { howLabel, resumable, trainsLabel } from './labels';
-import { jobSourceOf } from './pipeline';
 import { TabLocks } from './tab-locks';
 
 /** The kinds of stored runs a catalog lists: the code-writing policy's, a custom environment's. */
@@ -193,6 +192,8 @@ export async function showCodeRun(db: LabDB, runId: string): Promise<ShownRun | 
   if (!record) return null;
   const history = await loadHistory(db, runId, { pool: false });
   const settings = runConfigFromJson(record.config);
+  // Where the curriculum stood takes the run's job source: the pipeline's chunk, not the main bundle.
+  const { jobSourceOf } = await import('./pipeline');
   let curriculum: CurriculumView | null;
   try {
     curriculum = jobSourceOf(settings, record.progress).curriculum.view();

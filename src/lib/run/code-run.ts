@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors';
+import { lazyModule } from '../lazy';
 import { runConfigFromJson, validateRunConfig, type RunConfig } from '../config/run-config';
 import { replayFromRecords, resumeKeys } from '../storage/resume';
 import type { HoldControl, HoldView } from '../pipeline/hold';
@@ -9,9 +10,10 @@ import { evictionNotice } from '../storage/quota';
 import { lastKeys, listUnconsumed } from '../storage/trajectories-store';
 import { runKind } from '../storage/weights-store';
 import { settlesWithin } from './failure-signal';
-import { newRunId, runInit, type Restored } from './pipeline';
+import type { Restored } from './pipeline';
+import { newRunId, runInit } from './run-init';
 import type { RolloutFactory } from './rollout-pool';
-import { PipelineSession, type RunTrainer } from './session';
+import type { PipelineSession, RunTrainer } from './session';
 import { StartUp } from './start-up';
 import { statusOf } from './trainer-lease';
 
@@ -60,6 +62,8 @@ export interface CodeRunDeps {
    */
   afterStop?(session: PipelineSession): Promise<void>;
   afterEnd?(): Promise<void>;
+  /** What the view needs before it hears of a session (code it fetches apart: the training doctor). */
+  beforeSession?(): Promise<void>;
 }
 
 /**
@@ -76,6 +80,14 @@ const AFTER_END_MS = 5_000;
 /** What a start-up step waits on, as a Stop that gives it up names it. */
 const TRAINER = 'the trainer';
 const STORAGE = 'the storage';
+const PIPELINE = "the run's pipeline";
+
+/**
+ * The run's session and what it assembles (the pipeline, its workload, the worker pool): a chunk
+ * of its own, apart from the page's main bundle. The page fetches it as it starts
+ * (`browserCodeRuns`), so a start-up finds it loaded.
+ */
+export const loadSession = lazyModule(() => import('./session'));
 
 /**
  * One code run's life: it takes the trainer, starts (new, or resumed from its newest stored
@@ -277,7 +289,7 @@ export class CodeRun {
         Promise.all([listUnconsumed(db, resumeId), lastKeys(db, resumeId), loadHistory(db, resumeId)]),
       );
       this.emit({ kind: 'resumed', runId: resumeId, history: past });
-      session = this.build(resumeId, settings, {
+      session = this.build(await this.sessionClass(su), resumeId, settings, {
         version: point.version,
         ...resumeKeys(point.run.progress, unconsumed, last),
         ...replayFromRecords(unconsumed),
@@ -294,7 +306,7 @@ export class CodeRun {
       const runId = (this.deps.newRunId ?? (() => newRunId()))();
       void this.deps.hold(runId, done);
       await su.step(TRAINER, api.resetPolicy(settings));
-      session = this.build(runId, settings, null); // from here on, a failure stops it
+      session = this.build(await this.sessionClass(su), runId, settings, null); // from here on, a failure stops it
       this.first = 0;
       this.writer = this.historyWriter(db, runId, 0, 0);
       await su.step(TRAINER, api.startRun(session.runInit, session.progress()));
@@ -303,8 +315,19 @@ export class CodeRun {
     await su.step('the rollout workers', session.start()); // a session stopped meanwhile starts no worker
   }
 
-  private build(runId: string, settings: RunConfig, restored: Restored | null): PipelineSession {
-    const session = new PipelineSession(
+  /** The session's code, and what the view needs before it hears of one (both fetched as the page starts). */
+  private async sessionClass(su: StartUp): Promise<typeof PipelineSession> {
+    const [code] = await su.step(PIPELINE, Promise.all([loadSession(), this.deps.beforeSession?.()]));
+    return code.PipelineSession;
+  }
+
+  private build(
+    Session: typeof PipelineSession,
+    runId: string,
+    settings: RunConfig,
+    restored: Restored | null,
+  ): PipelineSession {
+    const session = new Session(
       runId,
       settings,
       this.deps.trainer,

@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors';
+import { lazyModule } from '../lazy';
 import type { CustomEnvSpec } from '../custom/env';
 import type { PipelineCounters } from '../pipeline/controller';
 import type { TimelineEvent } from '../pipeline/events';
@@ -8,13 +9,8 @@ import { settlesWithin } from './failure-signal';
 import type { ResumeStart } from './custom-catalog';
 import type { CustomTrainerApi } from './custom-ports';
 import type { LeasedTrainer } from './trainer-lease';
-import {
-  CustomSession,
-  STOPPED_EARLY,
-  STOPPED_NOW,
-  type SessionDeps,
-  type SessionHooks,
-} from './custom-session';
+import type { CustomSession, SessionDeps, SessionHooks } from './custom-session';
+import { STOPPED_EARLY, STOPPED_NOW } from './custom-stop';
 
 /** Returns of the random, untrained and trained policies on a custom environment. */
 export interface CustomEnvReport {
@@ -83,6 +79,13 @@ export interface CustomRunDeps extends SessionDeps {
 
 /** How long a trainer has to answer after "Stop now" before it is taken to hang and restarted, ms. */
 const TRAINER_ANSWER_MS = 2_000;
+
+/**
+ * A training's session and what it assembles (the pipeline, the environment's workload, the
+ * rollout workers): a chunk of its own, apart from the page's main bundle. The page fetches it as
+ * it starts (`CustomEnvState`), so Train finds it loaded.
+ */
+export const loadCustomSession = lazyModule(() => import('./custom-session'));
 
 /**
  * Custom-environment trainings, one at a time, through the same asynchronous pipeline as the
@@ -167,9 +170,9 @@ export class CustomRun {
     const runId = requested.kind === 'resume' ? requested.runId : this.deps.newRunId();
     let release = (): void => undefined;
     const trained = new Promise<void>((resolve) => (release = resolve));
-    const start = await this.acquire(requested, runId, trained, release);
-    if (!start) return;
-    const session = await this.begin(runId, start, release);
+    const acquired = await this.acquire(requested, runId, trained, release);
+    if (!acquired) return;
+    const session = await this.begin(runId, acquired.start, acquired.Session, release);
     if (!session) return;
     try {
       await session.run();
@@ -212,14 +215,15 @@ export class CustomRun {
 
   /**
    * Step 1: the training's lock (held until `trained` settles: another tab's table says it trains
-   * elsewhere, and cannot resume it too), a resume as stored now, and valid settings. Null: given up.
+   * elsewhere, and cannot resume it too), a resume as stored now, valid settings, and the session's
+   * code (`loadCustomSession`). Null: given up.
    */
   private async acquire(
     requested: CustomStart,
     runId: string,
     trained: Promise<void>,
     release: () => void,
-  ): Promise<CustomStart | null> {
+  ): Promise<{ start: CustomStart; Session: typeof CustomSession } | null> {
     const { catalog } = this.deps;
     if (!(await catalog.hold(runId, trained))) {
       await this.abandon(release, 'another tab of this page is training it now: it cannot be resumed here');
@@ -245,15 +249,27 @@ export class CustomRun {
       );
       return null;
     }
+    let Session: typeof CustomSession;
+    try {
+      Session = (await loadCustomSession()).CustomSession;
+    } catch (err) {
+      await this.abandon(release, `the training could not be set up: ${errorMessage(err)}`);
+      return null;
+    }
     if (this.#state === 'stopping') {
       await this.abandon(release, null, STOPPED_EARLY);
       return null;
     }
-    return start;
+    return { start, Session };
   }
 
   /** Step 2: the view is cleared, and the training's workers start. Null: they could not. */
-  private async begin(runId: string, start: CustomStart, release: () => void): Promise<CustomSession | null> {
+  private async begin(
+    runId: string,
+    start: CustomStart,
+    Session: typeof CustomSession,
+    release: () => void,
+  ): Promise<CustomSession | null> {
     if (start.kind === 'resume') {
       // From here on it is this page's: Delete refuses it, and its end restores what a resume
       // that trained nothing must leave.
@@ -285,7 +301,7 @@ export class CustomRun {
       stored: () => void this.deps.refresh().catch(() => undefined),
     };
     try {
-      this.#session = new CustomSession(runId, start, this.deps, hooks);
+      this.#session = new Session(runId, start, this.deps, hooks);
     } catch (err) {
       await this.abandon(release, `the rollout workers could not start: ${errorMessage(err)}`);
       return null;

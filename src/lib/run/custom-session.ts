@@ -26,15 +26,14 @@ import type { CustomRunEvent, CustomStart, CustomTrainerPort } from './custom-ru
 import { assemblePipeline } from './pipeline';
 import { rolloutPool, type PooledRollout, type RolloutHost } from './rollout-pool';
 import type { RunProgress } from '../pipeline/types';
+import { STOPPED_EARLY, STOPPED_NOW } from './custom-stop';
+
+export { STOPPED_EARLY, STOPPED_NOW };
 
 /** What a setup step gives when Stop came first. */
 const STOPPED = Symbol('stopped');
-/** What "Stop now" rejects the training's waits with (not a failure: the user ended it). */
-export const STOPPED_NOW = new Error('stopped at once');
 /** How long the end of a training waits for the trainer to finish what it was storing, ms. */
 const SETTLE_WAIT_MS = 2_000;
-/** The notice of a training stopped before its first update. */
-export const STOPPED_EARLY = 'Stopped before the first update: nothing was trained.';
 
 const B = CUSTOM_BASELINE_EPISODES;
 const M = CUSTOM_MEASURE_EPISODES;

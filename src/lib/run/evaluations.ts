@@ -13,7 +13,7 @@ import type { Checkpoint } from '../policy/weights';
 import type { LabDB, WeightsRecord } from '../storage/db';
 import { getVersion, latestVersion, loraBaseOf } from '../storage/weights-store';
 import { CrashSafeWorker } from './crash-safe-worker';
-import { BUILT_IN_SEED } from './pipeline';
+import { BUILT_IN_SEED } from '../env/suite-entries';
 import type { Called } from './rollout-pool';
 
 /** The evaluation worker as the evaluations drive it (the page's `RolloutBridge`; a fake in tests). */

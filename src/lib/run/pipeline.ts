@@ -1,10 +1,9 @@
-import type { PipelineRunInit } from '../../../workers/trainer.worker';
 import type { GeneratedTask } from '../env/families';
 import { builtInTasks } from '../env/task-kinds';
 import { CodeJobSource, pipelineConfigOf } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
 import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../custom/workload';
-import { runConfigToJson, type RunConfig } from '../config/run-config';
+import type { RunConfig } from '../config/run-config';
 import { runHeldOutTasks, runTrainingTasks } from '../pipeline/run-tasks';
 import type { Lane } from '../pipeline/events';
 import type {
@@ -38,22 +37,7 @@ export interface Restored {
   hindsight: HindsightSnapshot | null;
 }
 
-/** A new run's id: its kind ('run' for the code-writing policy, 'custom'), then its start time, readable and sortable. */
-export function newRunId(at = new Date(), prefix: 'run' | 'custom' = 'run'): string {
-  return `${prefix}-${at.toISOString().replace(/[:.]/g, '-')}`;
-}
-
-/** How the trainer stores a run: its id, its settings as JSON, and retention. */
-export function runInit(runId: string, s: RunConfig): PipelineRunInit {
-  return {
-    runId,
-    name: runId,
-    config: runConfigToJson(s),
-    keepVersions: s.storage.keepVersions,
-    milestoneEvery: s.storage.milestoneEvery,
-    keepConsumed: s.storage.keepConsumed,
-  };
-}
+export { newRunId, runInit } from './run-init';
 
 /** The job source of a run with `settings`, where its saved `progress` left it (a resume, a Show). */
 export function jobSourceOf(

@@ -1,6 +1,7 @@
 import type { WebContainer } from '@webcontainer/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebContainerHost, WebContainerSandbox, type WebContainerStatus } from './webcontainer';
+import { WebContainerHost, type WebContainerStatus } from './webcontainer';
+import { WebContainerSandbox } from './webcontainer-sandbox';
 
 const g = globalThis as { crossOriginIsolated?: boolean };
 afterEach(() => {

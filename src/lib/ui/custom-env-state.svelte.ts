@@ -10,12 +10,13 @@ import { CUSTOM_RUNS, RunCatalog } from '../run/catalog';
 import { customRunStore, customTrainings, resumeStartOf, type CustomTraining } from '../run/custom-catalog';
 import {
   CustomRun,
+  loadCustomSession,
   type CustomEnvReport,
   type CustomRunEvent,
   type CustomRunState,
   type CustomTrainerPort,
 } from '../run/custom-run';
-import { newRunId } from '../run/pipeline';
+import { newRunId } from '../run/run-init';
 import { count } from '../plural';
 import { DRAFTS } from './draft';
 
@@ -81,6 +82,9 @@ export class CustomEnvState {
     private readonly trainer: CustomTrainerPort,
     storage: PageStorage,
   ) {
+    // A training's session is a chunk of its own: fetched now, Train does not wait for it (a failed
+    // fetch is tried again, and said, when a training starts).
+    loadCustomSession().catch(() => undefined);
     this.catalog = new RunCatalog(CUSTOM_RUNS, storage);
     // A training cannot go on without its storage: it stops, saying why.
     storage.onClosed((message) => {

@@ -1,9 +1,7 @@
 import { errorMessage } from '../errors';
 import type { TaskSuite } from '../env/suite';
-import { settingsFromShare } from '../config/share-link';
 import { defaultRunConfig, type RunConfig } from '../config/run-config';
 import { machineCores } from '../run/dashboard';
-import { copied, shareLinkFor } from '../run/share';
 
 /**
  * The run panel's settings as the page edits them: the suite chosen (followed as it is edited),
@@ -47,6 +45,8 @@ export class RunSettingsState {
   async applyShareLink(param: string | null): Promise<void> {
     if (param === null) return;
     try {
+      // Reading a link is a chunk of its own, fetched only for a page opened from one.
+      const { settingsFromShare } = await import('../config/share-link');
       this.settings = await settingsFromShare(param);
       this.tasksFollowSaved = false;
       this.notify(`Settings from the share link (seed ${this.settings.seed}).`);
@@ -59,8 +59,11 @@ export class RunSettingsState {
   async makeShareLink(base: string): Promise<string | null> {
     const settings = $state.snapshot(this.settings) as RunConfig;
     let link: string;
+    let share: typeof import('../run/share');
     try {
-      link = await shareLinkFor(base, settings);
+      // Making a link is a chunk of its own, fetched on the first press.
+      share = await import('../run/share');
+      link = await share.shareLinkFor(base, settings);
     } catch (err) {
       this.shareLink = null;
       this.error = `no share link: ${errorMessage(err)}`;
@@ -70,7 +73,7 @@ export class RunSettingsState {
     if (JSON.stringify($state.snapshot(this.settings)) !== JSON.stringify(settings)) return null;
     if (this.error?.startsWith('no share link:')) this.error = null; // an earlier run's error stays
     this.shareLink = link;
-    this.shareLinkCopied = await copied(link);
+    this.shareLinkCopied = await share.copied(link);
     return link;
   }
 }

@@ -38,7 +38,8 @@ import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run
 import type { PipelineSession } from '../run/session';
 import type { Finding } from '../stats/doctor';
 import type { FindingRecord } from '../stats/doctor-tracker';
-import { TrainingDoctor } from '../stats/training-doctor';
+import type { TrainingDoctor } from '../stats/training-doctor';
+import { lazyModule } from '../lazy';
 import { downloadBytes } from '../view/download';
 import { appended } from '../view/thin';
 import type { PickedFile, RunExport } from '../run/export-run';
@@ -81,6 +82,9 @@ export { BUILT_IN_BASES } from '../policy/bases';
 export { EVENTS_KEPT, POINTS_KEPT } from '../storage/history-store';
 export { modelParameterCount, retentionSchedule, versionStorage } from '../storage/retention';
 export { raceEtas, RACE_SAMPLES, SWEEP_ETAS, SWEEP_LOSSES, SWEEP_SAMPLES };
+
+/** The training doctor (`stats/training-doctor`): a chunk of its own, apart from the page's main bundle. */
+const loadDoctor = lazyModule(() => import('../stats/training-doctor'));
 
 /**
  * The run panel's view of code runs: what it shows of the run in progress (a `CodeRun`), of a
@@ -142,6 +146,8 @@ export class RunState extends RunSettingsState {
   private runsRead = 0;
   /** The doctor of the running run (null between runs), and what ties it to the session's played groups. */
   private doctor: { runId: string; doctor: TrainingDoctor } | null = null;
+  /** The doctor's code, once fetched: a run's start-up waits for it (`beforeSession`). */
+  private doctorCode: typeof import('../stats/training-doctor') | null = null;
   private unfollowDoctor: (() => void) | null = null;
 
   /** `storage`: the page's one connection (`PageStorage`), shared with the other panels. */
@@ -152,7 +158,12 @@ export class RunState extends RunSettingsState {
       scored: (runId, point) => this.scored(runId, point),
       afterStop: (s) => this.tick(s), // the final figures, after the last step
       afterEnd: () => this.refreshRuns(), // the list has the run's newest version before a Stop resolves
+      beforeSession: async () => {
+        this.doctorCode = await loadDoctor(); // what followDoctor makes the run's doctor with
+      },
     });
+    // The training doctor is a chunk of its own: fetched now, a run does not wait for it.
+    loadDoctor().catch(() => undefined);
     [this.catalog, this.run, this.evaluations] = [made.catalog, made.run, made.evaluations];
     this.run.subscribe((e) => this.heard(e));
     this.hold = new HoldState(this.run);
@@ -331,8 +342,10 @@ export class RunState extends RunSettingsState {
    * another run starts a new one; it reads every group played and the series so far.
    */
   private followDoctor(session: PipelineSession): void {
+    const code = this.doctorCode;
+    if (!code) return; // (not so: a session is built once its code is here, `beforeSession`)
     if (this.doctor?.runId !== session.runId)
-      this.doctor = { runId: session.runId, doctor: new TrainingDoctor(session.settings) };
+      this.doctor = { runId: session.runId, doctor: new code.TrainingDoctor(session.settings) };
     const doctor = this.doctor.doctor;
     this.unfollowDoctor = session.onPlayed((_job, group) => doctor.played(group));
     this.diagnose();
@@ -367,7 +380,10 @@ export class RunState extends RunSettingsState {
   /** Shows a stored run's history (charts, newest timeline events) without running it. */
   async view(runId: string): Promise<RunHistory | null> {
     if (this.running || this.comparing) return null;
-    const shown = await showCodeRun(await this.catalog.database(), runId);
+    const [shown, { TrainingDoctor }] = await Promise.all([
+      this.catalog.database().then((db) => showCodeRun(db, runId)),
+      loadDoctor(),
+    ]);
     if (!shown) {
       this.error = `no stored run ${runId}`;
       return null;

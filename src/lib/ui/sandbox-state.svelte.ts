@@ -6,7 +6,6 @@ import type { JsonValue, SandboxKind, SandboxRequest, SandboxResult } from '../s
 import {
   WEBCONTAINER_BOOT_TIMEOUT_MS,
   WebContainerHost,
-  WebContainerSandbox,
   type WebContainerStatus,
 } from '../sandbox/webcontainer';
 import { DRAFTS } from './draft';
@@ -81,11 +80,18 @@ export class SandboxState {
   /** Boots the page's WebContainer in the background; QuickJS serves runs meanwhile. */
   async bootWebContainer(timeoutMs = WEBCONTAINER_BOOT_TIMEOUT_MS): Promise<void> {
     const container = await this.host.boot(timeoutMs);
-    if (container) {
-      const sandbox = new WebContainerSandbox(container);
-      this.attachedRun = (req) => sandbox.run(req);
-      await this.bridge.attachWebContainer(this.attachedRun);
+    if (!container) return;
+    // What runs programs in it is a chunk of its own, fetched once the container is up.
+    let code: typeof import('../sandbox/webcontainer-sandbox');
+    try {
+      code = await import('../sandbox/webcontainer-sandbox');
+    } catch (err) {
+      this.webcontainer = { state: 'unavailable', reason: `its runner did not load: ${errorMessage(err)}` };
+      return;
     }
+    const sandbox = new code.WebContainerSandbox(container);
+    this.attachedRun = (req) => sandbox.run(req);
+    await this.bridge.attachWebContainer(this.attachedRun);
   }
 
   private pick(): { kind: SandboxKind; notice: string | null } {
