@@ -38,7 +38,7 @@ import { RUN, SUBMIT, tokenId } from '../../src/lib/env/vocab.ts';
 import { tasksJsonl, verlParquet } from '../../src/lib/export/datasets.ts';
 import { greedyJsonl, greedyRows, pageLogits } from '../../src/lib/export/greedy.ts';
 import { exportHfGpt2, hfGpt2Refusal, readPolicyTensors } from '../../src/lib/export/hf-gpt2.ts';
-import { envConfigOf } from '../../src/lib/env/task-kinds.ts';
+import { playEnvOf } from '../../src/lib/env/task-kinds.ts';
 import { CachedPolicyAgent, DEFAULT_SAMPLER } from '../../src/lib/policy/sampler.ts';
 import { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import { createNodeQuickJS } from '../../src/lib/sandbox/quickjs-node.ts';
@@ -152,7 +152,7 @@ const greedy = await greedyRows(
   allTasks.filter((t) => t.heldOut),
   agent,
   sandbox,
-  kind === 'tooluse' ? settings.env : envConfigOf(kind),
+  playEnvOf(settings),
 );
 agent.dispose();
 

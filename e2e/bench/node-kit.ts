@@ -1,10 +1,8 @@
 /** Pieces the node trainers (`learn-node.ts`, `staleness-node.ts`, …) share: flags, the backend, rollout engines, greedy play. */
 import * as tf from '@tensorflow/tfjs';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { EnvConfig } from '../../src/lib/env/config.ts';
 import type { Episode } from '../../src/lib/env/episode.ts';
 import { runEpisodes } from '../../src/lib/env/evaluate.ts';
@@ -15,6 +13,7 @@ import type { ModelArgs } from '../../src/lib/policy/config.ts';
 import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
 import type { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import type { Sandbox } from '../../src/lib/sandbox/types.ts';
+import { runNodeScript } from './node-scenario.ts';
 import { overridesFromSets, withOverrides, type RunConfig } from '../../src/lib/config/run-config.ts';
 
 const argv = process.argv.slice(2);
@@ -112,19 +111,7 @@ export async function useBackend(name: 'wasm' | 'cpu'): Promise<void> {
   if (v !== 8) throw new Error(`${name} computed ${v} on a probe`);
 }
 
-/**
- * Runs `e2e/bench/learn-node.ts` in a child process with `args` and returns the JSON object it
- * prints last (as far as the caller reads it); throws with its stderr when it fails.
- */
+/** Runs `e2e/bench/learn-node.ts` with `args` and returns the JSON object it prints last (as far as the caller reads it). */
 export function runLearnNode<R>(args: readonly string[], label: string): R {
-  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'learn-node.ts');
-  const out = spawnSync('npx', ['tsx', script, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (out.status !== 0) throw new Error(`learn-node ${label} failed:\n${out.stderr}`);
-  const last = out.stdout
-    .trim()
-    .split('\n')
-    .reverse()
-    .find((l) => l.startsWith('{'));
-  if (!last) throw new Error(`learn-node ${label} printed no result:\n${out.stdout}`);
-  return JSON.parse(last) as R;
+  return runNodeScript('learn-node.ts', args, `learn-node ${label}`) as R;
 }

@@ -13,6 +13,30 @@ export function setsOf(config: object, prefix = ''): string[] {
 }
 
 /**
+ * Runs a node script (a path, or a file name in `e2e/bench/`) with `args` in a child process, its
+ * stderr shown as it comes, and returns the JSON object it prints last; throws naming `label`
+ * when it fails or prints none.
+ */
+export function runNodeScript(script: string, args: readonly string[], label: string): unknown {
+  const file = path.isAbsolute(script)
+    ? script
+    : path.join(path.dirname(fileURLToPath(import.meta.url)), script);
+  const out = spawnSync('npx', ['tsx', file, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 1 << 26,
+  });
+  const last = out.stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{'));
+  if (out.status !== 0 || !last)
+    throw new Error(`${label} failed (exit ${out.status}): ${(last ?? out.stdout).slice(-300)}`);
+  return JSON.parse(last) as unknown;
+}
+
+/**
  * A bench scenario that runs a node script of `e2e/bench/` (the page's pipeline and trainer in
  * node: a page run per arm would take many minutes each), passes it the scenario's `options` and
  * the bench's `--set` fields, and reports the JSON object it prints last under `key`.
@@ -26,7 +50,6 @@ export function nodeScenario(s: {
   options: readonly string[];
   key: string;
 }): Scenario {
-  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), s.script);
   return {
     name: s.name,
     description: s.description,
@@ -34,16 +57,8 @@ export function nodeScenario(s: {
       const passed = s.options.flatMap((k) =>
         options[k]?.[0] !== undefined ? [`--${k}`, options[k][0]] : [],
       );
-      log(`npx tsx ${script} ${passed.join(' ')}`);
-      const out = spawnSync('npx', ['tsx', script, ...passed, ...setsOf(config)], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-        maxBuffer: 1 << 26,
-      });
-      const last = out.stdout.trim().split('\n').at(-1) ?? '';
-      if (out.status !== 0 || !last.startsWith('{'))
-        throw new Error(`${s.script} failed (${out.status}): ${last.slice(0, 200)}`);
-      return { [s.key]: JSON.parse(last) as unknown };
+      log(`npx tsx e2e/bench/${s.script} ${passed.join(' ')}`);
+      return { [s.key]: runNodeScript(s.script, [...passed, ...setsOf(config)], s.script) };
     },
   };
 }

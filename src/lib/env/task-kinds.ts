@@ -23,3 +23,8 @@ export function generalisationOf(tasks: readonly GeneratedTask[]): GeneratedTask
 export function envConfigOf(kind: TaskKind): EnvConfig {
   return kind === 'tooluse' ? TOOLUSE_ENV_CONFIG : DEFAULT_ENV_CONFIG;
 }
+
+/** The env a run's greedy play uses, as its evaluator's: a tool-use run's own, else its kind's. */
+export function playEnvOf(s: { task: { kind: TaskKind }; env: EnvConfig }): EnvConfig {
+  return s.task.kind === 'tooluse' ? s.env : envConfigOf(s.task.kind);
+}

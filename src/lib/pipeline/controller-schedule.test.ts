@@ -3,22 +3,28 @@ import { Pipeline } from './controller';
 import { FakeSource, FakeTrainer, FakeWorker, configOf } from './controller.fakes';
 import type { ScheduleKind } from '../config/run-config';
 
-/** A source whose n-th task expects the n-th of `rewards` (its learning value falls with n). */
+/**
+ * A source whose n-th task expects the n-th of `rewards`; its learning value falls with n, or
+ * rises with it when `rising` (so that value order and arrival order disagree).
+ */
 class RewardSource extends FakeSource {
-  constructor(private readonly rewards: readonly number[]) {
+  constructor(
+    private readonly rewards: readonly number[],
+    private readonly rising = false,
+  ) {
     super();
   }
   override nextTask() {
     const t = super.nextTask();
-    return { ...t, expectedReward: this.rewards[this.n - 1] ?? 0 };
+    return { ...t, expectedReward: this.rewards[this.n - 1] ?? 0, ...(this.rising ? { value: this.n } : {}) };
   }
 }
 
 /** The job ids a fresh worker starts, in order, after w0 died with its two jobs (ids 0 and 1). */
-function restartOrder(schedule?: ScheduleKind): number[] {
+function restartOrder(schedule?: ScheduleKind, rising = false): number[] {
   const p = new Pipeline(
     configOf({ eta: 4, preemptAfterMs: 60_000, ...(schedule ? { schedule } : {}) }),
-    new RewardSource([0.1, 0.9, 0.5, 0.3]),
+    new RewardSource([0.1, 0.9, 0.5, 0.3], rising),
     new FakeTrainer(),
     'run',
   );
@@ -41,6 +47,9 @@ describe('Pipeline scheduling', () => {
     expect(restartOrder('learning-value')).toEqual([0, 1]); // the fake's values fall with the id
     expect(restartOrder(undefined)).toEqual([0, 1]);
     expect(restartOrder('fifo')).toEqual([0, 1]); // requeued together: by id
+    // Values rising with the id: learning value puts job 1 first, FIFO still job 0.
+    expect(restartOrder('learning-value', true)).toEqual([1, 0]);
+    expect(restartOrder('fifo', true)).toEqual([0, 1]);
   });
 
   it('a job keeps its expected reward through a requeue', () => {

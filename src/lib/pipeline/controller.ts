@@ -18,7 +18,7 @@ import {
 import { HoldControl } from './hold';
 import { ReplayFeed } from './replay-feed';
 import { jobOrder, preemptionVictim, WaitingQueue } from './scheduler';
-import { SlotBoard, slotCounts, type SlotState, type SlotStretch, type SlotView } from './slots';
+import { SlotBoard, type SlotState, type SlotStretch, type SlotView } from './slots';
 import { admissionCapacity, slotsHeldByEta } from './staleness';
 import { TrainerLink, type TrainerLinkHost } from './trainer-link';
 import type { Trajectory } from '../rl/trajectory';
@@ -176,7 +176,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
 
   /** Live slots per state. */
   get slotCounts(): Record<SlotState, number> {
-    return slotCounts(this.slotBoard.views(0));
+    return this.slotBoard.counts();
   }
 
   /** Fraction of wall time since start the trainer spent computing. */

@@ -32,11 +32,19 @@ export function runTrainingTasks(
   s: Pick<TaskConfig, 'suite' | 'level'> & Partial<Pick<TaskConfig, 'wide'>>,
   builtIn: readonly GeneratedTask[],
 ): Task[] {
-  const builtInTraining = builtIn.filter((t) => !t.heldOut);
-  const toolUse = builtIn.some((t) => t.kind === 'tooluse');
-  const wide = !s.suite && s.wide && toolUse ? wideToolUseTasks(runHeldOutTasks(builtIn), [...LEVELS]) : [];
-  const pool = s.suite ? s.suite.tasks : [...builtInTraining, ...wide];
+  const pool = s.suite
+    ? s.suite.tasks
+    : [...builtIn.filter((t) => !t.heldOut), ...wideTrainingTasks(s, builtIn)];
   return pool.filter((t) => !s.level || t.level === s.level).map(plain);
+}
+
+/** The wide families' functions a tool-use run trains on beside the built-in tasks (`task.wide`); none otherwise. */
+export function wideTrainingTasks(
+  s: Pick<TaskConfig, 'suite'> & Partial<Pick<TaskConfig, 'wide'>>,
+  builtIn: readonly GeneratedTask[],
+): GeneratedTask[] {
+  const toolUse = builtIn.some((t) => t.kind === 'tooluse');
+  return !s.suite && s.wide && toolUse ? wideToolUseTasks(runHeldOutTasks(builtIn), [...LEVELS]) : [];
 }
 
 /**

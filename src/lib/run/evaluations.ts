@@ -1,7 +1,7 @@
 import type { GreedyExportRequest, GreedyPlayed, RolloutApi } from '../../../workers/rollout.worker';
 import { agentFigures, type EvalRow, type EvalTask } from '../env/evaluate';
 import type { Level } from '../env/suite';
-import { builtInTasks, envConfigOf } from '../env/task-kinds';
+import { builtInTasks, playEnvOf } from '../env/task-kinds';
 import { errorMessage } from '../errors';
 import { CoalescingQueue } from '../pipeline/coalescing-queue';
 import type { RunConfig } from '../config/run-config';
@@ -135,7 +135,6 @@ export class Evaluations {
       const record = await getVersion(db, r.runId, r.version);
       if (!record) throw new VersionGone(r.runId, r.version);
       const base = await loraBaseOf(db, record);
-      const kind = r.settings.task.kind;
       const played = await this.worker.use(async (worker) => {
         await worker.api.loadPolicy(record.checkpoint, record.version, base);
         onLoaded?.();
@@ -143,7 +142,7 @@ export class Evaluations {
           task,
           version: record.version,
           seed: 1,
-          config: kind === 'tooluse' ? r.settings.env : envConfigOf(kind),
+          config: playEnvOf(r.settings),
         });
       });
       return { ...played, runId: r.runId, version: record.version, task };
@@ -194,7 +193,7 @@ export class Evaluations {
         agents: ['policy'],
         samples: 0,
         seed: 1,
-        config: kind === 'tooluse' ? r.settings.env : envConfigOf(kind),
+        config: playEnvOf(r.settings),
       });
     });
     const f = agentFigures(rows, 'policy');

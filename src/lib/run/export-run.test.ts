@@ -202,6 +202,21 @@ describe('exportRun', () => {
     expect(new TextDecoder().decode(zip.get('README.md'))).toMatch(/greedy\.jsonl.: 1 held-out/);
   });
 
+  it('exports the rest when the greedy play fails, saying why greedy.jsonl is missing', async () => {
+    const { db } = await storedRun();
+    const out = await exportRun(db, 'run-a', undefined, async () => {
+      throw new Error('the evaluation worker crashed');
+    });
+    expect(out.greedyError).toBe('the evaluation worker crashed');
+    expect(out.greedy).toBe(0);
+    const zip = await unzipFiles(out.zip);
+    expect(zip.has('greedy.jsonl')).toBe(false);
+    expect(zip.has('model.safetensors') || [...zip.keys()].some((k) => k.endsWith('model.safetensors'))).toBe(
+      true,
+    );
+    expect(zip.has('trajectories.jsonl')).toBe(true);
+  });
+
   it('refuses a policy with the copy head, saying why', async () => {
     const { db } = await storedRun({ ...ARGS, pointerDim: 4 });
     await expect(exportRun(db, 'run-a')).rejects.toThrow(/copy \(pointer\) head/);

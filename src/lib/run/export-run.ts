@@ -16,9 +16,11 @@ import { observationTokens } from '../env/tokenizer';
 import { SEP, tokenId } from '../env/vocab';
 import type { EnvConfig } from '../env/config';
 import type { EvalTask } from '../env/evaluate';
-import { builtInTasks, envConfigOf, generalisationOf } from '../env/task-kinds';
+import { builtInTasks, generalisationOf, playEnvOf } from '../env/task-kinds';
+import { wideTrainingTasks } from '../pipeline/run-tasks';
 import { defaultRunConfig, runConfigFromJson, runConfigToJson, type RunConfig } from '../config/run-config';
 import { tasksJsonl, verlParquet } from '../export/datasets';
+import { errorMessage } from '../errors';
 import { greedyJsonl, type GreedyRow, type LogitsFile } from '../export/greedy';
 import { exportHfGpt2, importHfGpt2, type ModelFiles, type PolicyTensors } from '../export/hf-gpt2';
 import { unzipFiles, zipFiles } from '../export/zip';
@@ -38,8 +40,10 @@ export interface RunExport {
   files: string[];
   trajectories: number;
   tasks: number;
-  /** Tasks played greedily into greedy.jsonl (0 when no player was given). */
+  /** Tasks played greedily into greedy.jsonl (0 when no player was given or the play failed). */
   greedy: number;
+  /** Why greedy.jsonl and logits.json were left out: the greedy play failed (the rest is exported). */
+  greedyError?: string;
 }
 
 /** How many of the longest greedy episodes logits.json holds. */
@@ -60,10 +64,6 @@ export function greedyTasks(settings: RunConfig): EvalTask[] {
   const built = builtInTasks(settings.task.kind, BUILT_IN_SEED);
   return [...built.filter((t) => t.heldOut), ...generalisationOf(built)];
 }
-
-/** The env greedy play uses, as the evaluator's: a tool-use run's own, else its kind's. */
-const greedyEnv = (settings: RunConfig): EnvConfig =>
-  settings.task.kind === 'tooluse' ? settings.env : envConfigOf(settings.task.kind);
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -119,7 +119,8 @@ export function runTasks(settings: RunConfig): (Task | GeneratedTask)[] {
   const built = builtInTasks(settings.task.kind, BUILT_IN_SEED);
   const general = generalisationOf(built);
   const suite = settings.task.suite;
-  return suite ? [...suite.tasks, ...built.filter((t) => t.heldOut), ...general] : [...built, ...general];
+  if (suite) return [...suite.tasks, ...built.filter((t) => t.heldOut), ...general];
+  return [...built, ...wideTrainingTasks(settings.task, built), ...general];
 }
 
 /** The tests of a relabelled episode's task, as a trajectory row carries them (what its reward is paid on). */
@@ -289,16 +290,22 @@ export async function exportRun(
     ),
   );
   let greedy = 0;
+  let greedyError: string | undefined;
   if (play) {
-    const played = await play(record, base, {
-      tasks: greedyTasks(settings),
-      config: greedyEnv(settings),
-      sequences: LOGIT_SEQUENCES,
-      policy: `${runId} version ${record.version}`,
-    });
-    greedy = played.rows.length;
-    files.set('greedy.jsonl', text(greedyJsonl(played.rows)));
-    files.set('logits.json', text(JSON.stringify(played.logits)));
+    try {
+      const played = await play(record, base, {
+        tasks: greedyTasks(settings),
+        config: playEnvOf(settings),
+        sequences: LOGIT_SEQUENCES,
+        policy: `${runId} version ${record.version}`,
+      });
+      greedy = played.rows.length;
+      files.set('greedy.jsonl', text(greedyJsonl(played.rows)));
+      files.set('logits.json', text(JSON.stringify(played.logits)));
+    } catch (err) {
+      // The policy, tasks and trajectories are ready: they are exported without the greedy play.
+      greedyError = errorMessage(err);
+    }
   }
   files.set('run-config.json', text(`${JSON.stringify(runConfigToJson(settings), null, 2)}\n`));
   files.set(
@@ -307,7 +314,7 @@ export async function exportRun(
       readme(runId, record.version, settings, {
         tasks: tasks.length,
         trajectories: stored.length,
-        greedy: play ? greedy : null,
+        greedy: play && greedyError === undefined ? greedy : null,
       }),
     ),
   );
@@ -319,6 +326,7 @@ export async function exportRun(
     trajectories: stored.length,
     tasks: tasks.length,
     greedy,
+    ...(greedyError !== undefined ? { greedyError } : {}),
   };
 }
 

@@ -21,13 +21,18 @@ describe('a run started from a preset', () => {
     expect(s.env).toEqual({ ...TOOLUSE_ENV_CONFIG, autoRun: true });
     expect(pipelineConfigOf(s).env).toEqual(s.env); // what every rollout job plays with
     // From the revising base, whose first program the environment runs; another preset drops that base.
-    expect(s.policy.startFrom).toEqual({ base: 'tooluse-revise' });
+    expect(s.policy.startFrom).toEqual({ base: 'tooluse-revise-copy' });
     expect(s.learner.learningRate).toBe(3e-4);
     // Another preset drops the base and what came with it.
     const back = applyPreset(s, preset('async'));
     expect([back.policy.startFrom, back.env.autoRun]).toEqual([null, false]);
     expect(back.learner.learningRate).toBe(defaultRunConfig().learner.learningRate);
     expect(applyPreset(back, preset('tooluse'))).toEqual(s);
+    // Also when the base was set aside by hand first: the preset's knobs say what it set.
+    const unbased = withOverrides(s, { policy: { startFrom: null } });
+    expect(applyPreset(unbased, preset('async')).learner.learningRate).toBe(
+      defaultRunConfig().learner.learningRate,
+    );
     expect(s.hindsight.samplesPerBatch).toBe(0);
     expect(s.hindsight.taskFraction).toBe(0);
     expect(s.seed).toBe(5);

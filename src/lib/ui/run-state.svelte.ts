@@ -193,7 +193,7 @@ export class RunState extends RunSettingsState {
       downloadBytes(out.zip, out.fileName, 'application/zip');
       this.transfer = {
         ok: true,
-        message: `Exported ${runId} version ${out.version} as ${out.fileName}: the GPT-2 folder, ${out.tasks} tasks, ${out.trajectories} trajectories, ${out.greedy} greedy programs.`,
+        message: `Exported ${runId} version ${out.version} as ${out.fileName}: the GPT-2 folder, ${out.tasks} tasks, ${out.trajectories} trajectories, ${out.greedyError === undefined ? `${out.greedy} greedy programs` : `no greedy programs (the greedy play failed: ${out.greedyError})`}.`,
       };
       return out;
     } catch (err) {
@@ -495,7 +495,8 @@ export class RunState extends RunSettingsState {
       onLoaded,
     );
     const episode = replayEpisode(played, ++this.plays);
-    this.feed.showReplay(episode, runId);
+    // Another run shown meanwhile keeps its feed: the episode is returned, not shown.
+    if (this.runId === runId) this.feed.showReplay(episode, runId);
     return episode;
   }
 
