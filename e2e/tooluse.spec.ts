@@ -12,7 +12,9 @@ test('"Learn to use the sandbox" trains on tool-use tasks; the feed shows a run,
   await page.getByTestId('preset').selectOption({ label: 'Learn to use the sandbox (tool use)' });
   await expect(page.getByTestId('preset-watch')).toHaveAccessibleDescription(/read the report under a turn/);
   expect(await onLab(page, (lab) => lab.run.settings.task.kind)).toBe('tooluse');
-  expect(await onLab(page, (lab) => lab.run.settings.policy.startFrom)).toEqual({ base: 'tooluse-revise-copy' });
+  expect(await onLab(page, (lab) => lab.run.settings.policy.startFrom)).toEqual({
+    base: 'tooluse-revise-copy',
+  });
   await page.getByTestId('train').click();
   await expect(page.getByTestId('train-status')).toHaveText('Training', { timeout: 60_000 });
   // From its revising base, within a minute: an episode written by a trained version whose later
