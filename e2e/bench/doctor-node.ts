@@ -4,7 +4,7 @@
  * one worker, easy level, no greedy evaluations) with the page's doctor (`TrainingDoctor`)
  * diagnosing the series at every step, as the page does. Arms:
  *
- *   healthy      the defaults (one run per `--seeds`): any finding is a false one
+ *   healthy      the defaults: any finding is a false one (every arm runs once per `--seeds`)
  *   lr-high      learner.learningRate 30× the default: expects falling, grad-spikes, loss-volatile,
  *                value-diverging, steps-too-large or non-finite
  *   no-entropy   learner.entropyCoef 0, policy.temperature 0.3: expects entropy-collapse,
@@ -138,7 +138,7 @@ else if (REPLAY) {
   mkdirSync(OUT, { recursive: true });
   const runs = [];
   for (const arm of arms)
-    for (const seed of arm === 'healthy' ? seeds : [seeds[0] as string]) {
+    for (const seed of seeds) {
       const child = spawnSync(
         'npx',
         [
