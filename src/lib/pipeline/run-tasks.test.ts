@@ -14,13 +14,8 @@ import {
   withTaskKind,
   type RunConfig,
 } from '../config/run-config';
-import {
-  EVAL_TRAINING_TASKS,
-  evaluationSample,
-  runEvaluationTasks,
-  runHeldOutTasks,
-  runTrainingTasks,
-} from './run-tasks';
+import { EVAL_TRAINING_TASKS, evaluationSample, runEvaluationTasks, runHeldOutTasks } from './run-tasks';
+import { runTrainingTasks } from './training-tasks';
 import { settingsFromShare, shareParam } from '../config/share-link';
 
 const builtIn = generateTasks(1);

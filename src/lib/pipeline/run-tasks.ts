@@ -1,12 +1,11 @@
 import type { EvalTask } from '../env/evaluate';
 import type { GeneratedTask } from '../env/families';
-import { LEVELS, type Level, type Task } from '../env/suite';
-import { wideToolUseTasks } from '../rl/revise-imitation';
+import type { Level, Task } from '../env/suite';
 import { generalisationOf } from '../env/task-kinds';
 import type { TaskConfig } from '../config/run-config';
 
 /**
- * Which tasks a run trains on and which its evaluations score (DESIGN §3: users write their own
+ * Which tasks a run holds out and which its evaluations score (what it trains on: `training-tasks.ts`) (DESIGN §3: users write their own
  * tasks in the page). A run trains on the built-in suite's training tasks, or on a saved suite
  * of the user's (`task.suite`, e.g. "my tasks"); held-out tasks are the built-in suite's
  * in both cases, so that "held-out" always means tasks the run never trained on. The built-in
@@ -14,7 +13,7 @@ import type { TaskConfig } from '../config/run-config';
  */
 
 /** A task without what the generator adds (family, program, split); a tool-use task keeps its kind and tests. */
-const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task => ({
+export const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task => ({
   id,
   level,
   ...(kind ? { kind } : {}),
@@ -22,30 +21,6 @@ const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task => ({
   ...(tests ? { tests } : {}),
   hidden,
 });
-
-/**
- * The tasks a run of these settings trains on: its own suite's, or the built-in training tasks
- * (with `wide`, on tool-use tasks, the wide families' functions too, checked against every
- * held-out and generalisation task).
- */
-export function runTrainingTasks(
-  s: Pick<TaskConfig, 'suite' | 'level'> & Partial<Pick<TaskConfig, 'wide'>>,
-  builtIn: readonly GeneratedTask[],
-): Task[] {
-  const pool = s.suite
-    ? s.suite.tasks
-    : [...builtIn.filter((t) => !t.heldOut), ...wideTrainingTasks(s, builtIn)];
-  return pool.filter((t) => !s.level || t.level === s.level).map(plain);
-}
-
-/** The wide families' functions a tool-use run trains on beside the built-in tasks (`task.wide`); none otherwise. */
-export function wideTrainingTasks(
-  s: Pick<TaskConfig, 'suite'> & Partial<Pick<TaskConfig, 'wide'>>,
-  builtIn: readonly GeneratedTask[],
-): GeneratedTask[] {
-  const toolUse = builtIn.some((t) => t.kind === 'tooluse');
-  return !s.suite && s.wide && toolUse ? wideToolUseTasks(runHeldOutTasks(builtIn), [...LEVELS]) : [];
-}
 
 /**
  * The tasks no run may train on, whatever it trains on: the built-in held-out tasks and the

@@ -17,7 +17,7 @@ import { SEP, tokenId } from '../env/vocab';
 import type { EnvConfig } from '../env/config';
 import type { EvalTask } from '../env/evaluate';
 import { builtInTasks, generalisationOf, playEnvOf } from '../env/task-kinds';
-import { wideTrainingTasks } from '../pipeline/run-tasks';
+import { wideTrainingTasks } from '../pipeline/training-tasks';
 import { defaultRunConfig, runConfigFromJson, runConfigToJson, type RunConfig } from '../config/run-config';
 import { tasksJsonl, verlParquet } from '../export/datasets';
 import { errorMessage } from '../errors';

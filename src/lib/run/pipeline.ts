@@ -4,7 +4,8 @@ import { CodeJobSource, pipelineConfigOf } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
 import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../custom/workload';
 import type { RunConfig } from '../config/run-config';
-import { runHeldOutTasks, runTrainingTasks } from '../pipeline/run-tasks';
+import { runHeldOutTasks } from '../pipeline/run-tasks';
+import { runTrainingTasks } from '../pipeline/training-tasks';
 import type { Lane } from '../pipeline/events';
 import type {
   EpisodeOutcome,

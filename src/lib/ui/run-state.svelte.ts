@@ -9,14 +9,7 @@ import { POINTS_KEPT, type RunHistory } from '../storage/history-store';
 import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
-import {
-  compare,
-  fieldSweepPlan,
-  raceEtas,
-  sweepPlan,
-  viewLegRunner,
-  RACE_SAMPLES,
-} from '../run/comparisons';
+import { fieldSweepPlan, raceEtas, sweepPlan, RACE_SAMPLES } from '../run/comparison-plans';
 import { fieldSweepLegs, type FieldSweep } from '../config/field-sweep';
 import type { SweepLegSettings } from '../config/presets';
 import {
@@ -26,12 +19,11 @@ import {
   type Comparison,
   type Leg,
   type LegPlan,
-} from '../run/comparisons';
+} from '../run/comparison-plans';
 import { dashboardOf, episodeTotals, machineCores, StorageEstimates, type Dashboard } from '../run/dashboard';
 import { playableTasks, type Evaluations } from '../run/evaluations';
 import type { EvalTask } from '../env/evaluate';
 import { listVersions } from '../storage/weights-store';
-import { replayEpisode } from '../view/greedy-play';
 import type { FeedEpisode } from '../view/program-feed';
 import { howLabel, storedStart, trainsLabel } from '../run/labels';
 import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run/options';
@@ -286,6 +278,8 @@ export class RunState extends RunSettingsState {
     if (this.running || this.comparing) return this.comparison?.legs ?? [];
     this.comparing = true;
     try {
+      // The running code is a chunk of its own, fetched on the first comparison.
+      const { compare, viewLegRunner } = await import('../run/comparisons');
       return await compare(kind, plan, samples, evaluate, viewLegRunner(this));
     } finally {
       this.comparing = false;
@@ -494,6 +488,7 @@ export class RunState extends RunSettingsState {
       { runId, settings: this.runSettings, version, taskId },
       onLoaded,
     );
+    const { replayEpisode } = await import('../view/greedy-play');
     const episode = replayEpisode(played, ++this.plays);
     // Another run shown meanwhile keeps its feed: the episode is returned, not shown.
     if (this.runId === runId) this.feed.showReplay(episode, runId);

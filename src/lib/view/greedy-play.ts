@@ -8,6 +8,7 @@ import { splitOf } from '../env/evaluate';
 import { count } from '../plural';
 import type { GreedyEpisode } from '../run/evaluations';
 import { feedEpisodes, type FeedEpisode } from './program-feed';
+export { replayMark, SPLIT_LABELS } from './program-feed';
 import { taskName } from './task-name';
 
 /** One task of the choice list: its id and how the list names it. */
@@ -22,13 +23,6 @@ export interface TaskGroup {
   label: string;
   tasks: TaskChoice[];
 }
-
-/** How a split is named in the task list and on a replayed episode. */
-export const SPLIT_LABELS: Record<EvalSplit, string> = {
-  train: 'training',
-  heldOut: 'held-out',
-  generalisation: 'generalisation',
-};
 
 const GROUP_LABELS: Record<EvalSplit, string> = {
   train: 'Training tasks',
@@ -80,12 +74,6 @@ export function replayEpisode(played: GreedyEpisode, n: number): FeedEpisode {
     versions: episode.versions.length ? episode.versions : [played.version],
     replay: { version: played.version, split: splitOf(played.task) },
   };
-}
-
-/** The mark of a replayed episode: "played greedily by v12 on sum-3 (held-out task)"; empty for a run's episode. */
-export function replayMark(e: Pick<FeedEpisode, 'replay' | 'name'>): string {
-  if (!e.replay) return '';
-  return `played greedily by v${e.replay.version} on ${e.name} (${SPLIT_LABELS[e.replay.split]} task)`;
 }
 
 /** What the control says once the episode is in the feed. */

@@ -454,3 +454,16 @@ export function versionRange(episodes: readonly FeedEpisode[]): { lo: number; hi
   const all = episodes.flatMap((e) => e.versions);
   return all.length ? { lo: Math.min(...all), hi: Math.max(...all) } : null;
 }
+
+/** How a split is named in the task list and on a replayed episode. */
+export const SPLIT_LABELS: Record<EvalSplit, string> = {
+  train: 'training',
+  heldOut: 'held-out',
+  generalisation: 'generalisation',
+};
+
+/** The mark of a replayed episode: "played greedily by v12 on sum-3 (held-out task)"; empty for a run's episode. */
+export function replayMark(e: Pick<FeedEpisode, 'replay' | 'name'>): string {
+  if (!e.replay) return '';
+  return `played greedily by v${e.replay.version} on ${e.name} (${SPLIT_LABELS[e.replay.split]} task)`;
+}
