@@ -44,7 +44,9 @@ for (const size of SIZES) {
   });
 }
 
-test('while a run trains, the first screen and the figures pass axe too', async ({ page }) => {
+test('while a run trains, the first screen and the figures (its curves drawn, on both screens) pass axe too', async ({
+  page,
+}) => {
   await openReady(page, '?debug&backend=wasm&wcTimeout=1');
   await onLab(page, (lab) => void lab.run.start({ maxIterations: 3, evalEvery: 2 }));
   await untilLab(page, (lab) => lab.run.evals.length > 0 && (lab.run.dashboard?.version ?? 0) >= 2, {
@@ -52,9 +54,16 @@ test('while a run trains, the first screen and the figures pass axe too', async 
   });
   await expect(page.getByTestId('train-status')).toHaveText('Training');
   expect(await seriousViolations(page), 'the train view').toEqual([]);
-  await openView(page, 'figures');
-  await expect(page.getByTestId('pipeline-stats')).toBeVisible();
-  expect(await seriousViolations(page), 'the figures view').toEqual([]);
+  // The figures with data in them (the training curves drawn) on both screens.
+  for (const size of SIZES) {
+    await page.setViewportSize(size);
+    await openView(page, 'figures');
+    await expect(page.getByTestId('pipeline-stats')).toBeVisible();
+    await expect(page.getByTestId('training-curves').locator('canvas').first()).toBeVisible();
+    expect(await seriousViolations(page), `the figures view at ${size.width}`).toEqual([]);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(wide, `the figures view's width at ${size.width}`).toBe(size.width);
+  }
   await onLab(page, (lab) => lab.run.stop());
 });
 

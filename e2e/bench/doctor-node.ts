@@ -11,7 +11,7 @@
  *                echo-trap, one-family or stagnant
  *   saturated    trained on the easy level's constant tasks only (a level too easy): expects saturated
  *
- *   npx tsx e2e/bench/doctor-node.ts [--arms healthy,lr-high,no-entropy,saturated] [--seeds 1,2]
+ *   npx tsx e2e/bench/doctor-node.ts [--arms healthy,lr-high,no-entropy,saturated] [--seeds 1,2,3]
  *     [--seconds 170] [--maxVersions 300] [--out bench-results/doctor] [--set group.field=value]...
  *   npx tsx e2e/bench/doctor-node.ts --replay bench-results/doctor [--set doctor.field=value]...
  *
@@ -133,7 +133,7 @@ else if (REPLAY) {
   console.log(JSON.stringify({ replayed: REPLAY, runs, ok: runs.every((r) => r.ok) }));
 } else {
   const arms = flag('arms', ARMS.map((a) => a.name).join(',')).split(',');
-  const seeds = flag('seeds', '1,2').split(',');
+  const seeds = flag('seeds', '1,2,3').split(',');
   const passed = process.argv.slice(2).filter((a, i, all) => a === '--set' || all[i - 1] === '--set');
   mkdirSync(OUT, { recursive: true });
   const runs = [];

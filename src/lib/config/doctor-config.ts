@@ -28,7 +28,10 @@ export interface DoctorConfig {
   lossStd: number;
   /** Versions of entropy averaged, at the run's start and now. */
   entropyWindow: number;
-  /** Entropy collapse: the entropy now is below this fraction of the run's early entropy, success short of saturated. */
+  /**
+   * Entropy collapse: the entropy now is below this fraction of the run's early entropy, success short
+   * of saturated. A healthy default run may sharpen to a tenth of it while it still learns.
+   */
   entropyFloor: number;
   /** Versions of per-task reward spread averaged (the spread of returns within each group). */
   spreadWindow: number;
@@ -80,7 +83,7 @@ export const DEFAULT_DOCTOR: DoctorConfig = {
   lossWindow: 20,
   lossStd: 0.5,
   entropyWindow: 20,
-  entropyFloor: 0.15,
+  entropyFloor: 0.08,
   spreadWindow: 30,
   spreadDrop: 0.3,
   valueWindow: 30,
