@@ -4,6 +4,7 @@ import { TOOLUSE_ENV_CONFIG, type EnvConfig } from '../../../src/lib/env/config.
 import { oneTurn, type EvalTask } from '../../../src/lib/env/evaluate.ts';
 import { BUILT_IN_SEED } from '../../../src/lib/env/suite-entries.ts';
 import { builtInTasks } from '../../../src/lib/env/task-kinds.ts';
+import { runTrainingTasks } from '../../../src/lib/pipeline/training-tasks.ts';
 import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
 import {
   fileFigures,
@@ -136,7 +137,12 @@ const scenario: Scenario = {
     const preset = PRESETS.find((p) => p.id === 'tooluse')?.config ?? {};
     const fromBase = withinOverrides(preset, config);
     // The suite file is read and checked before any training: a bad one stops the scenario here.
-    const training = builtInTasks('tooluse', BUILT_IN_SEED).filter((t) => !t.heldOut && t.level === 'easy');
+    // Every arm's easy training tasks, the wide families' functions too where an arm trains on them.
+    const wide = [fromBase, config].some((o) => withOverrides(defaultRunConfig(), o).task.wide);
+    const training = runTrainingTasks(
+      { suite: null, level: 'easy', wide },
+      builtInTasks('tooluse', BUILT_IN_SEED),
+    );
     const file = options.tasks?.[0]
       ? readToolUseFile(options.tasks[0], (p) => readFileSync(p, 'utf8'), training)
       : null;

@@ -28,7 +28,12 @@ export const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task 
  * one of them out of training).
  */
 export function runHeldOutTasks(builtIn: readonly GeneratedTask[]): Task[] {
-  return [...builtIn.filter((t) => t.heldOut), ...generalisationOf(builtIn)].map(plain);
+  return heldOutOf(builtIn).map(plain);
+}
+
+/** The built-in held-out tasks and the generalisation suite, as generated (their splits marked). */
+export function heldOutOf(builtIn: readonly GeneratedTask[]): GeneratedTask[] {
+  return [...builtIn.filter((t) => t.heldOut), ...generalisationOf(builtIn)];
 }
 
 /**

@@ -12,11 +12,12 @@
  */
 import type { GeneratedTask } from '../env/families';
 import { kindOf, RELABELLED_PREFIX, type Example, type Task, type TaskKind } from '../env/suite';
-import { observationTokens } from '../env/tokenizer';
-import { SEP, tokenId } from '../env/vocab';
+import { observationTokens, shownCount } from '../env/tokenizer';
+import { SEP } from '../env/vocab';
 import type { EnvConfig } from '../env/config';
 import type { EvalTask } from '../env/evaluate';
 import { builtInTasks, generalisationOf, playEnvOf } from '../env/task-kinds';
+import { heldOutOf } from '../pipeline/run-tasks';
 import { wideTrainingTasks } from '../pipeline/training-tasks';
 import { defaultRunConfig, runConfigFromJson, runConfigToJson, type RunConfig } from '../config/run-config';
 import { tasksJsonl, verlParquet } from '../export/datasets';
@@ -61,8 +62,7 @@ export type GreedyPlayer = (
 
 /** The tasks an export plays greedily: the run kind's built-in held-out and generalisation tasks. */
 export function greedyTasks(settings: RunConfig): EvalTask[] {
-  const built = builtInTasks(settings.task.kind, BUILT_IN_SEED);
-  return [...built.filter((t) => t.heldOut), ...generalisationOf(built)];
+  return heldOutOf(builtInTasks(settings.task.kind, BUILT_IN_SEED));
 }
 
 const text = (s: string) => new TextEncoder().encode(s);
@@ -117,10 +117,9 @@ export function hostPolicy(ckpt: Checkpoint, base: Checkpoint | undefined): Poli
 /** The run's tasks with their splits: its own suite's (train) or the built-in training tasks, then the held-out and generalisation tasks. */
 export function runTasks(settings: RunConfig): (Task | GeneratedTask)[] {
   const built = builtInTasks(settings.task.kind, BUILT_IN_SEED);
-  const general = generalisationOf(built);
   const suite = settings.task.suite;
-  if (suite) return [...suite.tasks, ...built.filter((t) => t.heldOut), ...general];
-  return [...built, ...wideTrainingTasks(settings.task, built), ...general];
+  if (suite) return [...suite.tasks, ...heldOutOf(built)];
+  return [...built, ...wideTrainingTasks(settings.task, built), ...generalisationOf(built)];
 }
 
 /** The tests of a relabelled episode's task, as a trajectory row carries them (what its reward is paid on). */
@@ -144,7 +143,7 @@ export function relabelledTask(
   if (!taskId.startsWith(RELABELLED_PREFIX)) return null;
   const ys = taskId.slice(RELABELLED_PREFIX.length).split(',').map(Number);
   const prompt = tokens.slice(0, tokens.indexOf(SEP) + 1).join(',');
-  const shown = tokens.slice(0, tokens.indexOf(SEP)).filter((t) => t === tokenId('f(')).length;
+  const shown = shownCount(tokens);
   const found = new Set<string>();
   let task: RowTask | null = null;
   for (const t of tasks) {
