@@ -5,7 +5,6 @@ import {
   numberTokens,
   observationTokens,
   renderTokens,
-  shownCount,
   sourceToTokens,
   tokensToSource,
 } from './tokenizer';
@@ -54,17 +53,5 @@ describe('tokenizer', () => {
     expect(renderTokens(obs)).toBe('<bos> f( 1 )= 3 ; f( 2 )= neg 5 <sep>');
     expect(renderTokens(feedbackTokens({ outputs: [3, 12] }))).toBe('got 3 ; 1 2 <sep>');
     expect(renderTokens(feedbackTokens({ error: 'timeout' }))).toBe('got err:timeout <sep>');
-  });
-
-  it('counts the examples an episode shows from its observation alone, not from later reports', () => {
-    const obs = observationTokens([
-      { input: 1, output: 3 },
-      { input: 2, output: -5 },
-      { input: 4, output: 9 },
-    ]);
-    const report = feedbackTokens({ outputs: [3, 12] });
-    expect(shownCount([...obs, tokenId('x'), ...report])).toBe(3);
-    expect(shownCount(observationTokens([{ input: 0, output: 0 }]))).toBe(1);
-    expect(shownCount([])).toBe(0);
   });
 });

@@ -40,14 +40,6 @@ export function observationTokens(examples: readonly Example[]): number[] {
   return [BOS, ...out.map(tokenId), SEP];
 }
 
-/** How many examples an episode's tokens show: the `f(` of its observation, before the first `<sep>`. */
-export function shownCount(tokens: readonly number[]): number {
-  const end = tokens.indexOf(SEP);
-  return tokens.slice(0, end < 0 ? tokens.length : end).filter((t) => t === F_OPEN).length;
-}
-
-const F_OPEN = tokenId('f(');
-
 /** What a `<run>` shows: `got 3 ; 5 ; 9 <sep>`, or `got err:KIND <sep>`. */
 export function feedbackTokens(result: { outputs: readonly number[] } | { error: string }): number[] {
   const body =

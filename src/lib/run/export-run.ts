@@ -12,8 +12,8 @@
  */
 import type { GeneratedTask } from '../env/families';
 import { kindOf, RELABELLED_PREFIX, type Example, type Task, type TaskKind } from '../env/suite';
-import { observationTokens, shownCount } from '../env/tokenizer';
-import { SEP } from '../env/vocab';
+import { observationTokens } from '../env/tokenizer';
+import { SEP, tokenId } from '../env/vocab';
 import type { EnvConfig } from '../env/config';
 import type { EvalTask } from '../env/evaluate';
 import { builtInTasks, generalisationOf, playEnvOf } from '../env/task-kinds';
@@ -143,7 +143,7 @@ export function relabelledTask(
   if (!taskId.startsWith(RELABELLED_PREFIX)) return null;
   const ys = taskId.slice(RELABELLED_PREFIX.length).split(',').map(Number);
   const prompt = tokens.slice(0, tokens.indexOf(SEP) + 1).join(',');
-  const shown = shownCount(tokens);
+  const shown = tokens.slice(0, tokens.indexOf(SEP)).filter((t) => t === tokenId('f(')).length;
   const found = new Set<string>();
   let task: RowTask | null = null;
   for (const t of tasks) {

@@ -8,8 +8,7 @@ import type { TurnRecord } from '../env/episode';
 import type { EvalSplit } from '../env/evaluate';
 import { kindOf, LEVELS, type Example, type Level, type Task } from '../env/suite';
 import { parseTestReport, type TestReport } from '../env/test-report';
-import { RUN, SUBMIT, tokenText } from '../env/vocab';
-import { shownCount } from '../env/tokenizer';
+import { RUN, SEP, SUBMIT, tokenId, tokenText } from '../env/vocab';
 import type { PlayedGroup, RolloutJob } from '../pipeline/types';
 import { count } from '../plural';
 import { isRelabelledTask } from '../rl/hindsight';
@@ -122,6 +121,8 @@ export interface FeedLimits {
 
 export const DEFAULT_FEED_LIMITS: FeedLimits = { limit: 50, maxPinned: 20, maxTasks: 500 };
 
+const F_OPEN = tokenId('f(');
+
 /**
  * The episodes of a finished group as the feed shows them: `job` gives the task (its examples and
  * hidden tests), `group.turns` what the sandbox answered (a group without them shows programs only).
@@ -132,7 +133,9 @@ export function feedEpisodes(
   lane: string,
 ): FeedEpisode[] {
   return group.trajectories.map((tr, i) => {
-    const examples = job.task.examples.slice(0, shownCount(tr.tokens));
+    const promptEnd = tr.tokens.indexOf(SEP);
+    const shown = tr.tokens.slice(0, promptEnd).filter((t) => t === F_OPEN).length;
+    const examples = job.task.examples.slice(0, shown);
     const records = group.turns?.[i] ?? [];
     const turns = splitTurns(tr).map((t, k, all) => {
       const turn = withAnswer(t, records[k], examples, job.task);
