@@ -29,7 +29,7 @@ test('a run provoked with a learning rate 30× too high raises its finding on th
   ];
   expect(ids.some((id) => expected.includes(id ?? ''))).toBe(true);
   await expect(strip.getByTestId('doctor-finding').first()).toContainText('What to change:');
-  // Each standing finding is a mark on the success chart at the version it fired.
+  // Each finding fired is a mark on the success chart at its version, within the run.
   const marks = (await page.getByTestId('success-plot').getAttribute('data-marks')) ?? '';
   expect(
     marks
