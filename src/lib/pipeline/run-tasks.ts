@@ -5,8 +5,8 @@ import { generalisationOf } from '../env/task-kinds';
 import type { TaskConfig } from '../config/run-config';
 
 /**
- * Which tasks a run holds out and which its evaluations score (what it trains on: `training-tasks.ts`) (DESIGN §3: users write their own
- * tasks in the page). A run trains on the built-in suite's training tasks, or on a saved suite
+ * Which tasks a run holds out and which its evaluations score (DESIGN §3: users write their own
+ * tasks in the page; what a run trains on is `training-tasks.ts`). A run trains on the built-in suite's training tasks, or on a saved suite
  * of the user's (`task.suite`, e.g. "my tasks"); held-out tasks are the built-in suite's
  * in both cases, so that "held-out" always means tasks the run never trained on. The built-in
  * suite is that of the run's task kind (`task.kind`, `env/task-kinds.ts`).

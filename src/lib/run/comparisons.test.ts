@@ -7,16 +7,13 @@ import { defaultRunConfig, type RunConfig } from '../config/run-config';
 import { fieldSweepLegs } from '../config/field-sweep';
 import {
   compare,
-  fieldSweepPlan,
   lateSuccess,
   legOf,
-  raceEtas,
-  sweepPlan,
   viewLegRunner,
   type ComparedView,
-  type Comparison,
   type LegOutcome,
 } from './comparisons';
+import { fieldSweepPlan, raceEtas, sweepPlan, type Comparison } from './comparison-plans';
 
 /** A step of `episodes` at `at` ms, trained for `trainMs` after waiting `waitMs`, with these stalenesses. */
 const step = (

@@ -8,9 +8,6 @@ import { withinOverrides, type RunConfig, type RunOverrides } from '../config/ru
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import type { Comparison, Leg, LegPlan } from './comparison-plans';
 
-/** The comparisons' legs and plans (a module of their own: the page loads the running code below on the first comparison). */
-export * from './comparison-plans';
-
 /** What a leg's run came to, as the comparison reads it once the run has ended. */
 export interface LegOutcome {
   runId: string | null;

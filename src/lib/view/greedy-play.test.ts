@@ -6,15 +6,8 @@ import { TrajectoryRecorder } from '../rl/trajectory';
 import type { GreedyEpisode } from '../run/evaluations';
 import type { QuickJSSandbox } from '../sandbox/quickjs';
 import { createNodeQuickJS } from '../sandbox/quickjs-node';
-import {
-  defaultTask,
-  playedSummary,
-  replayEpisode,
-  replayMark,
-  taskGroups,
-  versionChoices,
-} from './greedy-play';
-import { ProgramFeed } from './program-feed';
+import { defaultTask, playedSummary, replayEpisode, taskGroups, versionChoices } from './greedy-play';
+import { ProgramFeed, replayMark } from './program-feed';
 
 let sandbox: QuickJSSandbox;
 beforeAll(async () => {

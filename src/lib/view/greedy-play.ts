@@ -8,7 +8,6 @@ import { splitOf } from '../env/evaluate';
 import { count } from '../plural';
 import type { GreedyEpisode } from '../run/evaluations';
 import { feedEpisodes, type FeedEpisode } from './program-feed';
-export { replayMark, SPLIT_LABELS } from './program-feed';
 import { taskName } from './task-name';
 
 /** One task of the choice list: its id and how the list names it. */
