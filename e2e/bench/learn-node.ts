@@ -379,7 +379,7 @@ const done = new Promise<void>((resolve, reject) => {
 publish(0);
 await evaluate(0);
 engines.forEach((e, i) => {
-  const port: RolloutPort = { play: (job) => e.play(job), abort: async (id) => e.abort(id) };
+  const port: RolloutPort = { play: (job) => e.play(job), abort: async (id, keep) => e.abort(id, keep) };
   pipeline.addWorker(`rollout-${i}`, port, `rollout-${i}` as const);
 });
 pipeline.start();

@@ -6,6 +6,11 @@ export class Rng {
     this.s = seed >>> 0;
   }
 
+  /** Where the stream stands: `new Rng(rng.state)` goes on with the same draws. */
+  get state(): number {
+    return this.s;
+  }
+
   /** Uniform in [0, 1). */
   next(): number {
     this.s = (this.s + 0x6d2b79f5) >>> 0;

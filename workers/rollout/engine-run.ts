@@ -211,9 +211,9 @@ export function engineRunHandlers(ctx: RolloutContext) {
       return requireRun().engine.play(job);
     },
 
-    /** Drops a job (preemption). */
-    abort(jobId: number): void {
-      run?.engine.abort(jobId);
+    /** Drops a job (a stop; with `keep`, a preemption that keeps what it played). */
+    abort(jobId: number, keep = false): void {
+      run?.engine.abort(jobId, keep);
     },
 
     /** The heartbeat: engine counters and the result cache's hit rate. */

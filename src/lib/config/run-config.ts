@@ -137,6 +137,17 @@ export interface PipelineSettings {
   /** A waiting job of a higher class preempts after this long, ms. */
   preemptAfterMs: number;
   /**
+   * New jobs drawn ahead to wait in the ordered queue while every slot is busy (0: a job is drawn
+   * only when a slot frees, so only requeued and preempted jobs ever wait).
+   */
+  queueAhead: number;
+  /**
+   * `expected-reward`: a waiting job preempts the running job of the lowest expected return when
+   * its own is higher by at least this (after `preemptAfterMs`); the victim resumes later from
+   * what it played. Past the largest return (about 1.3 by default): never.
+   */
+  preemptMargin: number;
+  /**
    * How jobs are chosen (DESIGN §6): `learning-value` plays the drawn task whose success rate is
    * nearest 0.5 and orders waiting jobs by class, then that value; `fifo` plays the first task
    * drawn and starts waiting jobs in arrival order; `expected-reward` plays the drawn task of the
@@ -192,6 +203,8 @@ export function defaultRunConfig(cores?: number): RunConfig {
       slotsPerWorker: 2,
       interruptEveryTokens: 1,
       preemptAfterMs: 500,
+      queueAhead: 0,
+      preemptMargin: 0.5,
       schedule: 'learning-value',
     },
     storage: { keepVersions: 5, milestoneEvery: 10, keepConsumed: 2048 },
@@ -321,6 +334,9 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'pipeline.interruptEveryTokens': int(0, DEFAULT_MODEL_ARGS.contextLength),
   // An hour is never, in a run in a tab.
   'pipeline.preemptAfterMs': int(0, 3_600_000),
+  'pipeline.queueAhead': int(0, 64),
+  // Returns lie within about ±1.5 (DESIGN §3): a margin past that never preempts.
+  'pipeline.preemptMargin': num(0, 100),
   'storage.keepVersions': int(1, 1_000),
   'storage.milestoneEvery': int(1, 1_000_000),
   'storage.keepConsumed': int(0, 100_000),

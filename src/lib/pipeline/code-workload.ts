@@ -38,6 +38,8 @@ export function pipelineConfigOf(c: RunConfig): PipelineConfig {
     slotsPerWorker: c.pipeline.slotsPerWorker,
     preemptAfterMs: c.pipeline.preemptAfterMs,
     schedule: c.pipeline.schedule,
+    queueAhead: c.pipeline.queueAhead,
+    preemptMargin: c.pipeline.preemptMargin,
     replay: c.replay,
     env: c.env,
     relabelMaxAbs: c.hindsight.samplesPerBatch > 0 ? c.hindsight.maxAbsOutput : 0,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Pipeline } from './controller';
-import { FakeSource, FakeTrainer, FakeWorker, configOf } from './controller.fakes';
+import { FakeSource, FakeTrainer, FakeWorker, configOf, flush } from './controller.fakes';
+import type { TimelineEvent } from './events';
 import type { ScheduleKind } from '../config/run-config';
 
 /**
@@ -68,6 +69,121 @@ describe('Pipeline scheduling', () => {
     p.addWorker('w1', fresh, 'rollout-1');
     const again = [...fresh.jobs.values()].find((j) => j.job.jobId === 0)?.job;
     expect(again).toMatchObject({ cls: 'high', expectedReward: 0.7 });
+    p.stop();
+  });
+});
+
+describe('Pipeline preemption by expected reward', () => {
+  function run(rewards: number[], over: Partial<Parameters<typeof configOf>[0]> = {}) {
+    const events: TimelineEvent[] = [];
+    const p = new Pipeline(
+      configOf({
+        eta: 4,
+        slotsPerWorker: 2,
+        preemptAfterMs: 0,
+        schedule: 'expected-reward',
+        queueAhead: 1,
+        preemptMargin: 0.5,
+        ...over,
+      }),
+      new RewardSource(rewards),
+      new FakeTrainer(),
+      'run',
+      { emit: (e) => events.push(e) },
+    );
+    const w = new FakeWorker();
+    p.addWorker('w0', w, 'rollout-0');
+    p.start(0);
+    return { p, w, events };
+  }
+
+  it('a better waiting job preempts the worst running one, which later resumes from what it played', async () => {
+    const { p, w, events } = run([0.1, 0.9, 1.5, 0.2, 0.3]);
+    // Jobs 0 (0.1) and 1 (0.9) started; job 2 (1.5) was drawn ahead and preempted job 0 at once.
+    expect(w.aborted).toEqual([0]);
+    expect(p.counters.preemptions).toBe(1);
+    expect([...w.jobs.keys()].sort()).toEqual([1, 2]);
+    const mark = events.find((e) => e.kind === 'preempt');
+    expect(mark?.meta).toMatchObject({
+      job: 0,
+      for: 2,
+      reason: 'expected reward',
+      expected: 0.1,
+      waiting: 1.5,
+    });
+    await flush(); // the worker hands back job 0's prefix: it waits at the head of the queue
+    expect(p.waitingGroups).toBe(2); // job 0 to resume, and job 3 drawn ahead
+    p.tick();
+    expect(p.counters.preemptions).toBe(1); // a job waiting to resume preempts nobody
+    w.finish(1);
+    await flush();
+    const resumed = w.jobs.get(0)?.job;
+    expect(resumed).toMatchObject({ jobId: 0, seqBase: 0, cls: 'high' });
+    expect(resumed?.resume?.episodes).toHaveLength(2);
+    expect(resumed?.resume?.episodes[0]?.tokens).toEqual([1, 2, 3]);
+    expect(p.counters).toMatchObject({ resumed: 1, keptTokens: 6, requeues: 0 });
+    // Once preempted, it is never the victim again, however good the waiting job.
+    w.finish(2);
+    await flush();
+    expect(w.aborted).toEqual([0]);
+    // It finishes, and its group is kept like any other: nothing was lost.
+    w.finish(0);
+    await flush();
+    expect(p.counters.generatedEpisodes).toBe(6);
+    expect(p.accepted + p.counters.trainedEpisodes / 2).toBeGreaterThanOrEqual(3);
+    p.stop();
+  });
+
+  it('no preemption below the margin, nor under another schedule', () => {
+    const close = run([0.5, 0.9, 0.9]);
+    expect(close.p.counters.preemptions).toBe(0);
+    expect(close.p.waitingGroups).toBe(1); // drawn ahead, waiting for a free slot
+    close.p.stop();
+    const other = run([0.1, 0.9, 1.5], { schedule: 'learning-value' });
+    expect(other.p.counters.preemptions).toBe(0);
+    other.p.stop();
+    // Nothing drawn ahead: nothing waits, nothing to preempt for.
+    const none = run([0.1, 0.9, 1.5], { queueAhead: 0 });
+    expect(none.p.waitingGroups).toBe(0);
+    expect(none.p.counters.preemptions).toBe(0);
+    none.p.stop();
+  });
+
+  it('a preempted job whose worker dies before handing back its prefix starts over', async () => {
+    const { p, w } = run([0.1, 0.9, 1.5, 0.2]);
+    expect(w.aborted).toEqual([0]);
+    // The worker dies with the preemption in flight (its answer never comes).
+    p.removeWorker('w0', 'test');
+    const fresh = new FakeWorker();
+    p.addWorker('w1', fresh, 'rollout-1');
+    // Jobs 2 and 1, requeued with it, expect more: they start first.
+    expect([...fresh.jobs.keys()].sort()).toEqual([1, 2]);
+    fresh.finish(2);
+    await flush();
+    const again = fresh.jobs.get(0)?.job;
+    expect(again).toMatchObject({ seqBase: 0, cls: 'high' });
+    expect(again?.resume).toBeUndefined();
+    // A late answer from the dead worker changes nothing.
+    await flush();
+    expect(fresh.jobs.get(0)?.job).toBe(again);
+    p.stop();
+  });
+
+  it('counts the time jobs waited in the queue', async () => {
+    const { p, w } = run([0.5, 0.9, 0.9, 0.9], { preemptMargin: 100 });
+    await new Promise((r) => setTimeout(r, 30));
+    w.finish(0);
+    await flush();
+    expect(p.counters.queueWaitMs).toBeGreaterThanOrEqual(25);
+    p.stop();
+  });
+
+  it('with η = 0 a version releases its groups although new jobs wait drawn ahead', async () => {
+    const { p, w } = run([0.5, 0.6, 0.7, 0.8, 0.9], { eta: 0, batchGroups: 2, preemptMargin: 100 });
+    w.finishAll();
+    await flush();
+    expect(p.counters.generatedEpisodes).toBe(4);
+    expect(p.inFlight).toEqual({ episodes: 4 }); // the batch of both groups went to the trainer
     p.stop();
   });
 });

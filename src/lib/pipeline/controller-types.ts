@@ -8,7 +8,7 @@ import type { ScheduleKind } from '../config/run-config';
 import type { JobClass } from './scheduler';
 import type { Lane, TimelineEvent } from './events';
 import type { HoldView } from './hold';
-import type { EpisodeOutcome, PlayedGroup, RolloutJob, RolloutPort, StepReport } from './types';
+import type { EpisodeOutcome, KeptPrefix, PlayedGroup, RolloutJob, RolloutPort, StepReport } from './types';
 
 /** Settings of the asynchronous pipeline (DESIGN §2, §5, §6). */
 export interface PipelineConfig {
@@ -29,6 +29,13 @@ export interface PipelineConfig {
   preemptAfterMs: number;
   /** The waiting queue's order (`RunConfig.pipeline.schedule`); absent: `learning-value`. */
   schedule?: ScheduleKind;
+  /** New jobs drawn ahead to wait in the ordered queue while every slot is busy (absent: 0). */
+  queueAhead?: number;
+  /**
+   * `expected-reward`: a new job that has waited `preemptAfterMs` preempts the running job of the
+   * lowest expected return when its own exceeds that by this much (absent: never).
+   */
+  preemptMargin?: number;
   /** FIFO (each sample once) or prioritized replay. */
   replay: ReplayConfig;
   env: EnvConfig;
@@ -73,7 +80,12 @@ export interface PipelineCounters {
   staleDrops: number;
   staleDroppedEpisodes: number;
   preemptions: number;
+  /** Preempted jobs started again from their kept prefix, and the policy tokens so kept. */
+  resumed: number;
+  keptTokens: number;
   requeues: number;
+  /** Ms jobs waited in the queue before they started, summed over every start. */
+  queueWaitMs: number;
   /** Episodes that adopted a new version mid-way. */
   interrupts: number;
   /** Trained groups by staleness (trainer version − oldest token version). */
@@ -116,7 +128,10 @@ export function emptyCounters(): PipelineCounters {
     staleDrops: 0,
     staleDroppedEpisodes: 0,
     preemptions: 0,
+    resumed: 0,
+    keptTokens: 0,
     requeues: 0,
+    queueWaitMs: 0,
     interrupts: 0,
     stalenessHistogram: {},
     trainerBusyMs: 0,
@@ -140,9 +155,11 @@ export interface RunningJob {
   workerId: string;
   startedAt: number;
   failures: number;
+  /** Times the job was preempted before (a job is preempted at most once). */
+  preemptions: number;
 }
 
-/** A job waiting for a slot (requeued after a failure). */
+/** A job waiting for a slot: drawn ahead, requeued after a failure, or preempted. */
 export interface QueuedJob {
   id: number;
   cls: JobClass;
@@ -153,6 +170,10 @@ export interface QueuedJob {
   failures: number;
   /** The seqs its first launch took: a relaunch stores its group over what a dead worker may have stored. */
   seqBase?: number;
+  /** Times it was preempted. */
+  preemptions: number;
+  /** What it had played when it was preempted: it resumes from there. */
+  resume?: KeptPrefix;
 }
 
 /** Where a resumed run stands: its latest version, next keys, and unconsumed groups. */

@@ -46,9 +46,36 @@ export class FakeWorker implements RolloutPort {
   play(job: RolloutJob): Promise<PlayedGroup> {
     return new Promise((resolve) => this.jobs.set(job.jobId, { job, resolve }));
   }
-  async abort(jobId: number): Promise<void> {
+  /** Tokens a preempted job of this worker says it had played, per episode (`keep`). */
+  playedTokens = 3;
+  async abort(jobId: number, keep = false): Promise<void> {
     this.aborted.push(jobId);
+    const j = this.jobs.get(jobId);
     this.jobs.delete(jobId);
+    if (!j) return;
+    const n = j.job.samples;
+    const prefix = () => ({
+      tokens: Array.from({ length: this.playedTokens }, (_, i) => i + 1),
+      logProbs: Array.from({ length: this.playedTokens }, () => -1),
+      versions: Array.from({ length: this.playedTokens }, () => j.job.minVersion),
+      values: Array.from({ length: this.playedTokens }, () => 0),
+    });
+    const kept = keep
+      ? { episodes: Array.from({ length: n }, prefix), streams: Array.from({ length: n }, (_, i) => i) }
+      : undefined;
+    j.resolve({
+      jobId,
+      status: kept ? 'preempted' : 'aborted',
+      ...(kept ? { kept } : {}),
+      trajectories: [],
+      relabelled: [],
+      seqs: [],
+      oldestVersion: j.job.minVersion,
+      newestVersion: j.job.minVersion,
+      interrupted: 0,
+      startedAt: 0,
+      endedAt: 0,
+    });
   }
   /** Finishes a job with every token stamped `version` (default: the job's minVersion). */
   finish(jobId: number, version?: number, interrupted = 0): void {

@@ -17,20 +17,28 @@ import {
 } from './controller-types';
 import { HoldControl } from './hold';
 import { ReplayFeed } from './replay-feed';
-import { jobOrder, preemptionVictim, WaitingQueue } from './scheduler';
+import { jobOrder, preemptionVictim, rewardVictim, WaitingQueue } from './scheduler';
 import { SlotBoard, type SlotState, type SlotStretch, type SlotView } from './slots';
 import { admissionCapacity, slotsHeldByEta } from './staleness';
 import { TrainerLink, type TrainerLinkHost } from './trainer-link';
 import type { Trajectory } from '../rl/trajectory';
 import type { StepMetrics } from '../policy/metrics';
-import type { EpisodeOutcome, PipelineTrainerPort, PlayedGroup, RolloutJob, RolloutPort } from './types';
+import type {
+  EpisodeOutcome,
+  KeptPrefix,
+  PipelineTrainerPort,
+  PlayedGroup,
+  RolloutJob,
+  RolloutPort,
+} from './types';
 
 export { runCounters, type JobSource, type PipelineConfig, type PipelineCounters, type PipelineHooks };
 
 /**
  * The controller of the asynchronous pipeline (main thread). It admits jobs under the staleness
  * bound into free rollout slots, ordered by class and learning value, preempts when a
- * higher-class job waits too long, collects finished groups into the replay buffer, feeds the
+ * higher-class job waits too long (or, under `expected-reward`, a better one waits), the victim
+ * keeping what it played to resume from; collects finished groups into the replay buffer, feeds the
  * trainer a batch whenever it is idle and one is ready (dropping stale samples), and requeues
  * the work of a worker that died; Pause and Step hold new work (`hold`). With η = 0 this is
  * exactly the synchronous loop. `B` is the trainer's batch and `T` an episode's data (token
@@ -44,6 +52,8 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private readonly feed: ReplayFeed<T>;
   private readonly workers = new Map<string, WorkerEntry<T>>();
   private readonly running = new Map<number, Running>();
+  /** Preempted jobs whose worker has not yet handed back what they played. */
+  private readonly suspending = new Map<number, { r: Running; worker: WorkerEntry<T> }>();
   private readonly waiting: WaitingQueue<Queued>;
   /** Each worker's slots and their states (`slots.ts`): bookkeeping only, it decides nothing. */
   private readonly slotBoard = new SlotBoard();
@@ -108,6 +118,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (this.timer) clearInterval(this.timer);
     for (const [jobId, r] of this.running) void this.workers.get(r.workerId)?.port.abort(jobId);
     this.running.clear();
+    this.suspending.clear();
     for (const w of this.workers.values()) w.jobs.clear();
     this.waiting.clear();
   }
@@ -148,9 +159,12 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     return this.running.size;
   }
 
-  /** Jobs requeued after a worker or rollout failure, waiting for a slot (new jobs never wait). */
+  /**
+   * Jobs waiting for a slot: requeued after a failure, preempted, and (with `queueAhead`) new
+   * jobs drawn ahead.
+   */
   get waitingGroups(): number {
-    return this.waiting.size;
+    return this.waiting.size + this.suspending.size;
   }
 
   /** Free slots the staleness bound η keeps idle now (0 with η unbounded, and once stopped). */
@@ -202,11 +216,21 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.workers.delete(id);
     const t = now();
     this.drawStretches(this.slotBoard.removeWorker(id, t));
-    for (const jobId of w.jobs) {
+    const lost = [...w.jobs].flatMap((jobId) => {
       const r = this.running.get(jobId);
       this.running.delete(jobId);
-      if (!r || this.stopped) continue;
-      this.requeue(r.job, r.failures, t);
+      return r ? [r] : [];
+    });
+    // A preempted job whose worker died before it handed back its prefix starts over.
+    for (const [jobId, s] of this.suspending)
+      if (s.worker === w) {
+        this.suspending.delete(jobId);
+        lost.push(s.r);
+      }
+    for (const r of lost) {
+      const jobId = r.job.jobId;
+      if (this.stopped) continue;
+      this.requeue(r.job, r.failures, t, r.preemptions);
       this.emit({
         lane: 'controller',
         kind: 'requeue',
@@ -268,7 +292,8 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
    * last has finished, so no batch, record or task draw depends on which job finished first.
    */
   private releaseHeld(): void {
-    if (this.feed.heldGroups === 0 || this.running.size > 0 || this.waiting.size > 0) return;
+    if (this.feed.heldGroups === 0 || this.running.size > 0 || this.suspending.size > 0) return;
+    if (this.waiting.some((q) => q.seqBase !== undefined)) return; // this version's work, relaunched
     for (const g of this.feed.release()) this.source.record(g);
   }
 
@@ -278,6 +303,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (this.hold.admits()) {
       this.link.maybeTrain();
       this.admit();
+      this.drawAhead();
       this.maybePreempt();
     }
     // Free slots: those the staleness bound holds are blocked, the rest (Pause) idle.
@@ -303,26 +329,34 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       if (capacity <= 0) return;
       const worker = this.freeWorker();
       if (!worker) return;
-      const queued = this.waiting.shift();
-      if (queued) {
-        this.launch(worker, queued);
-      } else {
-        const { task, cls, value, expectedReward } = this.source.nextTask();
-        this.launch(worker, {
-          id: this.nextJobId++,
-          cls,
-          value,
-          ...(expectedReward !== undefined ? { expectedReward } : {}),
-          enqueuedAt: now(),
-          task,
-          failures: 0,
-        });
-      }
+      this.launch(worker, this.waiting.shift() ?? this.newJob());
     }
   }
 
+  /** A new job of the source's next task. */
+  private newJob(): Queued {
+    const { task, cls, value, expectedReward } = this.source.nextTask();
+    return {
+      id: this.nextJobId++,
+      cls,
+      value,
+      ...(expectedReward !== undefined ? { expectedReward } : {}),
+      enqueuedAt: now(),
+      task,
+      failures: 0,
+      preemptions: 0,
+    };
+  }
+
+  /** Keeps `queueAhead` new jobs waiting in the ordered queue while every slot is busy. */
+  private drawAhead(): void {
+    const ahead = this.config.queueAhead ?? 0;
+    if (ahead <= 0 || this.workers.size === 0) return;
+    while (this.waiting.count((q) => q.seqBase === undefined) < ahead) this.waiting.push(this.newJob());
+  }
+
   private launch(worker: WorkerEntry<T>, queued: Queued): void {
-    const { task, cls, value, expectedReward, id: jobId, failures } = queued;
+    const { task, cls, value, expectedReward, id: jobId, failures, preemptions, resume } = queued;
     const samples = this.config.groupSize;
     const job: RolloutJob = {
       jobId,
@@ -338,10 +372,16 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       cls,
       value,
       ...(expectedReward !== undefined ? { expectedReward } : {}),
+      ...(resume ? { resume } : {}),
     };
     if (queued.seqBase === undefined) this.nextSeq += samples;
     const startedAt = now();
-    this.running.set(jobId, { job, workerId: worker.id, startedAt, failures });
+    this.counters.queueWaitMs += Math.max(0, startedAt - queued.enqueuedAt);
+    if (resume) {
+      this.counters.resumed += 1;
+      this.counters.keptTokens += resume.episodes.reduce((n, e) => n + e.tokens.length, 0);
+    }
+    this.running.set(jobId, { job, workerId: worker.id, startedAt, failures, preemptions });
     worker.jobs.add(jobId);
     this.drawStretches([this.slotBoard.start(worker.id, jobId, startedAt)]);
     this.counters.startedGroups += 1;
@@ -358,13 +398,25 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   }
 
   private played(job: RolloutJob, worker: WorkerEntry<T>, group: PlayedGroup<T>): void {
-    if (!this.owns(job, worker)) return;
-    this.running.delete(job.jobId);
-    worker.jobs.delete(job.jobId);
+    const suspended = this.suspending.get(job.jobId);
+    if (suspended?.r.job === job && suspended.worker === worker && !this.stopped) {
+      this.suspending.delete(job.jobId);
+      if (group.status !== 'done') {
+        // Back in the queue with what it played (a worker that cannot keep it: from the start).
+        const r = suspended.r;
+        this.requeue(job, r.failures, now(), r.preemptions + 1, group.kept, false);
+        this.pump();
+        return;
+      }
+      // It finished before the preemption reached it: taken like any finished group.
+    } else if (this.owns(job, worker)) {
+      this.running.delete(job.jobId);
+      worker.jobs.delete(job.jobId);
+    } else return;
     const done = group.status === 'done';
     const returns = done ? group.trajectories.map((tr) => tr.return) : [];
     // A group the worker aborted on its own is lost, not requeued: the slot's job failed.
-    this.slotBoard.finish(job.jobId, done ? 'completed' : 'failed', now(), returns);
+    if (!suspended) this.slotBoard.finish(job.jobId, done ? 'completed' : 'failed', now(), returns);
     if (done) {
       this.counters.generatedEpisodes += group.trajectories.length;
       this.counters.interrupts += group.interrupted;
@@ -380,11 +432,15 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   }
 
   private playFailed(job: RolloutJob, worker: WorkerEntry<T>, err: unknown): void {
-    const r = this.owns(job, worker);
-    if (!r) return;
-    this.running.delete(job.jobId);
-    worker.jobs.delete(job.jobId);
-    this.slotBoard.finish(job.jobId, 'failed', now());
+    const suspended = this.suspending.get(job.jobId);
+    const r = suspended?.r.job === job ? suspended.r : this.owns(job, worker);
+    if (!r || this.stopped) return;
+    if (suspended) this.suspending.delete(job.jobId);
+    else {
+      this.running.delete(job.jobId);
+      worker.jobs.delete(job.jobId);
+      this.slotBoard.finish(job.jobId, 'failed', now());
+    }
     const message = errorMessage(err);
     const tries = r.failures + 1;
     if (tries > this.config.maxJobFailures) {
@@ -394,13 +450,23 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       );
       return;
     }
-    this.requeue(job, r.failures + 1, now());
+    this.requeue(job, r.failures + 1, now(), r.preemptions);
     this.pump();
   }
 
-  /** Puts `job` back in the queue at the highest class (its next try starts before new work). */
-  private requeue(job: RolloutJob, failures: number, t: number): void {
-    this.counters.requeues += 1;
+  /**
+   * Puts `job` back in the queue at the highest class (its next try starts before new work), with
+   * what it played when it was preempted; `fault`: counted as a requeue after a failure.
+   */
+  private requeue(
+    job: RolloutJob,
+    failures: number,
+    t: number,
+    preemptions: number,
+    resume?: KeptPrefix,
+    fault = true,
+  ): void {
+    if (fault) this.counters.requeues += 1;
     this.waiting.push({
       id: job.jobId,
       cls: 'high',
@@ -410,35 +476,67 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       task: job.task,
       failures,
       seqBase: job.seqBase,
+      preemptions,
+      ...(resume ? { resume } : {}),
     });
   }
 
+  /**
+   * Preempts a running job for the first waiting one: by class after the wait bound, or under
+   * `expected-reward` by its margin. The victim is set aside with what it played and goes back in
+   * the queue at the highest class once its worker hands that over. Bounds: a job is preempted
+   * at most once, and a job waiting to resume never preempts (no ping-pong, no starvation).
+   */
   private maybePreempt(): void {
     if (this.freeWorker()) return;
+    const waiting = this.waiting.peek();
+    if (!waiting || waiting.resume) return;
     const t = now();
-    const list = [...this.running.values()].map((r) => ({
-      id: r.job.jobId,
-      cls: r.job.cls,
-      value: r.job.value,
-      startedAt: r.startedAt,
-      r,
-    }));
-    const victim = preemptionVictim(this.waiting.peek(), list, t, this.config.preemptAfterMs);
+    const list = [...this.running.values()]
+      .filter((r) => r.preemptions === 0)
+      .map((r) => ({
+        id: r.job.jobId,
+        cls: r.job.cls,
+        value: r.job.value,
+        ...(r.job.expectedReward !== undefined ? { expectedReward: r.job.expectedReward } : {}),
+        startedAt: r.startedAt,
+        r,
+      }));
+    const bound = this.config.preemptAfterMs;
+    const byClass = waiting.preemptions === 0 ? preemptionVictim(waiting, list, t, bound) : null;
+    const byReward =
+      this.config.schedule === 'expected-reward'
+        ? rewardVictim(waiting, list, t, bound, this.config.preemptMargin ?? Infinity)
+        : null;
+    const victim = byClass ?? byReward;
     if (!victim) return;
     const { r } = victim;
     const worker = this.workers.get(r.workerId);
+    if (!worker) return;
     this.running.delete(r.job.jobId);
-    worker?.jobs.delete(r.job.jobId);
+    worker.jobs.delete(r.job.jobId);
+    this.suspending.set(r.job.jobId, { r, worker });
     this.slotBoard.finish(r.job.jobId, 'preempted', t);
-    void worker?.port.abort(r.job.jobId);
+    void worker.port.abort(r.job.jobId, true);
     this.counters.preemptions += 1;
     this.emit({
-      lane: worker?.lane ?? 'controller',
+      lane: worker.lane,
       kind: 'preempt',
       t0: t,
       t1: t,
       version: r.job.minVersion,
-      meta: { job: r.job.jobId, task: r.job.task.id, value: Number(r.job.value.toFixed(3)) },
+      meta: {
+        job: r.job.jobId,
+        task: r.job.task.id,
+        for: waiting.id,
+        ...(byClass
+          ? { reason: `class ${waiting.cls}`, value: Number(r.job.value.toFixed(3)) }
+          : {
+              reason: 'expected reward',
+              expected: Number((r.job.expectedReward ?? 0).toFixed(3)),
+              waiting: Number((waiting.expectedReward ?? 0).toFixed(3)),
+            }),
+      },
     });
     this.admit();
   }

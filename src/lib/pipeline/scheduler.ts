@@ -2,7 +2,8 @@
  * Reward-based slot scheduling (DESIGN §6, seed 000): waiting work ordered by priority class,
  * then by expected learning value (or as `pipeline.schedule` says: arrival order, or expected
  * reward); preemption of the lowest-value running work when a higher-class item has waited past
- * a bound.
+ * a bound, or under `expected-reward` of the lowest-reward running work when a waiting job's
+ * expected reward exceeds it by a margin.
  */
 
 import type { ScheduleKind } from '../config/run-config';
@@ -106,6 +107,15 @@ export class WaitingQueue<J extends Schedulable> {
     this.items.sort(this.order);
   }
 
+  /** How many waiting jobs `pred` holds for. */
+  count(pred: (job: J) => boolean): number {
+    return this.items.filter(pred).length;
+  }
+
+  some(pred: (job: J) => boolean): boolean {
+    return this.items.some(pred);
+  }
+
   /** The job to start next, without removing it. */
   peek(): J | undefined {
     return this.items[0];
@@ -140,5 +150,24 @@ export function preemptionVictim<R extends Omit<Schedulable, 'enqueuedAt'> & { s
   candidates.sort(
     (a, b) => CLASS_RANK[a.cls] - CLASS_RANK[b.cls] || a.value - b.value || b.startedAt - a.startedAt,
   );
+  return candidates[0] ?? null;
+}
+
+/**
+ * The running job to preempt for `waiting` under `expected-reward`, or null: only when `waiting`
+ * has waited at least `boundMs` and its expected return exceeds the running job's by `margin`;
+ * among those, the lowest expected return, then the most recently started.
+ */
+export function rewardVictim<R extends Omit<Schedulable, 'enqueuedAt'> & { startedAt: number }>(
+  waiting: Schedulable | undefined,
+  running: readonly R[],
+  now: number,
+  boundMs: number,
+  margin: number,
+): R | null {
+  if (!waiting || now - waiting.enqueuedAt < boundMs || !Number.isFinite(margin)) return null;
+  const want = waiting.expectedReward ?? 0;
+  const candidates = running.filter((r) => want - (r.expectedReward ?? 0) >= margin);
+  candidates.sort((a, b) => (a.expectedReward ?? 0) - (b.expectedReward ?? 0) || b.startedAt - a.startedAt);
   return candidates[0] ?? null;
 }

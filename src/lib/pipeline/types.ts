@@ -6,7 +6,7 @@ import type { StepMetrics } from '../policy/metrics';
 import type { TokenBatch } from '../rl/batch';
 import type { Relabelled } from '../rl/hindsight';
 import type { StrategyReport } from '../rl/strategy';
-import type { Trajectory } from '../rl/trajectory';
+import type { EpisodePrefix, Trajectory } from '../rl/trajectory';
 import type { JobClass } from './scheduler';
 
 /** One unit of rollout work: a group of episodes of one task, played by one rollout worker. */
@@ -37,6 +37,15 @@ export interface RolloutJob {
   value: number;
   /** The task's expected return when the job was scheduled (when the source gives one). */
   expectedReward?: number;
+  /** What the job had played before it was preempted: its episodes go on from there. */
+  resume?: KeptPrefix;
+}
+
+/** A preempted job's played prefix: each episode's tokens and its sampling stream's state. */
+export interface KeptPrefix {
+  episodes: EpisodePrefix[];
+  /** `Rng.state` of each episode's stream. */
+  streams: number[];
 }
 
 /** What the controller reads of an episode: its return, and whether it solved its task. */
@@ -52,8 +61,13 @@ export interface EpisodeOutcome {
  */
 export interface PlayedGroup<T extends EpisodeOutcome = Trajectory> {
   jobId: number;
-  /** `aborted`: preempted or stopped; nothing was stored. */
-  status: 'done' | 'aborted';
+  /**
+   * `aborted`: stopped, or preempted by a worker that cannot keep what it played; `preempted`:
+   * set aside with its played prefix in `kept`. Either way nothing was stored.
+   */
+  status: 'done' | 'aborted' | 'preempted';
+  /** A preempted group's played prefix, to resume from. */
+  kept?: KeptPrefix;
   trajectories: T[];
   /** The group's programs relabelled with their own outputs (empty unless the job asked). */
   relabelled: Relabelled[];
@@ -77,8 +91,11 @@ export interface PlayedGroup<T extends EpisodeOutcome = Trajectory> {
 /** The rollout side of the pipeline: one live rollout worker. */
 export interface RolloutPort<T extends EpisodeOutcome = Trajectory> {
   play(job: RolloutJob): Promise<PlayedGroup<T>>;
-  /** Drops a job (preemption, stop): its `play` resolves with status `aborted`. */
-  abort(jobId: number): Promise<void>;
+  /**
+   * Drops a job (stop, preemption): its `play` resolves with status `aborted`, or with `keep`
+   * (a preemption) `preempted` and what it had played, where the worker can keep it.
+   */
+  abort(jobId: number, keep?: boolean): Promise<void>;
 }
 
 /** What one training step on a batch came to. */

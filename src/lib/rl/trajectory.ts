@@ -42,6 +42,18 @@ export function hasVoidTurn(ep: Pick<Episode, 'stop' | 'turns'>): boolean {
 }
 
 /** Records behaviour log-probs and versions while episodes run (pass `onToken` to `runEpisodes`). */
+/**
+ * What a preempted episode had played: the policy's tokens in order with each one's log-prob,
+ * version and value. Replayed through a fresh episode they rebuild it (the environment is
+ * deterministic), the feedback tokens included.
+ */
+export interface EpisodePrefix {
+  tokens: number[];
+  logProbs: number[];
+  versions: number[];
+  values: number[];
+}
+
 export class TrajectoryRecorder {
   /** Per episode: position of each policy token → [log-prob, version, legal mask, value]. */
   private readonly stamps = new Map<Episode, Map<number, [number, number, Uint8Array, number]>>();
@@ -55,6 +67,31 @@ export class TrajectoryRecorder {
     m.set(ep.tokens.length, [logProb, this.version, ep.legalMask(), value]);
     this.stamps.set(ep, m);
   };
+
+  /**
+   * Stamps the token about to be stepped in with what an earlier play recorded for it (a
+   * preempted episode's prefix replayed): its log-prob, value and the version that wrote it.
+   */
+  restore(ep: Episode, logProb: number, version: number, value: number): void {
+    const m = this.stamps.get(ep) ?? new Map<number, [number, number, Uint8Array, number]>();
+    m.set(ep.tokens.length, [logProb, version, ep.legalMask(), value]);
+    this.stamps.set(ep, m);
+  }
+
+  /** The policy tokens `ep` wrote so far with their stamps, in order (a preempted episode's prefix). */
+  prefix(ep: Episode): EpisodePrefix {
+    const m = this.stamps.get(ep);
+    const out: EpisodePrefix = { tokens: [], logProbs: [], versions: [], values: [] };
+    ep.owned.forEach((o, pos) => {
+      if (!o) return;
+      const s = m?.get(pos);
+      out.tokens.push(ep.tokens[pos] ?? 0);
+      out.logProbs.push(s?.[0] ?? 0);
+      out.versions.push(s?.[1] ?? -1);
+      out.values.push(s?.[3] ?? 0);
+    });
+    return out;
+  }
 
   /** Drops what was recorded for an episode (finished and taken, or aborted). */
   forget(ep: Episode): void {

@@ -59,6 +59,8 @@ export interface WaitingJob {
   min: number;
   /** Set by `abort` (or `dispose`): the job resolves as aborted instead of starting. */
   aborted: boolean;
+  /** Set by a preempting `abort`: the job resolves `preempted`, keeping what it was given to resume. */
+  keep?: boolean;
   wake(): void;
 }
 

@@ -263,6 +263,65 @@ describe('RolloutEngine', () => {
     e.dispose();
   });
 
+  it('a preempted job keeps its played prefix; resumed elsewhere under a newer version it goes on from it', async () => {
+    const a = engine();
+    a.e.offer(0, initParams(args, 1), 0);
+    const first = a.e.play(job(5, 0, 2));
+    while (a.e.stats.tokens < 6) await yieldToEventLoop();
+    a.e.abort(5, true);
+    const g = await first;
+    expect(g.status).toBe('preempted');
+    expect(a.stored).toHaveLength(0);
+    const kept = g.kept;
+    if (!kept) throw new Error('nothing kept');
+    expect(kept.episodes).toHaveLength(2);
+    expect(kept.streams).toHaveLength(2);
+    expect(kept.episodes.reduce((n, p) => n + p.tokens.length, 0)).toBeGreaterThanOrEqual(6);
+    for (const p of kept.episodes) expect(new Set(p.versions)).toEqual(new Set(p.tokens.length ? [0] : []));
+    a.e.dispose();
+
+    // Another worker, holding version 1, resumes it: the prefix is replayed, not sampled again.
+    const b = engine();
+    b.e.offer(1, initParams(args, 2), 0);
+    const h = await b.e.play({ ...job(5, 1, 2), resume: kept });
+    expect(h.status).toBe('done');
+    expect(b.stored).toHaveLength(1);
+    h.trajectories.forEach((tr, i) => {
+      const p = kept.episodes[i];
+      if (!p) throw new Error('no prefix');
+      const own = tr.owned.flatMap((o, pos) => (o ? [pos] : []));
+      const n = p.tokens.length;
+      expect(own.slice(0, n).map((pos) => tr.tokens[pos])).toEqual(p.tokens);
+      expect(own.slice(0, n).map((pos) => tr.versions[pos])).toEqual(p.versions);
+      expect(own.slice(0, n).map((pos) => tr.logProbs[pos])).toEqual(p.logProbs);
+      for (const pos of own.slice(n)) expect(tr.versions[pos]).toBe(1);
+    });
+    // Some episode went on past its prefix under the new version: the group spans both.
+    expect(h.oldestVersion).toBe(0);
+    expect(h.newestVersion).toBe(1);
+    expect(h.interrupted).toBeGreaterThan(0);
+    b.e.dispose();
+  });
+
+  it('a preempted job still waiting for its version hands back what it was given to resume', async () => {
+    const { e } = engine();
+    e.offer(0, initParams(args, 1), 0);
+    const kept = {
+      episodes: [0, 1].map(() => ({ tokens: [], logProbs: [], versions: [], values: [] })),
+      streams: [7, 8],
+    };
+    const waiting = e.play({ ...job(6, 3, 2), resume: kept });
+    await sleep(30);
+    e.abort(6, true);
+    expect(await within(waiting, 100)).toMatchObject({ jobId: 6, status: 'preempted', kept });
+    // Without a prefix there is nothing to keep: aborted.
+    const plain = e.play(job(7, 3, 2));
+    await sleep(30);
+    e.abort(7, true);
+    expect(await within(plain, 100)).toMatchObject({ jobId: 7, status: 'aborted' });
+    e.dispose();
+  });
+
   it('a job aborted while it waits for its version resolves as aborted at once, stores nothing and frees its rows', async () => {
     const storedJobs: number[] = [];
     const { e, fetched } = engine({ rows: 4, persist: async (j) => void storedJobs.push(j.jobId) });

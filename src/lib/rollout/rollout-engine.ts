@@ -16,7 +16,8 @@ import {
 } from './rollout-engine-types';
 import { abortedGroup, doneGroup, episodeStreams, relabelJob } from './rollout-group';
 import { waitForVersion } from './version-wait';
-import type { PlayedGroup, RolloutJob } from '../pipeline/types';
+import type { KeptPrefix, PlayedGroup, RolloutJob } from '../pipeline/types';
+import { Rng } from '../random';
 import { yieldToEventLoop } from './yield';
 
 export { emptyEngineStats, type EngineOptions, type EngineStats };
@@ -45,6 +46,8 @@ export class RolloutEngine {
   private readonly recorder = new TrajectoryRecorder(-1);
   private readonly jobs = new Map<number, ActiveJob>();
   private readonly waiting = new Set<WaitingJob>();
+  /** Preempted jobs whose played prefix is being replayed: they hold no rows yet. */
+  private readonly resuming = new Set<{ jobId: number; aborted: boolean; keep?: boolean }>();
   /** Jobs done playing whose group is being relabelled, not yet stored. */
   private readonly finishing = new Map<number, ActiveJob>();
   private disposed = false;
@@ -97,10 +100,11 @@ export class RolloutEngine {
     if (this.disposed) return abortedGroup(job.jobId, this.version, queued, this.version);
     if (this.latest < job.minVersion) {
       const w = await waitForVersion(this.waiting, job, this.opts);
-      // Checked after the await, with nothing awaited between here and `jobs.set` below: an
-      // abort that came at any point of the wait is seen, and the job never takes rows.
+      // Checked after the await, with nothing awaited between here and `jobs.set` below (but a
+      // replay, which checks again): an abort at any point of the wait is seen, no rows taken.
       this.waiting.delete(w);
-      if (w.aborted) return abortedGroup(job.jobId, this.version, queued, this.version);
+      if (w.aborted)
+        return abortedGroup(job.jobId, this.version, queued, this.version, w.keep ? job.resume : undefined);
     }
     if (!this.looping && this.pending) this.adopt([]);
     if (this.activeEpisodes() + job.samples > this.opts.rows)
@@ -114,15 +118,60 @@ export class RolloutEngine {
         version: this.version,
         meta: { job: job.jobId, for: job.minVersion },
       });
-    const episodes = Array.from({ length: job.samples }, () => new Episode(job.task, job.env));
+    let episodes = Array.from({ length: job.samples }, () => new Episode(job.task, job.env));
+    let streams = episodeStreams(job);
+    const resumed = new Set<Episode>();
+    if (job.resume) {
+      const replay: { jobId: number; aborted: boolean; keep?: boolean } = {
+        jobId: job.jobId,
+        aborted: false,
+      };
+      this.resuming.add(replay);
+      try {
+        await this.replay(job, job.resume, episodes);
+        job.resume.episodes.forEach((p, i) => {
+          const ep = episodes[i];
+          if (ep && p.tokens.length > 0) resumed.add(ep);
+        });
+        streams = job.resume.streams.map((state) => new Rng(state));
+      } catch (err) {
+        // A prefix that does not replay (it should always): the job starts over, and says so.
+        for (const ep of episodes) this.recorder.forget(ep);
+        episodes = Array.from({ length: job.samples }, () => new Episode(job.task, job.env));
+        resumed.clear();
+        const t = now();
+        this.emit({
+          kind: 'error',
+          t0: t,
+          t1: t,
+          version: this.version,
+          meta: { job: job.jobId, message: `could not resume its played prefix: ${errorMessage(err)}` },
+        });
+      } finally {
+        this.resuming.delete(replay);
+      }
+      if (replay.aborted) {
+        for (const ep of episodes) this.recorder.forget(ep);
+        return abortedGroup(
+          job.jobId,
+          this.version,
+          queued,
+          this.version,
+          replay.keep ? job.resume : undefined,
+        );
+      }
+    }
+    if (this.activeEpisodes() + job.samples > this.opts.rows)
+      throw new Error(`worker is full: ${this.activeEpisodes()} episodes running, ${this.opts.rows} rows`);
     return new Promise<PlayedGroup>((resolve, reject) => {
       this.jobs.set(job.jobId, {
         job,
         episodes,
-        streams: episodeStreams(job),
+        streams,
         startedAt: t0,
         startVersion: this.pending?.version ?? this.version,
-        interrupted: new Set(),
+        // A resumed episode goes on under the current weights: the cache is rebuilt (a prefill).
+        interrupted: resumed,
         calls: [],
         aborted: false,
         resolve,
@@ -133,31 +182,66 @@ export class RolloutEngine {
   }
 
   /**
-   * Drops a job, playing or still waiting for its version: its `play` resolves with status
-   * `aborted`, nothing is stored.
+   * Rebuilds a preempted job's episodes from `kept`: each policy token stepped in again with the
+   * stamp it was first written with (the sandbox answers as it did: the environment is
+   * deterministic). Throws when a token is no longer legal.
    */
-  abort(jobId: number): void {
+  private async replay(job: RolloutJob, kept: KeptPrefix, episodes: readonly Episode[]): Promise<void> {
+    if (kept.episodes.length !== episodes.length || kept.streams.length !== episodes.length)
+      throw new Error(`${kept.episodes.length} kept episodes for a job of ${episodes.length}`);
+    for (const [i, ep] of episodes.entries()) {
+      const p = kept.episodes[i];
+      if (!p) continue;
+      for (const [k, token] of p.tokens.entries()) {
+        this.recorder.restore(ep, p.logProbs[k] ?? 0, p.versions[k] ?? -1, p.values[k] ?? 0);
+        await ep.step(token, this.sandbox);
+      }
+    }
+    if (episodes.some((ep) => ep.task.id !== job.task.id)) throw new Error('episode of another task');
+  }
+
+  /**
+   * Drops a job, playing, resuming or still waiting for its version: its `play` resolves with
+   * status `aborted`, nothing is stored. With `keep` (a preemption) it resolves `preempted` with
+   * what its episodes had played, to resume from; a job already done playing then finishes.
+   */
+  abort(jobId: number, keep = false): void {
     for (const w of this.waiting)
       if (w.jobId === jobId) {
         w.aborted = true;
+        w.keep = keep;
         w.wake(); // its `play` returns the aborted group
       }
+    for (const r of this.resuming)
+      if (r.jobId === jobId) {
+        r.aborted = true;
+        r.keep = keep;
+      }
     const finishing = this.finishing.get(jobId);
-    if (finishing) finishing.aborted = true; // its finish resolves it as aborted, unstored
+    // Its finish resolves it as aborted, unstored; a preempted one is as good as done: it stays.
+    if (finishing && !keep) finishing.aborted = true;
     const a = this.jobs.get(jobId);
     if (!a) return;
     a.aborted = true;
     this.jobs.delete(jobId);
+    const kept: KeptPrefix | undefined = keep
+      ? { episodes: a.episodes.map((ep) => this.recorder.prefix(ep)), streams: a.streams.map((r) => r.state) }
+      : undefined;
     for (const ep of a.episodes) this.recorder.forget(ep);
     a.resolve({
-      ...abortedGroup(jobId, a.startVersion, a.startedAt, this.version),
+      ...abortedGroup(jobId, a.startVersion, a.startedAt, this.version, kept),
       interrupted: a.interrupted.size,
     });
   }
 
   /** Aborts every job, the waiting ones and those being relabelled included (the run stopped). */
   abortAll(): void {
-    const ids = [...this.jobs.keys(), ...[...this.waiting].map((w) => w.jobId), ...this.finishing.keys()];
+    const ids = [
+      ...this.jobs.keys(),
+      ...[...this.waiting].map((w) => w.jobId),
+      ...[...this.resuming].map((r) => r.jobId),
+      ...this.finishing.keys(),
+    ];
     for (const id of new Set(ids)) this.abort(id);
   }
 

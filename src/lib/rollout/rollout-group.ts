@@ -9,13 +9,23 @@ import type { Trajectory } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
 import { now } from '../pipeline/events';
 import { oldestVersion } from '../pipeline/staleness';
-import type { PlayedGroup, RolloutJob } from '../pipeline/types';
+import type { KeptPrefix, PlayedGroup, RolloutJob } from '../pipeline/types';
 
-/** The group of a job aborted before it was stored: no trajectories, no seqs. */
-export function abortedGroup(jobId: number, oldest: number, startedAt: number, newest: number): PlayedGroup {
+/**
+ * The group of a job aborted before it was stored: no trajectories, no seqs; with `kept`, a
+ * preempted one and what it had played.
+ */
+export function abortedGroup(
+  jobId: number,
+  oldest: number,
+  startedAt: number,
+  newest: number,
+  kept?: KeptPrefix,
+): PlayedGroup {
   return {
     jobId,
-    status: 'aborted',
+    status: kept ? 'preempted' : 'aborted',
+    ...(kept ? { kept } : {}),
     trajectories: [],
     relabelled: [],
     seqs: [],

@@ -62,7 +62,7 @@ export function codePoolWorkload(runId: string, settings: RunConfig): PoolWorklo
         fetchAfterMs: 250,
         playLag: settings.pipeline.playLag,
       }),
-    port: (host) => ({ play: (job) => host.api.play(job), abort: (jobId) => host.api.abort(jobId) }),
+    port: (host) => ({ play: (job) => host.api.play(job), abort: (jobId, keep) => host.api.abort(jobId, keep) }),
   };
 }
 
@@ -88,7 +88,7 @@ export class PooledRollout<T extends EpisodeOutcome = Trajectory> implements Rol
     if (!this.port) return Promise.reject(new Error('the rollout worker has not joined the run'));
     return this.port.play(job);
   };
-  abort: RolloutPort<T>['abort'] = async (jobId) => this.port?.abort(jobId);
+  abort: RolloutPort<T>['abort'] = async (jobId, keep) => this.port?.abort(jobId, keep);
 }
 
 /** What the pool tells the run as its workers come and go. */
