@@ -1,4 +1,5 @@
 import type { Scenario } from '../harness.ts';
+import { account } from '../../../src/lib/pipeline/ledger.ts';
 import { openLab } from './pipeline.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -6,12 +7,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const scenario: Scenario = {
   name: 'chaos',
   description:
-    'an asynchronous run (η = 4, 3 rollout workers) for --minutes N (10) in which a rollout worker is crashed or hung every 10 s (by turns) and the trainer killed every 60 s: faults injected and recovered, trajectories written, stored, trained and lost (goal: 0), versions published in each minute (goal: some in every one)',
+    'an asynchronous run (η = 4, 3 rollout workers; --preempt 1: scheduled by expected reward, with preemption) for --minutes N (10) in which a rollout worker is crashed or hung every 10 s (by turns) and the trainer killed every 60 s: faults injected and recovered, trajectories written, stored, trained, and lost or orphaned counted by seq (goal: 0), versions published in each minute (goal: some in every one)',
   async run({ baseUrl, launch, options, log }) {
     const minutes = Number(options.minutes?.[0] ?? 10);
     const workers = Number(options.workers?.[0] ?? 3);
     const rolloutEvery = Number(options.rolloutEvery?.[0] ?? 10) * 1000;
     const trainerEvery = Number(options.trainerEvery?.[0] ?? 60) * 1000;
+    // --preempt 1: jobs drawn ahead and preempted by expected reward, victims resumed from their prefix.
+    const preempt = (options.preempt?.[0] ?? '0') !== '0';
+    const scheduling = preempt
+      ? { schedule: 'expected-reward' as const, queueAhead: 2, preemptMargin: 0.3, preemptAfterMs: 200 }
+      : {};
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
     const read = () =>
       lab.evaluate((l) => ({
@@ -26,8 +32,8 @@ const scenario: Scenario = {
       }));
     try {
       await lab.evaluate(
-        (l, w) => void l.run.start({ config: { pipeline: { eta: 4, workers: w } }, evalEvery: 0 }),
-        workers,
+        (l, [w, s]) => void l.run.start({ config: { pipeline: { eta: 4, workers: w, ...s } }, evalEvery: 0 }),
+        [workers, scheduling] as const,
       );
       for (let deadline = Date.now() + 180_000; (await read()).version < 1;) {
         if (Date.now() > deadline) throw new Error('the run published no version in 180 s');
@@ -99,14 +105,13 @@ const scenario: Scenario = {
       if (!counters || !runId) throw new Error('the run left no counters');
       const stored = await lab.evaluate((l, id) => l.run.storedSeqs(id, 'all'), runId);
       const unconsumed = await lab.evaluate((l, id) => l.run.storedSeqs(id, 'unconsumed'), runId);
-      // Every episode written is trained, dropped as too stale, or waits unconsumed for a resume. A
-      // relaunched job stores its group over the seqs a faulted worker may have written before it
-      // could answer, so a stored episode the counters lack (an orphan) is a fault in the accounting.
-      const balance =
-        counters.generatedEpisodes -
-        counters.trainedEpisodes -
-        counters.staleDroppedEpisodes -
-        unconsumed.length;
+      const ledger = await lab.evaluate((l) => l.run.ledger());
+      if (!ledger) throw new Error('the run left no ledger');
+      // Every episode written is trained, dropped as too stale (or out of a full buffer), or waits
+      // unconsumed for a resume, each by its seq. A relaunched job stores its group over the seqs a
+      // faulted worker may have written before it could answer, so a stored episode the session
+      // never wrote (an orphan) is a fault in the accounting; so is one written and found nowhere.
+      const { lost, orphans } = account(ledger, stored, unconsumed);
       const result = {
         'chaos.minutes': minutes,
         'chaos.rolloutFaults': rolloutFaults,
@@ -121,8 +126,12 @@ const scenario: Scenario = {
         'chaos.trained': counters.trainedEpisodes,
         'chaos.staleDropped': counters.staleDroppedEpisodes,
         'chaos.requeues': counters.requeues,
-        'chaos.lost': Math.max(0, balance),
-        'chaos.orphans': Math.max(0, -balance),
+        'chaos.preemptions': counters.preemptions,
+        'chaos.resumed': counters.resumed,
+        'chaos.lost': lost.length,
+        'chaos.orphans': orphans.length,
+        'chaos.lostSeqs': lost.slice(0, 20),
+        'chaos.orphanSeqs': orphans.slice(0, 20),
         'chaos.versions': state.version,
         'chaos.versionsPerMinute': perMinute,
         'chaos.minutesWithoutVersion': perMinute.filter((n) => n <= 0).length,

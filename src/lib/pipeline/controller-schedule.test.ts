@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Pipeline } from './controller';
 import { FakeSource, FakeTrainer, FakeWorker, configOf, flush } from './controller.fakes';
 import type { TimelineEvent } from './events';
+import { account } from './ledger';
 import type { ScheduleKind } from '../config/run-config';
 
 /**
@@ -76,6 +77,7 @@ describe('Pipeline scheduling', () => {
 describe('Pipeline preemption by expected reward', () => {
   function run(rewards: number[], over: Partial<Parameters<typeof configOf>[0]> = {}) {
     const events: TimelineEvent[] = [];
+    const trainer = new FakeTrainer();
     const p = new Pipeline(
       configOf({
         eta: 4,
@@ -87,18 +89,18 @@ describe('Pipeline preemption by expected reward', () => {
         ...over,
       }),
       new RewardSource(rewards),
-      new FakeTrainer(),
+      trainer,
       'run',
       { emit: (e) => events.push(e) },
     );
     const w = new FakeWorker();
     p.addWorker('w0', w, 'rollout-0');
     p.start(0);
-    return { p, w, events };
+    return { p, w, events, trainer };
   }
 
   it('a better waiting job preempts the worst running one, which later resumes from what it played', async () => {
-    const { p, w, events } = run([0.1, 0.9, 1.5, 0.2, 0.3]);
+    const { p, w, events, trainer } = run([0.1, 0.9, 1.5, 0.2, 0.3]);
     // Jobs 0 (0.1) and 1 (0.9) started; job 2 (1.5) was drawn ahead and preempted job 0 at once.
     expect(w.aborted).toEqual([0]);
     expect(p.counters.preemptions).toBe(1);
@@ -130,7 +132,16 @@ describe('Pipeline preemption by expected reward', () => {
     w.finish(0);
     await flush();
     expect(p.counters.generatedEpisodes).toBe(6);
-    expect(p.accepted + p.counters.trainedEpisodes / 2).toBeGreaterThanOrEqual(3);
+    // Each episode by its seq: job 0's under the seqs of its first launch.
+    const batch = [...(trainer.calls[0]?.seqs ?? [])].sort((a, b) => a - b);
+    trainer.finish();
+    await flush();
+    const ledger = p.ledger.view();
+    expect(ledger.written).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(ledger.trained).toEqual(batch);
+    expect(batch).toHaveLength(4);
+    const waiting = ledger.written.filter((s) => !ledger.trained.includes(s));
+    expect(account(ledger, ledger.written, waiting)).toEqual({ lost: [], orphans: [], waiting });
     p.stop();
   });
 

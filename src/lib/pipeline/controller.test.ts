@@ -118,6 +118,7 @@ describe('Pipeline', () => {
     for (const w of ws) for (const k of [...w.jobs.keys()]) w.finish(k, p.version - 3);
     await flush();
     expect(p.counters.staleDrops).toBe(2);
+    expect(p.ledger.staleDropped.size).toBe(p.counters.staleDroppedEpisodes);
   });
 
   it('requeues the jobs of a worker that died at the highest class, and they start first', async () => {

@@ -16,6 +16,7 @@ import {
   type WorkerEntry,
 } from './controller-types';
 import { HoldControl } from './hold';
+import type { SeqLedger } from './ledger';
 import { ReplayFeed } from './replay-feed';
 import { jobOrder, preemptionVictim, rewardVictim, WaitingQueue } from './scheduler';
 import { SlotBoard, type SlotState, type SlotStretch, type SlotView } from './slots';
@@ -134,6 +135,11 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
    */
   takeSettled(): number[] {
     return this.feed.takeSettled();
+  }
+
+  /** The session's episodes by seq: written, trained, stale-dropped, pushed out (`ledger.ts`). */
+  get ledger(): SeqLedger {
+    return this.feed.ledger;
   }
 
   /** Groups finished and kept for training (stale drops excluded). */

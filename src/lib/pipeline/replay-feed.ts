@@ -8,6 +8,7 @@ import { ReplayBuffer, type Drawn } from '../rl/replay';
 import type { PipelineConfig, PipelineCounters } from './controller-types';
 import { isStale } from './staleness';
 import type { EpisodeOutcome, PlayedGroup } from './types';
+import { SeqLedger } from './ledger';
 
 /** What a draw changed, undone when its step is lost: keys it marked trained, and `fresh` it took. */
 export interface DrawUndo {
@@ -49,6 +50,8 @@ export class ReplayFeed<T extends EpisodeOutcome> {
    * stays counted in `accepted` and is no stale drop. Only groups never trained leave `accepted`.
    */
   private readonly trainedKeys = new Set<number>();
+  /** Each episode of the session by seq: written, trained, stale-dropped, pushed out. */
+  readonly ledger = new SeqLedger();
   /** Groups accepted but held back from the buffer until `release` (η = 0: job-id order). */
   private held: PlayedGroup<T>[] = [];
 
@@ -63,8 +66,10 @@ export class ReplayFeed<T extends EpisodeOutcome> {
     // they would have been in the run, counted, and marked consumed with the next version.
     let kept = restored.groups.length;
     for (const g of restored.groups) {
+      this.written(g);
       for (const out of this.buffer.add(g.jobId, g)) {
         this.settled.push(...out.seqs);
+        for (const s of out.seqs) this.ledger.overflowed.add(s);
         kept -= 1;
         this.counters.replayOverflow += 1;
       }
@@ -87,6 +92,7 @@ export class ReplayFeed<T extends EpisodeOutcome> {
    */
   accept(group: PlayedGroup<T>): void {
     this.accepted += 1;
+    this.written(group);
     this.enqueue(group);
   }
 
@@ -97,7 +103,12 @@ export class ReplayFeed<T extends EpisodeOutcome> {
    */
   hold(group: PlayedGroup<T>): void {
     this.accepted += 1;
+    this.written(group);
     this.held.push(group);
+  }
+
+  private written(group: PlayedGroup<T>): void {
+    for (const s of group.seqs) this.ledger.written.add(s);
   }
 
   /** Groups held back (`hold`), not yet in the buffer. */
@@ -117,7 +128,9 @@ export class ReplayFeed<T extends EpisodeOutcome> {
   private enqueue(group: PlayedGroup<T>): void {
     this.fresh += 1;
     for (const g of this.buffer.add(group.jobId, group)) {
-      if (this.leftUntrained(g)) this.counters.replayOverflow += 1;
+      if (!this.leftUntrained(g)) continue;
+      this.counters.replayOverflow += 1;
+      for (const s of g.seqs) this.ledger.overflowed.add(s);
     }
   }
 
@@ -125,7 +138,9 @@ export class ReplayFeed<T extends EpisodeOutcome> {
   dropStale(version: number, eta: number): PlayedGroup<T>[] {
     const dropped = this.buffer.removeWhere((g) => isStale(version, g.oldestVersion, eta));
     // A trained group ages out of the prioritized buffer: it retires, no stale drop.
-    return dropped.filter((g) => this.leftUntrained(g));
+    const stale = dropped.filter((g) => this.leftUntrained(g));
+    for (const g of stale) for (const s of g.seqs) this.ledger.staleDropped.add(s);
+    return stale;
   }
 
   /**

@@ -1,20 +1,23 @@
 /** What a training step adds to the pipeline's counters, and the report the page reads of it. */
 import type { StepMetrics } from '../policy/metrics';
 import type { PipelineCounters } from './controller-types';
+import type { SeqLedger } from './ledger';
 import { staleness } from './staleness';
 import type { StrategyReport } from '../rl/strategy';
 import type { EpisodeOutcome, PlayedGroup, StepReport } from './types';
 
 /**
- * Counts a step that trained `groups` from `fromVersion`: one more step, its episodes, and each
- * group's staleness in the histogram. Returns the staleness of each group.
+ * Counts a step that trained `groups` from `fromVersion`: one more step, its episodes (in the
+ * `ledger` by seq, when given), and each group's staleness in the histogram. Returns the staleness of each group.
  */
 export function countTrained<T extends EpisodeOutcome>(
   counters: PipelineCounters,
   groups: readonly PlayedGroup<T>[],
   fromVersion: number,
+  ledger?: SeqLedger,
 ): number[] {
   counters.trainSteps += 1;
+  if (ledger) for (const g of groups) for (const s of g.seqs) ledger.trained.add(s);
   counters.trainedEpisodes += groups.reduce((n, g) => n + g.trajectories.length, 0);
   const stale = groups.map((g) => staleness(fromVersion, g.oldestVersion));
   for (const s of stale) counters.stalenessHistogram[s] = (counters.stalenessHistogram[s] ?? 0) + 1;

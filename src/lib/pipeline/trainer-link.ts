@@ -95,7 +95,7 @@ export class TrainerLink<B, T extends EpisodeOutcome> {
     const trained = this.host.feed.restore(published);
     if (published) {
       // That step trained its batch: counted as the step would have been.
-      const stale = countTrained(counters, trained, this.host.version());
+      const stale = countTrained(counters, trained, this.host.version(), this.host.feed.ledger);
       this.host.published(version);
       if (metrics && trained.length > 0) {
         const report = { waitMs: 0, trainMs: metrics.ms, at: now() };
@@ -154,7 +154,7 @@ export class TrainerLink<B, T extends EpisodeOutcome> {
         const end = now();
         counters.trainerBusyMs += end - t;
         this.lastTrainEnd = end;
-        const stale = countTrained(counters, groups, fromVersion);
+        const stale = countTrained(counters, groups, fromVersion, feed.ledger);
         drawn.forEach((d, i) => feed.buffer.setPriority(d.key, made.priorities[i] ?? 0));
         this.host.published(out.version);
         const times = { waitMs, trainMs: end - t, at: end };

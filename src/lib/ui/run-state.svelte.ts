@@ -28,6 +28,7 @@ import type { FeedEpisode } from '../view/program-feed';
 import { howLabel, storedStart, trainsLabel } from '../run/labels';
 import { evaluates, evaluationLevel, settingsFor, type RunOptions } from '../run/options';
 import type { PipelineSession } from '../run/session';
+import type { LedgerView, SeqLedger } from '../pipeline/ledger';
 import type { Finding } from '../stats/doctor';
 import type { FindingRecord } from '../stats/doctor-tracker';
 import type { TrainingDoctor } from '../stats/training-doctor';
@@ -105,6 +106,8 @@ export class RunState extends RunSettingsState {
   /** Episodes the run shown played and trained over all its sessions (a resumed one's included), or null. */
   episodeTotals = $state<{ played: number; trained: number } | null>(null);
   session: PipelineSession | null = null; // the live session (null between runs)
+  /** The episodes of the newest session by seq (kept once it stopped: `ledger()`). */
+  private lastLedger: SeqLedger | null = null;
   readonly hold: HoldState; // Pause, Resume and Step of the running run, and its status line
   readonly feed = new FeedState(); // the program feed: the run's newest episodes and best programs
   /** The training doctor's standing findings on the run shown, most serious first. */
@@ -317,6 +320,7 @@ export class RunState extends RunSettingsState {
       this.unfollowDoctor?.();
       this.unfollowDoctor = null;
       if (!e.session) return;
+      this.lastLedger = e.session.pipeline.ledger;
       [this.runId, this.runSettings] = [e.session.runId, e.session.settings];
       this.curriculum = e.session.source.curriculum.view();
       this.ticker = setInterval(() => void this.tick(), 250);
@@ -498,6 +502,11 @@ export class RunState extends RunSettingsState {
   /** Resolves when every queued evaluation is done. */
   evaluationsDone(): Promise<void> {
     return this.evaluations.idle();
+  }
+
+  /** Where each episode of the newest session went, by seq (the chaos bench and tests account for them). */
+  ledger(): LedgerView | null {
+    return this.lastLedger?.view() ?? null;
   }
 
   /** Stored seqs of a run's trajectories, all or the unconsumed (tests count them across a reload). */
