@@ -5,6 +5,7 @@ import { overlapMs } from '../src/lib/stats/metrics.ts';
 import { maxVersionsInFlight } from '../src/lib/view/timeline-view.ts';
 import { generateTasks } from '../src/lib/env/families.ts';
 import { count } from '../src/lib/plural.ts';
+import { account } from '../src/lib/pipeline/ledger.ts';
 import { onLab, untilLab, untilLabWith, type RunOptions } from './support/lab';
 import { openReady } from './support/page';
 import { openView } from './support/views';
@@ -185,6 +186,85 @@ test('a rollout worker that crashes or hangs is replaced and its work requeued; 
   }
   await expect(page.getByTestId('pipe-replaced')).toHaveText('2');
   await onLab(page, (l) => l.run.stop());
+  await expect(page.getByTestId('run-error')).toHaveCount(0);
+});
+
+test('scheduled by expected reward, a better job preempts a running one, which resumes with its first tokens kept; nothing is lost', async ({
+  page,
+}) => {
+  test.setTimeout(240_000);
+  await openReady(page, QUERY);
+  await startRun(page, {
+    eta: 4,
+    workers: 2,
+    schedule: 'expected-reward',
+    queueAhead: 2,
+    preemptMargin: 0.3,
+    preemptAfterMs: 200,
+  });
+  await untilVersion(page, 1);
+  const runId = await onLab(page, (l) => l.run.runId);
+  if (!runId) throw new Error('no run');
+  // A resumed group whose stored episodes show the prefix they kept: written by an older version
+  // than the tokens after it (a version was published while the job waited to resume).
+  let shown: { job: number; kept: number[]; prefix: number[]; rest: number[] } | null = null;
+  for (let deadline = Date.now() + 180_000; !shown && Date.now() < deadline;) {
+    await page.waitForTimeout(1000);
+    const events = await onLab(page, (l) => {
+      if (l.run.error) throw new Error(`the run failed: ${l.run.error}`);
+      return l.run.events;
+    });
+    const resumed = events.filter((e) => e.kind === 'episode' && e.meta?.kept !== undefined);
+    if (resumed.length === 0) continue;
+    const seqs = await onLab(page, (l, id) => l.run.storedSeqs(id), runId);
+    const records = await onLab(page, (l, [id, s]) => l.run.storedTrajectories(id, s), [
+      runId,
+      seqs,
+    ] as const);
+    for (const e of resumed) {
+      const job = Number(e.meta?.job);
+      const kept = String(e.meta?.kept).split(' ').map(Number);
+      const group = records.filter((r) => r.jobId === job).sort((a, b) => a.seq - b.seq);
+      expect(group).toHaveLength(kept.length);
+      for (const [i, r] of group.entries()) {
+        const t = r.trajectory;
+        const own = t.owned.flatMap((o, pos) => (o ? [pos] : []));
+        const versions = own.map((pos) => t.versions[pos] ?? -1);
+        // Versions never go back along an episode, across the preemption too.
+        expect(versions).toEqual([...versions].sort((a, b) => a - b));
+        const prefix = versions.slice(0, kept[i] ?? 0);
+        const rest = versions.slice(kept[i] ?? 0);
+        if (!shown && prefix.length > 0 && rest.length > 0 && Math.max(...prefix) < Math.min(...rest))
+          shown = { job, kept, prefix, rest };
+      }
+    }
+  }
+  if (!shown) throw new Error('no resumed episode with an older prefix in 180 s');
+  const { job, prefix, rest } = shown;
+  console.log(`job ${job} resumed: prefix versions ${prefix.join(',')}, then ${rest.join(',')}`);
+  const events = await onLab(page, (l) => l.run.events);
+  // The preemption was for a better job, no fault: no worker was replaced, nothing requeued.
+  const preempt = events.find((e) => e.kind === 'preempt' && e.meta?.job === job);
+  expect(preempt?.meta).toMatchObject({ reason: 'expected reward' });
+  const counters = await onLab(page, (l) => l.run.dashboard?.counters);
+  expect(counters?.requeues).toBe(0);
+  expect(counters?.resumed).toBeGreaterThan(0);
+  expect(events.some((e) => e.kind === 'restart')).toBe(false);
+  // Marked on the timeline.
+  await page.getByTestId('timeline-fit').click();
+  await expect
+    .poll(async () => Number(await page.getByTestId('timeline').getAttribute('data-preempts')))
+    .toBeGreaterThan(0);
+  await onLab(page, (l) => l.run.stop());
+  // Nothing lost: every stored episode was trained, dropped as stale, or waits unconsumed, by seq.
+  const ledger = await onLab(page, (l) => l.run.ledger());
+  if (!ledger) throw new Error('no ledger');
+  const stored = await onLab(page, (l, id) => l.run.storedSeqs(id, 'all'), runId);
+  const unconsumed = await onLab(page, (l, id) => l.run.storedSeqs(id, 'unconsumed'), runId);
+  expect(account(ledger, stored, unconsumed)).toMatchObject({ lost: [], orphans: [] });
+  const settled = new Set([...ledger.trained, ...ledger.staleDropped, ...unconsumed]);
+  expect(stored.filter((s) => !settled.has(s))).toEqual([]);
+  expect([...stored].sort((a, b) => a - b)).toEqual(ledger.written);
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
 

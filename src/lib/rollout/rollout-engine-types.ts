@@ -46,6 +46,8 @@ export interface ActiveJob {
   startVersion: number;
   /** Episodes that adopted a new version mid-way. */
   interrupted: Set<Episode>;
+  /** A resumed job: the policy tokens each episode kept from before its preemption. */
+  kept?: number[];
   /** When each sandbox call of its episodes started (a `<run>` or `<submit>`), epoch ms. */
   calls: number[];
   aborted: boolean;

@@ -300,6 +300,9 @@ describe('RolloutEngine', () => {
     expect(h.oldestVersion).toBe(0);
     expect(h.newestVersion).toBe(1);
     expect(h.interrupted).toBeGreaterThan(0);
+    // Its span on the timeline says how many tokens each episode kept.
+    const kept_ = kept.episodes.map((p) => p.tokens.length).join(' ');
+    expect(b.events.find((ev) => ev.kind === 'episode')?.meta?.kept).toBe(kept_);
     b.e.dispose();
   });
 

@@ -172,6 +172,7 @@ export class RolloutEngine {
         startVersion: this.pending?.version ?? this.version,
         // A resumed episode goes on under the current weights: the cache is rebuilt (a prefill).
         interrupted: resumed,
+        ...(resumed.size > 0 && job.resume ? { kept: job.resume.episodes.map((p) => p.tokens.length) } : {}),
         calls: [],
         aborted: false,
         resolve,
@@ -458,6 +459,7 @@ export class RolloutEngine {
         episodes: trajectories.length,
         solved: trajectories.filter((x) => x.solved).length,
         newest: group.newestVersion,
+        ...(a.kept ? { kept: a.kept.join(' ') } : {}),
       },
       calls: a.calls.map((c) => Math.round(c - a.startedAt)).sort((x, y) => x - y),
     });

@@ -62,7 +62,10 @@ export function codePoolWorkload(runId: string, settings: RunConfig): PoolWorklo
         fetchAfterMs: 250,
         playLag: settings.pipeline.playLag,
       }),
-    port: (host) => ({ play: (job) => host.api.play(job), abort: (jobId, keep) => host.api.abort(jobId, keep) }),
+    port: (host) => ({
+      play: (job) => host.api.play(job),
+      abort: (jobId, keep) => host.api.abort(jobId, keep),
+    }),
   };
 }
 

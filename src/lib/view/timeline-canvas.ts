@@ -53,10 +53,11 @@ export interface TimelineFrame {
   findings?: readonly { t: number; color: string }[];
 }
 
-/** What a frame drew: distinct policy versions among the spans in the window, and sandbox-call ticks. */
+/** What a frame drew: distinct policy versions among the spans in the window, sandbox-call ticks, preemption marks. */
 export interface FrameCounts {
   versions: number;
   calls: number;
+  preempts: number;
 }
 
 const STRIPE = 'rgba(255, 255, 255, 0.025)';
@@ -162,12 +163,14 @@ export class TimelinePainter {
     ctx.globalAlpha = 1;
     const calls = this.paintCalls(ctx, f, visible);
     ctx.strokeStyle = theme.bg;
+    let preempts = 0;
     for (const e of visible) {
       const style = markOf(e);
       const lane = f.laneIndex.get(e.lane);
       if (!style || lane === undefined) continue;
       const t = markTime(e);
       if (t < view.start || t > view.end) continue;
+      if (e.kind === 'preempt') preempts += 1;
       const x = gutter + view.xOf(t, plotW);
       const y = axis + lane * row + row / 2;
       ctx.setTransform(dpr, 0, 0, dpr, x * dpr, y * dpr);
@@ -179,7 +182,7 @@ export class TimelinePainter {
     ctx.restore();
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     this.paintFindings(ctx, f);
-    return { versions: seenVersions.length, calls };
+    return { versions: seenVersions.length, calls, preempts };
   }
 
   /** A dashed line through the lanes at each finding, under a flag in the axis band. */
