@@ -420,8 +420,15 @@ console.log(
     trainedEpisodes: c.trainedEpisodes,
     episodesPerSec: Number((c.generatedEpisodes / seconds).toFixed(2)),
     preemptions: c.preemptions,
+    resumed: c.resumed,
+    keptTokens: c.keptTokens,
     requeues: c.requeues,
     interrupts: c.interrupts,
+    // Ms a job waited in the queue before it started, mean over every start.
+    meanWaitMs: Number((c.queueWaitMs / Math.max(1, c.startedGroups)).toFixed(1)),
+    budgetWaits: c.budgetWaits,
+    overruns: c.overruns,
+    startedGroups: c.startedGroups,
     // Of the training time: rollout and the rest (training time − train) and train + publish, ms per version.
     msPerVersion: {
       rollout: Math.round((seconds * 1000 - trainMs) / Math.max(1, c.trainSteps)),

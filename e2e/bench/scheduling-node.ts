@@ -1,12 +1,16 @@
 /**
  * The rollout schedules side by side, in node: `learn-node.ts` once per schedule
  * (`pipeline.schedule`) and seed, each for the same training seconds, the rest of the run config as
- * the learn bench's. Per schedule, mean ± sd over seeds: seconds to the easy training goal
- * (greedy training success ≥ 0.9) and to the whole goal (also held-out ≥ 0.7), episodes per
- * second, preemptions and requeues, final greedy training and held-out success.
+ * the learn bench's. Every schedule gets the same queue and budgets (`QUEUE`: two jobs drawn ahead,
+ * a preemption margin of 0.3 after 100 ms, 1 sandbox ms per episode a slot), so that only the
+ * order differs (only `expected-reward` preempts by reward). Per schedule, mean ± sd over seeds:
+ * seconds to the easy training goal (greedy training success ≥ 0.9) and to the whole goal (also
+ * held-out ≥ 0.7), episodes per second, preemptions (and jobs resumed from their prefix),
+ * requeues, mean queue wait, jobs held for a budget, overruns, final greedy training and
+ * held-out success.
  *
  *   npx tsx e2e/bench/scheduling-node.ts [--seconds 300] [--seeds 1,2,3]
- *     [--schedules learning-value,fifo,expected-reward] [--eta 0] [--set group.field=value]...
+ *     [--schedules learning-value,fifo,expected-reward] [--eta 4] [--set group.field=value]...
  *
  * Prints one JSON object last (the `scheduling` bench scenario reads it).
  */
@@ -16,7 +20,14 @@ import { flag, runLearnNode } from './node-kit.ts';
 
 const SECONDS = Number(flag('seconds', '300'));
 const SEEDS = flag('seeds', '1,2,3').split(',').map(Number);
-const ETA = flag('eta', '0');
+const ETA = flag('eta', '4');
+/** The queue and budgets every schedule runs with (a `--set` of the same field comes after: it wins). */
+const QUEUE = [
+  'pipeline.queueAhead=2',
+  'pipeline.preemptMargin=0.3',
+  'pipeline.preemptAfterMs=100',
+  'pipeline.budgetSandboxMs=1',
+];
 const SCHEDULES = flag('schedules', 'learning-value,fifo,expected-reward').split(',');
 const known = RUN_CONFIG_CHOICES['pipeline.schedule'] ?? [];
 for (const s of SCHEDULES)
@@ -32,7 +43,12 @@ interface LearnResult {
   episodes: number;
   episodesPerSec: number;
   preemptions: number;
+  resumed: number;
   requeues: number;
+  meanWaitMs: number;
+  budgetWaits: number;
+  overruns: number;
+  startedGroups: number;
   finalTrain: number;
   finalHeldOut: number;
   train90: { seconds: number } | null;
@@ -51,6 +67,7 @@ const rows = SEEDS.flatMap((seed) =>
         ETA,
         '--set',
         `pipeline.schedule=${schedule}`,
+        ...QUEUE.flatMap((s) => ['--set', s]),
         ...sets,
       ],
       `${schedule} seed ${seed}`,
@@ -63,7 +80,12 @@ const rows = SEEDS.flatMap((seed) =>
       episodes: r.episodes,
       episodesPerSec: r.episodesPerSec,
       preemptions: r.preemptions,
+      resumed: r.resumed,
       requeues: r.requeues,
+      meanWaitMs: r.meanWaitMs,
+      budgetWaits: r.budgetWaits,
+      overruns: r.overruns,
+      groups: r.startedGroups,
       secondsToTrain90: r.train90?.seconds ?? null,
       secondsToGoal: r.goal?.seconds ?? null,
       successTrain: r.finalTrain,
@@ -86,7 +108,11 @@ const perSchedule = Object.fromEntries(
       secondsToGoal: figure(schedule, 'secondsToGoal'),
       episodesPerSec: figure(schedule, 'episodesPerSec'),
       preemptions: figure(schedule, 'preemptions'),
+      resumed: figure(schedule, 'resumed'),
       requeues: figure(schedule, 'requeues'),
+      meanWaitMs: figure(schedule, 'meanWaitMs'),
+      budgetWaits: figure(schedule, 'budgetWaits'),
+      overruns: figure(schedule, 'overruns'),
       successTrain: figure(schedule, 'successTrain'),
       successHeldOut: figure(schedule, 'successHeldOut'),
     },

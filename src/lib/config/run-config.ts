@@ -148,6 +148,13 @@ export interface PipelineSettings {
    */
   preemptMargin: number;
   /**
+   * Each slot's budget of sandbox ms per episode (0: none). A job starts on a worker only while
+   * its jobs' expected costs (their tasks' recent means) fit; a group over it is an overrun.
+   */
+  budgetSandboxMs: number;
+  /** Each slot's budget of policy tokens per episode (0: none), like `budgetSandboxMs`. */
+  budgetTokens: number;
+  /**
    * How jobs are chosen (DESIGN §6): `learning-value` plays the drawn task whose success rate is
    * nearest 0.5 and orders waiting jobs by class, then that value; `fifo` plays the first task
    * drawn and starts waiting jobs in arrival order; `expected-reward` plays the drawn task of the
@@ -205,6 +212,8 @@ export function defaultRunConfig(cores?: number): RunConfig {
       preemptAfterMs: 500,
       queueAhead: 0,
       preemptMargin: 0.5,
+      budgetSandboxMs: 0,
+      budgetTokens: 0,
       schedule: 'learning-value',
     },
     storage: { keepVersions: 5, milestoneEvery: 10, keepConsumed: 2048 },
@@ -337,6 +346,9 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'pipeline.queueAhead': int(0, 64),
   // Returns lie within about ±1.5 (DESIGN §3): a margin past that never preempts.
   'pipeline.preemptMargin': num(0, 100),
+  // A minute of sandbox time per episode is far past any program's time limit.
+  'pipeline.budgetSandboxMs': num(0, 60_000),
+  'pipeline.budgetTokens': int(0, DEFAULT_MODEL_ARGS.contextLength),
   'storage.keepVersions': int(1, 1_000),
   'storage.milestoneEvery': int(1, 1_000_000),
   'storage.keepConsumed': int(0, 100_000),

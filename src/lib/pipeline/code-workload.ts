@@ -40,6 +40,7 @@ export function pipelineConfigOf(c: RunConfig): PipelineConfig {
     schedule: c.pipeline.schedule,
     queueAhead: c.pipeline.queueAhead,
     preemptMargin: c.pipeline.preemptMargin,
+    budget: { sandboxMs: c.pipeline.budgetSandboxMs, tokens: c.pipeline.budgetTokens },
     replay: c.replay,
     env: c.env,
     relabelMaxAbs: c.hindsight.samplesPerBatch > 0 ? c.hindsight.maxAbsOutput : 0,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Pipeline } from './controller';
-import { FakeSource, FakeTrainer, FakeWorker, configOf, flush } from './controller.fakes';
+import { FakeSource, FakeTrainer, FakeWorker, configOf, flush, task } from './controller.fakes';
+import { fitsBudget, overBudget } from './scheduler';
 import type { TimelineEvent } from './events';
 import { account } from './ledger';
 import type { ScheduleKind } from '../config/run-config';
@@ -196,5 +197,74 @@ describe('Pipeline preemption by expected reward', () => {
     expect(p.counters.generatedEpisodes).toBe(4);
     expect(p.inFlight).toEqual({ episodes: 4 }); // the batch of both groups went to the trainer
     p.stop();
+  });
+});
+
+describe('Pipeline resource budgets', () => {
+  /** A worker whose groups report a cost per episode by task (the fake source's tasks t1, t2, …). */
+  class CostWorker extends FakeWorker {
+    constructor(private readonly msOf: (taskId: string) => number) {
+      super();
+    }
+    override finish(jobId: number, version?: number, interrupted = 0): void {
+      const j = this.jobs.get(jobId);
+      if (!j) throw new Error(`no job ${jobId}`);
+      const resolve = j.resolve;
+      const ms = this.msOf(j.job.task.id) * j.job.samples;
+      j.resolve = (g) => resolve({ ...g, cost: { sandboxMs: ms, tokens: 4 * j.job.samples } });
+      super.finish(jobId, version, interrupted);
+    }
+  }
+
+  it('admits a job only where its expected cost fits the slots’ budget, and marks a group over it', async () => {
+    const events: TimelineEvent[] = [];
+    const source = new FakeSource();
+    // Every task t1, t2, … costs 30 ms an episode, against a budget of 20: each is an overrun, and
+    // once measured two such jobs (60) do not fit one worker's 2 slots × 20 ms.
+    source.nextTask = function () {
+      this.n += 1;
+      return { task: task('same'), cls: 'normal' as const, value: 0.25 };
+    };
+    const p = new Pipeline(
+      configOf({ eta: Infinity, slotsPerWorker: 2, budget: { sandboxMs: 20, tokens: 0 } }),
+      source,
+      new FakeTrainer(),
+      'run',
+      { emit: (e) => events.push(e) },
+    );
+    const w = new CostWorker(() => 30);
+    p.addWorker('w0', w, 'rollout-0');
+    p.start(0);
+    // Never measured: expected to cost nothing, both slots filled.
+    expect(w.jobs.size).toBe(2);
+    w.finish(0);
+    await flush();
+    // Measured at 30 ms: over budget (marked), and with job 1 (expected 0 then) still running the
+    // next one (expected 30) fits 30 ≤ 40 … but not a third: one slot stays free while both run.
+    expect(p.counters.overruns).toBe(1);
+    expect(events.find((e) => e.kind === 'overrun')?.meta).toMatchObject({ job: 0, task: 'same' });
+    expect(w.jobs.size).toBe(2);
+    w.finish(1);
+    await flush();
+    expect(w.jobs.size).toBe(1); // 30 + 30 > 2 × 20: the next job waits for the budget
+    expect(p.counters.budgetWaits).toBe(1);
+    expect(p.waitingGroups).toBe(1);
+    // The worker's last job finishes: an empty worker always admits (nothing starves).
+    w.finish(2);
+    await flush();
+    expect(w.jobs.size).toBe(1);
+    p.stop();
+  });
+});
+
+describe('scheduler budgets', () => {
+  it('fitsBudget sums expected costs per field; 0 has no limit', () => {
+    const c = (sandboxMs: number, tokens: number) => ({ sandboxMs, tokens });
+    expect(fitsBudget(c(10, 5), [c(10, 5)], 1, c(20, 0))).toBe(true);
+    expect(fitsBudget(c(10, 5), [c(11, 5)], 1, c(20, 0))).toBe(false);
+    expect(fitsBudget(c(10, 5), [c(10, 5)], 1, c(0, 9))).toBe(false);
+    expect(fitsBudget(c(1e6, 1e6), [c(1e6, 1e6)], 1, c(0, 0))).toBe(true);
+    expect(overBudget(c(21, 0), c(20, 0))).toBe(true);
+    expect(overBudget(c(20, 99), c(20, 0))).toBe(false);
   });
 });

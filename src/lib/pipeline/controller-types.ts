@@ -8,7 +8,15 @@ import type { ScheduleKind } from '../config/run-config';
 import type { JobClass } from './scheduler';
 import type { Lane, TimelineEvent } from './events';
 import type { HoldView } from './hold';
-import type { EpisodeOutcome, KeptPrefix, PlayedGroup, RolloutJob, RolloutPort, StepReport } from './types';
+import type {
+  EpisodeOutcome,
+  JobCost,
+  KeptPrefix,
+  PlayedGroup,
+  RolloutJob,
+  RolloutPort,
+  StepReport,
+} from './types';
 
 /** Settings of the asynchronous pipeline (DESIGN §2, §5, §6). */
 export interface PipelineConfig {
@@ -36,6 +44,11 @@ export interface PipelineConfig {
    * lowest expected return when its own exceeds that by this much (absent: never).
    */
   preemptMargin?: number;
+  /**
+   * Each slot's budget per episode: sandbox ms and policy tokens (0: no limit; absent: none). A
+   * job starts on a worker only while the expected costs of its jobs fit its slots' budget.
+   */
+  budget?: JobCost;
   /** FIFO (each sample once) or prioritized replay. */
   replay: ReplayConfig;
   env: EnvConfig;
@@ -86,6 +99,9 @@ export interface PipelineCounters {
   requeues: number;
   /** Ms jobs waited in the queue before they started, summed over every start. */
   queueWaitMs: number;
+  /** Jobs that waited because no worker's budget had room for them, and groups that went over it. */
+  budgetWaits: number;
+  overruns: number;
   /** Episodes that adopted a new version mid-way. */
   interrupts: number;
   /** Trained groups by staleness (trainer version − oldest token version). */
@@ -132,6 +148,8 @@ export function emptyCounters(): PipelineCounters {
     keptTokens: 0,
     requeues: 0,
     queueWaitMs: 0,
+    budgetWaits: 0,
+    overruns: 0,
     interrupts: 0,
     stalenessHistogram: {},
     trainerBusyMs: 0,
@@ -157,6 +175,8 @@ export interface RunningJob {
   failures: number;
   /** Times the job was preempted before (a job is preempted at most once). */
   preemptions: number;
+  /** Its expected cost per episode when it started (what it takes of its worker's budget). */
+  cost: JobCost;
 }
 
 /** A job waiting for a slot: drawn ahead, requeued after a failure, or preempted. */

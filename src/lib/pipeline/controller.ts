@@ -18,7 +18,15 @@ import {
 import { HoldControl } from './hold';
 import type { SeqLedger } from './ledger';
 import { ReplayFeed } from './replay-feed';
-import { jobOrder, preemptionVictim, rewardVictim, WaitingQueue } from './scheduler';
+import {
+  CostEstimates,
+  fitsBudget,
+  jobOrder,
+  overBudget,
+  preemptionVictim,
+  rewardVictim,
+  WaitingQueue,
+} from './scheduler';
 import { SlotBoard, type SlotState, type SlotStretch, type SlotView } from './slots';
 import { admissionCapacity, slotsHeldByEta } from './staleness';
 import { TrainerLink, type TrainerLinkHost } from './trainer-link';
@@ -26,6 +34,7 @@ import type { Trajectory } from '../rl/trajectory';
 import type { StepMetrics } from '../policy/metrics';
 import type {
   EpisodeOutcome,
+  JobCost,
   KeptPrefix,
   PipelineTrainerPort,
   PlayedGroup,
@@ -53,6 +62,10 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private readonly feed: ReplayFeed<T>;
   private readonly workers = new Map<string, WorkerEntry<T>>();
   private readonly running = new Map<number, Running>();
+  /** Expected cost per episode of each task (the slots' budgets, `PipelineConfig.budget`). */
+  private readonly costs = new CostEstimates();
+  /** Jobs counted as waiting for a budget (each once). */
+  private readonly budgetHeld = new Set<number>();
   /** Preempted jobs whose worker has not yet handed back what they played. */
   private readonly suspending = new Map<number, { r: Running; worker: WorkerEntry<T> }>();
   private readonly waiting: WaitingQueue<Queued>;
@@ -317,10 +330,19 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     this.hold.report();
   }
 
-  private freeWorker(): WorkerEntry<T> | undefined {
+  /**
+   * The worker with a free slot and the fewest jobs; with `cost` (a job's expected cost per
+   * episode), only one whose budget has room for it beside its jobs, or that runs none.
+   */
+  private freeWorker(cost?: JobCost): WorkerEntry<T> | undefined {
+    const budget = this.config.budget;
     let best: WorkerEntry<T> | undefined;
     for (const w of this.workers.values()) {
       if (w.jobs.size >= w.slots) continue;
+      if (cost && budget && w.jobs.size > 0) {
+        const load = [...w.jobs].flatMap((id) => this.running.get(id)?.cost ?? []);
+        if (!fitsBudget(cost, load, w.slots, budget)) continue;
+      }
       if (!best || w.jobs.size < best.jobs.size) best = w;
     }
     return best;
@@ -332,10 +354,23 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
         { version: this.version, accepted: this.accepted, running: this.running.size },
         { maxConcurrent: this.maxConcurrent, eta: this.config.eta, batch: this.config.batchGroups },
       );
-      if (capacity <= 0) return;
-      const worker = this.freeWorker();
-      if (!worker) return;
-      this.launch(worker, this.waiting.shift() ?? this.newJob());
+      if (capacity <= 0 || !this.freeWorker()) return;
+      const head = this.waiting.peek();
+      const job = head ?? this.newJob();
+      const cost = this.costs.of(job.task.id);
+      const worker = this.freeWorker(cost);
+      if (!worker) {
+        // No budget has room for it now: it waits at its place in the queue for a worker to free up.
+        if (!this.budgetHeld.has(job.id)) {
+          this.budgetHeld.add(job.id);
+          this.counters.budgetWaits += 1;
+        }
+        if (!head) this.waiting.push(job);
+        return;
+      }
+      if (head) this.waiting.shift();
+      this.budgetHeld.delete(job.id);
+      this.launch(worker, job, cost);
     }
   }
 
@@ -361,7 +396,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     while (this.waiting.count((q) => q.seqBase === undefined) < ahead) this.waiting.push(this.newJob());
   }
 
-  private launch(worker: WorkerEntry<T>, queued: Queued): void {
+  private launch(worker: WorkerEntry<T>, queued: Queued, cost: JobCost): void {
     const { task, cls, value, expectedReward, id: jobId, failures, preemptions, resume } = queued;
     const samples = this.config.groupSize;
     const job: RolloutJob = {
@@ -387,7 +422,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       this.counters.resumed += 1;
       this.counters.keptTokens += resume.episodes.reduce((n, e) => n + e.tokens.length, 0);
     }
-    this.running.set(jobId, { job, workerId: worker.id, startedAt, failures, preemptions });
+    this.running.set(jobId, { job, workerId: worker.id, startedAt, failures, preemptions, cost });
     worker.jobs.add(jobId);
     this.drawStretches([this.slotBoard.start(worker.id, jobId, startedAt)]);
     this.counters.startedGroups += 1;
@@ -424,6 +459,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     // A group the worker aborted on its own is lost, not requeued: the slot's job failed.
     if (!suspended) this.slotBoard.finish(job.jobId, done ? 'completed' : 'failed', now(), returns);
     if (done) {
+      this.measure(job, group, worker);
       this.counters.generatedEpisodes += group.trajectories.length;
       this.counters.interrupts += group.interrupted;
       this.hooks.onPlayed?.(job, group, worker.lane);
@@ -435,6 +471,32 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       }
     }
     this.pump();
+  }
+
+  /** Records what a finished group cost per episode; one over its slot's budget is an overrun, marked. */
+  private measure(job: RolloutJob, group: PlayedGroup<T>, worker: WorkerEntry<T>): void {
+    const n = group.trajectories.length;
+    if (!group.cost || n === 0) return;
+    const perEpisode = { sandboxMs: group.cost.sandboxMs / n, tokens: group.cost.tokens / n };
+    this.costs.record(job.task.id, perEpisode);
+    const budget = this.config.budget;
+    if (!budget || !overBudget(perEpisode, budget)) return;
+    this.counters.overruns += 1;
+    const t = now();
+    this.emit({
+      lane: worker.lane,
+      kind: 'overrun',
+      t0: t,
+      t1: t,
+      version: group.newestVersion,
+      meta: {
+        job: job.jobId,
+        task: job.task.id,
+        'sandbox ms / episode': Number(perEpisode.sandboxMs.toFixed(1)),
+        'tokens / episode': Number(perEpisode.tokens.toFixed(1)),
+        budget: `${budget.sandboxMs || '∞'} ms, ${budget.tokens || '∞'} tokens`,
+      },
+    });
   }
 
   private playFailed(job: RolloutJob, worker: WorkerEntry<T>, err: unknown): void {

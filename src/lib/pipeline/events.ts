@@ -25,7 +25,9 @@ export type EventKind =
   /** A crashed or hung worker was replaced, or the trainer restarted from the store. */
   | 'restart'
   /** Work lost to a fault, put back in the queue. */
-  | 'requeue';
+  | 'requeue'
+  /** A group's episodes used more than a slot's budget (sandbox ms or tokens per episode). */
+  | 'overrun';
 
 /** One timeline event. Times are epoch milliseconds, comparable across threads. */
 export interface TimelineEvent {

@@ -7,6 +7,7 @@
  */
 
 import type { ScheduleKind } from '../config/run-config';
+import type { JobCost } from './types';
 
 /** Priority classes, highest first: work lost to a fault, the curriculum level, review of easier levels. */
 export type JobClass = 'high' | 'normal' | 'low';
@@ -170,4 +171,54 @@ export function rewardVictim<R extends Omit<Schedulable, 'enqueuedAt'> & { start
   const candidates = running.filter((r) => want - (r.expectedReward ?? 0) >= margin);
   candidates.sort((a, b) => (a.expectedReward ?? 0) - (b.expectedReward ?? 0) || b.startedAt - a.startedAt);
   return candidates[0] ?? null;
+}
+
+/**
+ * Expected cost of a task's episode (sandbox ms and policy tokens): a running mean over its
+ * recent groups, like `ExpectedRewards`. A task never played is expected to cost nothing (it is
+ * admitted, and measured).
+ */
+export class CostEstimates {
+  private readonly sums = new Map<string, [number, number, number]>();
+
+  constructor(readonly window = 16) {}
+
+  /** One group's cost per episode. */
+  record(taskId: string, perEpisode: JobCost): void {
+    const keep = 1 - 1 / this.window;
+    const [n, ms, tokens] = this.sums.get(taskId) ?? [0, 0, 0];
+    this.sums.set(taskId, [
+      n * keep + 1,
+      ms * keep + perEpisode.sandboxMs,
+      tokens * keep + perEpisode.tokens,
+    ]);
+  }
+
+  of(taskId: string): JobCost {
+    const e = this.sums.get(taskId);
+    return e ? { sandboxMs: e[1] / e[0], tokens: e[2] / e[0] } : { sandboxMs: 0, tokens: 0 };
+  }
+}
+
+/**
+ * Whether a job of expected cost `job` (per episode) fits beside `running` (the expected costs
+ * of the jobs a worker runs) within `slots` × `budget`; a budget field of 0 has no limit.
+ */
+export function fitsBudget(
+  job: JobCost,
+  running: readonly JobCost[],
+  slots: number,
+  budget: JobCost,
+): boolean {
+  const fits = (k: keyof JobCost) =>
+    budget[k] <= 0 || running.reduce((n, c) => n + c[k], job[k]) <= slots * budget[k] + 1e-9;
+  return fits('sandboxMs') && fits('tokens');
+}
+
+/** Whether a group's measured cost per episode went over `budget` (a field of 0 has no limit). */
+export function overBudget(perEpisode: JobCost, budget: JobCost): boolean {
+  return (
+    (budget.sandboxMs > 0 && perEpisode.sandboxMs > budget.sandboxMs) ||
+    (budget.tokens > 0 && perEpisode.tokens > budget.tokens)
+  );
 }

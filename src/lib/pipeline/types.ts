@@ -41,6 +41,12 @@ export interface RolloutJob {
   resume?: KeptPrefix;
 }
 
+/** Resources a job uses: sandbox ms and policy tokens (per episode, or in all). */
+export interface JobCost {
+  sandboxMs: number;
+  tokens: number;
+}
+
 /** A preempted job's played prefix: each episode's tokens and its sampling stream's state. */
 export interface KeptPrefix {
   episodes: EpisodePrefix[];
@@ -83,6 +89,8 @@ export interface PlayedGroup<T extends EpisodeOutcome = Trajectory> {
   newestVersion: number;
   /** Episodes of the group that adopted a new version mid-way (interrupted rollouts). */
   interrupted: number;
+  /** What the group's episodes used, in all: sandbox ms and policy tokens (absent: not measured). */
+  cost?: JobCost;
   /** Epoch ms the worker started and finished the group. */
   startedAt: number;
   endedAt: number;

@@ -5,7 +5,7 @@ import type { ModelArgs } from '../policy/config';
 import type { Weights } from '../policy/model';
 import type { Trajectory } from '../rl/trajectory';
 import type { Lane, TimelineEvent } from '../pipeline/events';
-import type { PlayedGroup, RolloutJob } from '../pipeline/types';
+import type { JobCost, PlayedGroup, RolloutJob } from '../pipeline/types';
 
 /** How a rollout worker plays its jobs. */
 export interface EngineOptions {
@@ -50,6 +50,8 @@ export interface ActiveJob {
   kept?: number[];
   /** When each sandbox call of its episodes started (a `<run>` or `<submit>`), epoch ms. */
   calls: number[];
+  /** Sandbox ms and policy tokens its episodes used in this play. */
+  cost: JobCost;
   aborted: boolean;
   resolve(group: PlayedGroup): void;
   reject(err: Error): void;

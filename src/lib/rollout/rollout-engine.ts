@@ -174,6 +174,7 @@ export class RolloutEngine {
         interrupted: resumed,
         ...(resumed.size > 0 && job.resume ? { kept: job.resume.episodes.map((p) => p.tokens.length) } : {}),
         calls: [],
+        cost: { sandboxMs: 0, tokens: 0 },
         aborted: false,
         resolve,
         reject,
@@ -367,7 +368,10 @@ export class RolloutEngine {
           // The token ended a turn: a sandbox call, stamped on the events' clock (`now()`).
           if (ep.turns.length > turns) owner.calls.push(performance.timeOrigin + s0);
           alive();
-          segment.sandboxMs += performance.now() - s0;
+          const ms = performance.now() - s0;
+          segment.sandboxMs += ms;
+          owner.cost.sandboxMs += ms;
+          owner.cost.tokens += 1;
           segment.tokens += 1;
           this.stats.tokens += 1;
         }
@@ -442,6 +446,7 @@ export class RolloutEngine {
     this.finishing.delete(a.job.jobId); // from here on it is stored: an abort comes too late
     const t = now();
     const group = doneGroup(a.job, trajectories, relabelled, {
+      cost: { sandboxMs: Number(a.cost.sandboxMs.toFixed(2)), tokens: a.cost.tokens },
       interrupted: a.interrupted.size,
       startedAt: a.startedAt,
       endedAt: t,

@@ -9,7 +9,7 @@ import type { Trajectory } from '../rl/trajectory';
 import type { Sandbox } from '../sandbox/types';
 import { now } from '../pipeline/events';
 import { oldestVersion } from '../pipeline/staleness';
-import type { KeptPrefix, PlayedGroup, RolloutJob } from '../pipeline/types';
+import type { JobCost, KeptPrefix, PlayedGroup, RolloutJob } from '../pipeline/types';
 
 /**
  * The group of a job aborted before it was stored: no trajectories, no seqs; with `kept`, a
@@ -45,7 +45,14 @@ export function doneGroup(
   job: RolloutJob,
   trajectories: Trajectory[],
   relabelled: Relabelled[],
-  run: { interrupted: number; startedAt: number; endedAt: number; current: number; turns?: TurnRecord[][] },
+  run: {
+    interrupted: number;
+    startedAt: number;
+    endedAt: number;
+    current: number;
+    turns?: TurnRecord[][];
+    cost?: JobCost;
+  },
 ): PlayedGroup {
   const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
   return {
@@ -60,6 +67,7 @@ export function doneGroup(
     startedAt: run.startedAt,
     endedAt: run.endedAt,
     ...(run.turns ? { turns: run.turns } : {}),
+    ...(run.cost ? { cost: run.cost } : {}),
   };
 }
 

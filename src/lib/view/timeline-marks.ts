@@ -55,6 +55,7 @@ export const MARK_KINDS = [
   'evict',
   'requeue',
   'strategy',
+  'overrun',
 ] as const satisfies readonly EventKind[];
 
 /** A kind with a mark of its own. */
@@ -77,10 +78,11 @@ export const MARKS: Readonly<Record<MarkKind, MarkStyle>> = {
   evict: { shape: 'triangle-down', color: '#cbd5e1', label: 'evict' },
   requeue: { shape: 'plus', color: '#f472b6', label: 'requeue' },
   strategy: { shape: 'star', color: '#a3e635', label: 'strategy switch (auto)' },
+  overrun: { shape: 'tick', color: '#f97316', label: 'over budget' },
 };
 
 /** Kinds whose legend line shows only once the timeline holds such an event (rare ones). */
-export const RARE_MARKS: readonly MarkKind[] = ['strategy'];
+export const RARE_MARKS: readonly MarkKind[] = ['strategy', 'overrun'];
 
 /** The marks of `marks` the legend lists: the rare ones only when `events` hold one. */
 export function legendMarks(marks: readonly MarkKind[], events: readonly TimelineEvent[]): MarkKind[] {
