@@ -6,6 +6,7 @@ import { maxVersionsInFlight } from '../src/lib/view/timeline-view.ts';
 import { generateTasks } from '../src/lib/env/families.ts';
 import { count } from '../src/lib/plural.ts';
 import { account } from '../src/lib/pipeline/ledger.ts';
+import type { TrajectoryRecord } from '../src/lib/storage/db.ts';
 import { onLab, untilLab, untilLabWith, type RunOptions } from './support/lab';
 import { openReady } from './support/page';
 import { openView } from './support/views';
@@ -39,6 +40,23 @@ async function storedRun(page: Page, version: number): Promise<string | null> {
   const runId = await onLab(page, (l) => l.run.runId);
   await onLab(page, (l) => l.run.stop());
   return runId;
+}
+
+/** Every stored trajectory of a run, read from IndexedDB in the page (its per-token versions). */
+async function storedTrajectories(page: Page, runId: string): Promise<TrajectoryRecord[]> {
+  return page.evaluate(async (id) => {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const r = indexedDB.open('sandbox-rl-lab');
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+    return new Promise<TrajectoryRecord[]>((resolve, reject) => {
+      const range = IDBKeyRange.bound([id, -Infinity], [id, Infinity]);
+      const r = db.transaction('trajectories').objectStore('trajectories').getAll(range);
+      r.onsuccess = () => resolve(r.result as TrajectoryRecord[]);
+      r.onerror = () => reject(r.error);
+    });
+  }, runId);
 }
 
 const isRollout = (e: TimelineEvent) =>
@@ -216,11 +234,7 @@ test('scheduled by expected reward, a better job preempts a running one, which r
     });
     const resumed = events.filter((e) => e.kind === 'episode' && e.meta?.kept !== undefined);
     if (resumed.length === 0) continue;
-    const seqs = await onLab(page, (l, id) => l.run.storedSeqs(id), runId);
-    const records = await onLab(page, (l, [id, s]) => l.run.storedTrajectories(id, s), [
-      runId,
-      seqs,
-    ] as const);
+    const records = await storedTrajectories(page, runId);
     for (const e of resumed) {
       const job = Number(e.meta?.job);
       const kept = String(e.meta?.kept).split(' ').map(Number);

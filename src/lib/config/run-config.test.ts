@@ -25,7 +25,7 @@ import { settingsFromShare, shareParam } from './share-link';
 import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG } from '../env/config';
 import { DEFAULT_HINDSIGHT } from '../rl/hindsight';
 import { DEFAULT_LEARNER, STRATEGY_FIELDS, trainerConfigOf } from '../rl/learner-config';
-import { DEFAULT_REPLAY } from '../rl/replay';
+import { DEFAULT_REPLAY } from '../rl/replay-config';
 import type { TaskSuite } from '../env/suite';
 
 /** A config through stored JSON, as a run is stored and read back. */

@@ -10,7 +10,7 @@ import { DEFAULT_MODEL_ARGS, validateModelArgs, type ModelArgs } from '../policy
 import type { LoraConfig } from '../policy/lora';
 import { DEFAULT_HINDSIGHT, type HindsightConfig } from '../rl/hindsight';
 import { DEFAULT_LEARNER, UPDATE_STRATEGIES, type LearnerConfig } from '../rl/learner-config';
-import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
+import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay-config';
 import { DEFAULT_DOCTOR, type DoctorConfig } from './doctor-config';
 
 /**

@@ -2,7 +2,7 @@ import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { Task } from '../env/suite';
 import type { CustomTrainConfig } from './config';
 import type { CustomBatch } from './trainer';
-import { DEFAULT_REPLAY } from '../rl/replay';
+import { DEFAULT_REPLAY } from '../rl/replay-config';
 import type { JobSource, PipelineConfig } from '../pipeline/controller';
 import { now } from '../pipeline/events';
 import type { EpisodeOutcome, PlayedGroup } from '../pipeline/types';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_CONFIG } from '../env/config';
-import { DEFAULT_REPLAY } from '../rl/replay';
+import { DEFAULT_REPLAY } from '../rl/replay-config';
 import { Pipeline, type PipelineConfig } from './controller';
 import { FakeSource, FakeTrainer, flush, setup, trajectory } from './controller.fakes';
 import type { PlayedGroup } from './types';

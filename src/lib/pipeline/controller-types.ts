@@ -2,7 +2,7 @@
 import type { EnvConfig } from '../env/config';
 import type { Task } from '../env/suite';
 import type { TokenBatch } from '../rl/batch';
-import type { ReplayConfig } from '../rl/replay';
+import type { ReplayConfig } from '../rl/replay-config';
 import type { Trajectory } from '../rl/trajectory';
 import type { ScheduleKind } from '../config/run-config';
 import type { JobClass } from './scheduler';

@@ -3,7 +3,7 @@ import { DEFAULT_ENV_CONFIG } from '../env/config';
 import type { Task } from '../env/suite';
 import type { StepMetrics } from '../rl/trainer';
 import type { TokenBatch } from '../rl/batch';
-import { DEFAULT_REPLAY } from '../rl/replay';
+import { DEFAULT_REPLAY } from '../rl/replay-config';
 import type { Trajectory } from '../rl/trajectory';
 import { Pipeline, type JobSource, type PipelineConfig } from './controller';
 import type { TimelineEvent } from './events';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../random';
-import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay';
+import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay-config';
 import { emptyCounters } from './controller-types';
 import { ReplayFeed, releaseOrder } from './replay-feed';
 import type { EpisodeOutcome, PlayedGroup } from './types';

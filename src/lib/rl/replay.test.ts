@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../random';
-import { DEFAULT_REPLAY, ReplayBuffer } from './replay';
+import { ReplayBuffer } from './replay';
+import { DEFAULT_REPLAY } from './replay-config';
 
 describe('ReplayBuffer, FIFO', () => {
   it('draws the oldest items once each, with weight 1', () => {

@@ -1,8 +1,8 @@
 import type { CurriculumView } from '../env/curriculum';
 import { runConfigFromJson, type RunConfig } from '../config/run-config';
-import type { LabDB, RunRecord, TrajectoryRecord } from '../storage/db';
+import type { LabDB, RunRecord } from '../storage/db';
 import { loadHistory, type RunHistory } from '../storage/history-store';
-import { countTrajectories, getTrajectories, listSeqs, listUnconsumed } from '../storage/trajectories-store';
+import { countTrajectories, listSeqs, listUnconsumed } from '../storage/trajectories-store';
 import { deleteRun, listRuns } from '../storage/weights-store';
 import { howLabel, resumable, trainsLabel } from './labels';
 import { TabLocks } from './tab-locks';
@@ -124,11 +124,6 @@ export class RunCatalog {
   static deletedNotice(runId: string, gone: { versions: number; trajectories: number }): string {
     const n = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
     return `Deleted ${runId}: ${n(gone.versions, 'stored version', 'stored versions')} (retention keeps the newest and every milestone) and ${n(gone.trajectories, 'trajectory', 'trajectories')}.`;
-  }
-
-  /** Stored trajectories of a run under `seqs`, with their per-token versions. */
-  async storedTrajectories(runId: string, seqs: readonly number[]): Promise<TrajectoryRecord[]> {
-    return getTrajectories(await this.database(), runId, seqs);
   }
 
   /** Stored seqs of a run's trajectories, all or the unconsumed. */

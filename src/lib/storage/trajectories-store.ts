@@ -23,18 +23,6 @@ export async function countTrajectories(
   return { total: fresh + consumed, consumed };
 }
 
-/** The stored trajectories of a run under `seqs` (those not stored left out). */
-export async function getTrajectories(
-  db: LabDB,
-  runId: string,
-  seqs: readonly number[],
-): Promise<TrajectoryRecord[]> {
-  const tx = db.transaction('trajectories');
-  const found = await Promise.all(seqs.map((s) => tx.store.get([runId, s])));
-  await tx.done;
-  return found.filter((r): r is TrajectoryRecord => r !== undefined);
-}
-
 /** Every stored seq of a run (tests and the resume check use it). */
 export async function listSeqs(db: LabDB, runId: string): Promise<number[]> {
   const range = IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]);

@@ -6,7 +6,6 @@ import { now, type TimelineEvent } from '../pipeline/events';
 import { defaultRunConfig, type RunConfig } from '../config/run-config';
 import type { EvalPoint, StepReport } from '../pipeline/types';
 import { POINTS_KEPT, type RunHistory } from '../storage/history-store';
-import type { TrajectoryRecord } from '../storage/db';
 import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
@@ -508,11 +507,6 @@ export class RunState extends RunSettingsState {
   /** Where each episode of the newest session went, by seq (the chaos bench and tests account for them). */
   ledger(): LedgerView | null {
     return this.lastLedger?.view() ?? null;
-  }
-
-  /** Stored trajectories of a run under `seqs` (tests read their per-token versions). */
-  async storedTrajectories(runId: string, seqs: readonly number[]): Promise<TrajectoryRecord[]> {
-    return this.catalog.storedTrajectories(runId, seqs);
   }
 
   /** Stored seqs of a run's trajectories, all or the unconsumed (tests count them across a reload). */

@@ -265,7 +265,7 @@ export const GLOSSARY = {
   preemption: {
     label: 'preemption, requeued',
     explanation:
-      'Preemption: a running job set aside so that a waiting one can start — a requeued job of a higher class that has waited past the bound, or (scheduling by expected reward) one expecting a return higher by the margin; the victim goes back to the queue with what it had played and later resumes from there. Requeued: a job given to another worker after its worker failed.',
+      'Preemption: a running job set aside, with every slot busy, for a waiting one (a requeued job of a higher class, or one expecting a return higher by the margin); it resumes later from what it had played. Requeued: a job given to another worker after its worker failed.',
   },
   cacheHitRate: {
     label: 'cache hit rate',
