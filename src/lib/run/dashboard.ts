@@ -27,7 +27,7 @@ export interface Dashboard {
   generatedPerSec: number;
   trainerBusy: number;
   running: number;
-  /** Jobs requeued after a failure, waiting for a slot. */
+  /** Jobs waiting for a slot: requeued after a failure, preempted, or drawn ahead (`queueAhead`). */
   waiting: number;
   /** Free slots the staleness bound keeps idle now. */
   heldByEta: number;

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ETAS, etaLabel, meanRewardText, pct, pctDown, slotsLine, taskIdsShown } from './run-format';
+import {
+  ETAS,
+  etaLabel,
+  meanRewardText,
+  meanWaitText,
+  pct,
+  pctDown,
+  slotsLine,
+  taskIdsShown,
+} from './run-format';
 
 describe('run-format', () => {
   it('writes shares as percentages, rounded or rounded down', () => {
@@ -27,5 +36,7 @@ describe('run-format', () => {
     expect(slotsLine([])).toBe('none');
     expect(meanRewardText(null)).toBe('–');
     expect(meanRewardText(0.51234)).toBe('0.512');
+    expect(meanWaitText({ queueWaitMs: 0, startedGroups: 0 })).toBe('–');
+    expect(meanWaitText({ queueWaitMs: 1250, startedGroups: 4 })).toBe('313 ms');
   });
 });

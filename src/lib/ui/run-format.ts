@@ -1,4 +1,5 @@
 /** How the run panel writes its figures: shares, staleness bounds, slots. */
+import type { PipelineCounters } from '../pipeline/controller-types';
 import { slotCounts, slotCountsLine, type SlotView } from '../pipeline/slots';
 
 /** A share as a whole percentage. */
@@ -30,3 +31,7 @@ export const slotsLine = (slots: readonly Pick<SlotView, 'state'>[]): string =>
 
 /** A slot's mean reward, or a dash before its first completed job. */
 export const meanRewardText = (r: number | null): string => (r === null ? '–' : r.toFixed(3));
+
+/** The mean time a job waited in the queue before it started (`–` before any started). */
+export const meanWaitText = (c: Pick<PipelineCounters, 'queueWaitMs' | 'startedGroups'>): string =>
+  c.startedGroups > 0 ? `${Math.round(c.queueWaitMs / c.startedGroups)} ms` : '–';

@@ -8,7 +8,7 @@ import type { AdvisorSetup } from '../run/dashboard';
 export interface AdvisorInput extends AdvisorSetup {
   /** Fraction of wall time the trainer computed, 0–1. */
   trainerBusy: number;
-  /** Groups playing now, requeued ones waiting for a slot, and the slots there are. */
+  /** Groups playing now, those waiting for a slot, and the slots there are. */
   running: number;
   waiting: number;
   maxConcurrent: number;

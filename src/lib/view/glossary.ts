@@ -251,7 +251,7 @@ export const GLOSSARY = {
   groups: {
     label: 'groups, slots, buffered',
     explanation:
-      'A group is one task played several times (the samples whose rewards are compared). Slots are the groups the workers can play at once; requeued groups, given to another worker after theirs failed, wait for a slot (new groups never wait: they start when a slot is free and η allows); slots held by η are free slots the staleness bound keeps idle until the next version; buffered groups wait for the trainer.',
+      'A group is one task played several times (the samples whose rewards are compared). Slots are the groups the workers can play at once; waiting groups are requeued or preempted ones, and new ones drawn ahead (queueAhead), with their mean wait; a slot budget holds a group whose expected cost does not fit (over budget: groups that used more); slots held by η are free slots the staleness bound keeps idle until the next version; buffered groups wait for the trainer.',
   },
   interrupt: {
     label: 'interrupt',
