@@ -4,7 +4,9 @@ import {
   ExpectedRewards,
   jobOrder,
   learningValue,
+  CostEstimates,
   preemptionVictim,
+  rewardVictim,
   WaitingQueue,
   type Schedulable,
 } from './scheduler';
@@ -60,6 +62,45 @@ describe('preemptionVictim', () => {
     expect(preemptionVictim(job(1, 'high', 0, 400), running, 500, 200)).toBeNull();
     expect(preemptionVictim(job(1, 'low', 1, 0), running, 500, 200)).toBeNull();
     expect(preemptionVictim(undefined, running, 500, 200)).toBeNull();
+  });
+});
+
+describe('rewardVictim', () => {
+  const running = [
+    { id: 10, cls: 'normal' as const, value: 0, expectedReward: 0.4, startedAt: 0 },
+    { id: 11, cls: 'normal' as const, value: 0, expectedReward: 0.1, startedAt: 1 },
+    { id: 12, cls: 'normal' as const, value: 0, expectedReward: 0.1, startedAt: 2 },
+  ];
+  const waiting = (expectedReward: number, enqueuedAt = 0) => ({
+    ...job(1, 'normal', 0, enqueuedAt),
+    expectedReward,
+  });
+
+  it('picks the lowest expected reward (the latest started among equals) when the margin is met', () => {
+    expect(rewardVictim(waiting(0.7), running, 500, 200, 0.5)?.id).toBe(12);
+    // Only job 11 and 12 are 0.5 below 0.6; job 10 is not.
+    expect(rewardVictim(waiting(0.6), running.slice(0, 2), 500, 200, 0.5)?.id).toBe(11);
+  });
+
+  it('does nothing below the margin, before the bound, with an infinite margin or nothing waiting', () => {
+    expect(rewardVictim(waiting(0.5), running, 500, 200, 0.5)).toBeNull();
+    expect(rewardVictim(waiting(1, 400), running, 500, 200, 0.5)).toBeNull();
+    expect(rewardVictim(waiting(9), running, 500, 200, Infinity)).toBeNull();
+    expect(rewardVictim(undefined, running, 500, 200, 0.5)).toBeNull();
+  });
+});
+
+describe('CostEstimates', () => {
+  it('expects nothing of a task never played, then a running mean weighing recent groups more', () => {
+    const c = new CostEstimates(2);
+    expect(c.of('t')).toEqual({ sandboxMs: 0, tokens: 0 });
+    c.record('t', { sandboxMs: 4, tokens: 10 });
+    expect(c.of('t')).toEqual({ sandboxMs: 4, tokens: 10 });
+    c.record('t', { sandboxMs: 1, tokens: 4 });
+    // window 2: the earlier group weighs half: (4·0.5 + 1) / 1.5, (10·0.5 + 4) / 1.5.
+    expect(c.of('t').sandboxMs).toBeCloseTo(2, 10);
+    expect(c.of('t').tokens).toBeCloseTo(6, 10);
+    expect(c.of('u')).toEqual({ sandboxMs: 0, tokens: 0 });
   });
 });
 
