@@ -67,3 +67,21 @@ test('a sensitivity sweep of two values × two seeds runs four legs and draws ea
   }
   await expect(view.getByTestId('field-sweep-train')).toHaveText([/^\d+% ± \d+%$/, /^\d+% ± \d+%$/]);
 });
+
+test('a sweep of a choice setting compares its choices: the update strategies, checked as typed', async ({
+  page,
+}) => {
+  await openReady(page, QUERY);
+  await openView(page, 'runs');
+  const form = page.getByTestId('field-sweep-form');
+  await form.getByTestId('field-sweep-field').selectOption('learner.strategy');
+  const check = form.getByTestId('field-sweep-check');
+  await form.getByTestId('field-sweep-values').fill('full, sideways');
+  await expect(check).toContainText('One of: full, lora, frozen');
+  await expect(check).toContainText('learner.strategy must be one of');
+  await expect(form.getByTestId('field-sweep-start')).toBeDisabled();
+  await form.getByTestId('field-sweep-values').fill('full, frozen, selective');
+  await form.getByTestId('field-sweep-seeds').fill('1, 2, 3');
+  await expect(check).toContainText('9 runs (3 values × 3 seeds)');
+  await expect(form.getByTestId('field-sweep-start')).toBeEnabled();
+});

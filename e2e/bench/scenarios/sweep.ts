@@ -5,7 +5,13 @@ import {
   withOverrides,
   type RunOverrides,
 } from '../../../src/lib/config/run-config.ts';
-import { DEFAULT_SWEEP_SEEDS, fieldSweepLegs, parseNumberList } from '../../../src/lib/config/field-sweep.ts';
+import {
+  DEFAULT_SWEEP_SEEDS,
+  fieldSweepLegs,
+  parseNumberList,
+  parseSweepValues,
+  type SweepValue,
+} from '../../../src/lib/config/field-sweep.ts';
 import { DEFAULT_HINDSIGHT } from '../../../src/lib/rl/hindsight.ts';
 import { BUILT_IN_BASES, isBuiltInBase } from '../../../src/lib/policy/bases.ts';
 import {
@@ -152,14 +158,14 @@ async function fieldSweep({
   Record<string, unknown>
 > {
   const path = options.field?.[0] ?? '';
-  const values = parseNumberList(options.values?.[0] ?? '', '--values');
+  const values = parseSweepValues(options.values?.[0] ?? '', path);
   const seeds = parseNumberList(options.seeds?.[0] ?? DEFAULT_SWEEP_SEEDS.join(','), '--seeds');
   const samples = Number(options.samples?.[0] ?? 640);
   const evalEvery = Number(options.evalEvery?.[0] ?? 0);
   // Checked on the config the legs run with (the defaults and --set) before anything starts.
   const legs = fieldSweepLegs(withOverrides(defaultRunConfig(), config), { path, values, seeds });
   const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
-  const rows: (FieldSweepRun & Record<string, number | null>)[] = [];
+  const rows: (FieldSweepRun & Record<string, SweepValue | null>)[] = [];
   const t0 = Date.now();
   try {
     for (const leg of legs) {
@@ -179,7 +185,7 @@ async function fieldSweep({
     await close();
   }
   // JSON has no Infinity: an unbounded η reads null.
-  const shown = (v: number) => (Number.isFinite(v) ? v : null);
+  const shown = (v: SweepValue) => (typeof v === 'string' || Number.isFinite(v) ? v : null);
   return {
     'sweep.field': path,
     'sweep.samples': samples,

@@ -3,7 +3,9 @@ import { defaultRunConfig } from './run-config';
 import {
   fieldSweepLegs,
   parseNumberList,
+  parseSweepValues,
   sweepableFields,
+  sweepChoices,
   sweepSeconds,
   sweepTimeText,
   validateFieldSweep,
@@ -12,13 +14,32 @@ import {
 const c = defaultRunConfig(2);
 
 describe('a field sweep', () => {
-  it('offers the numeric fields with limits, not the seed, flags or choices', () => {
+  it('offers the numeric fields and the choices, not the seed or flags', () => {
     const paths = sweepableFields(c).map((f) => f.path);
     expect(paths).toContain('learner.clipEps');
     expect(paths).toContain('pipeline.eta');
+    expect(paths).toContain('learner.strategy');
+    expect(paths).toContain('pipeline.schedule');
     expect(paths).not.toContain('seed');
-    expect(paths).not.toContain('learner.loss');
     expect(paths).not.toContain('task.curriculum.enabled');
+  });
+
+  it('compares the choices of a choice field: update strategies, schedules', () => {
+    expect(sweepChoices('pipeline.schedule')).toEqual(['learning-value', 'fifo', 'expected-reward']);
+    expect(sweepChoices('learner.clipEps')).toEqual([]);
+    const values = parseSweepValues(' full, frozen ,', 'learner.strategy');
+    expect(values).toEqual(['full', 'frozen']);
+    const legs = fieldSweepLegs(c, { path: 'learner.strategy', values, seeds: [1, 2, 3] });
+    expect(legs).toHaveLength(6);
+    expect(legs[3]?.overrides).toEqual({ learner: { strategy: 'frozen' }, seed: 1 });
+    expect(() =>
+      validateFieldSweep(c, { path: 'pipeline.schedule', values: ['fifo', 'random'], seeds: [1] }),
+    ).toThrow(/^pipeline\.schedule must be one of/);
+    expect(() => parseSweepValues(' , ', 'pipeline.schedule')).toThrow(
+      'values: give at least one of learning-value, fifo, expected-reward',
+    );
+    // Numbers still read as numbers.
+    expect(parseSweepValues('0.1, inf', 'pipeline.eta')).toEqual([0.1, Infinity]);
   });
 
   it('runs every value with every seed, value by value, each leg setting its field and seed', () => {
@@ -45,12 +66,12 @@ describe('a field sweep', () => {
     );
   });
 
-  it('refuses a field that is not a numeric setting, and empty or repeated lists', () => {
+  it('refuses a field that is neither a number nor a choice, and empty or repeated lists', () => {
     expect(() => validateFieldSweep(c, { path: 'learner.nope', values: [1], seeds: [1] })).toThrow(
       'learner.nope: there is no such field',
     );
-    expect(() => validateFieldSweep(c, { path: 'learner.loss', values: [1], seeds: [1] })).toThrow(
-      'learner.loss: it is not a numeric setting',
+    expect(() => validateFieldSweep(c, { path: 'task.curriculum.enabled', values: [1], seeds: [1] })).toThrow(
+      'task.curriculum.enabled: it is neither a number nor a choice',
     );
     expect(() => validateFieldSweep(c, { path: 'learner.clipEps', values: [], seeds: [1] })).toThrow(
       'at least one value',

@@ -2,27 +2,32 @@ import {
   configFields,
   fieldAt,
   overridesFromSets,
+  RUN_CONFIG_CHOICES,
   type ConfigField,
   type RunConfig,
   type RunOverrides,
 } from './run-config';
 
+/** A value a sweep gives its field: a number, or one of a choice field's names (`learner.strategy`). */
+export type SweepValue = number | string;
+
 /**
- * A sensitivity sweep (the training doctor's "how much does this knob matter"): one numeric field
- * of the run config set to each of `values`, each value run with every seed of `seeds`, one leg
+ * A sensitivity sweep (the training doctor's "how much does this knob matter"): one numeric or
+ * choice field of the run config set to each of `values` (a choice field's sweep is a comparison:
+ * update strategies, schedules), each value run with every seed of `seeds`, one leg
  * after another, each a run of its own with the rest of the settings as they are.
  */
 export interface FieldSweep {
   /** The field's path in `RunConfig` (`learner.clipEps`), as `configFields` lists it. */
   path: string;
-  values: readonly number[];
+  values: readonly SweepValue[];
   seeds: readonly number[];
 }
 
 /** A leg of a field sweep: its value, its seed, and what it sets over the panel's config. */
 export interface FieldSweepLeg {
   path: string;
-  value: number;
+  value: SweepValue;
   seed: number;
   overrides: RunOverrides;
 }
@@ -39,13 +44,43 @@ export const SWEEP_SECONDS_PER_EPISODE = 0.026;
 export const SWEEP_SECONDS_PER_LEG = 10;
 
 /**
- * The numeric fields a sweep may vary: every number `configFields` lists, the seed aside (seeds are
- * the sweep's other axis). Each value is checked as the whole config is (`withField`): by its
- * `RUN_CONFIG_LIMITS` entry, or for the environment, the model and η by their own checks.
+ * The fields a sweep may vary: every number `configFields` lists, the seed aside (seeds are the
+ * sweep's other axis), and every field of named choices. Each value is checked as the whole config
+ * is (`withField`): by its `RUN_CONFIG_LIMITS` or `RUN_CONFIG_CHOICES` entry, or for the
+ * environment, the model and η by their own checks.
  */
 export function sweepableFields(c: RunConfig): ConfigField[] {
-  return configFields(c).filter((f) => f.path !== 'seed' && typeof f.value === 'number');
+  return configFields(c).filter(
+    (f) =>
+      f.path !== 'seed' &&
+      (typeof f.value === 'number' ||
+        (typeof f.value === 'string' && RUN_CONFIG_CHOICES[f.path] !== undefined)),
+  );
 }
+
+/** The choices a sweep of `path` may give (empty for a numeric field). */
+export function sweepChoices(path: string): string[] {
+  return (RUN_CONFIG_CHOICES[path] ?? []).filter((v): v is string => typeof v === 'string');
+}
+
+/**
+ * The values of a sweep of `path` from a comma list: numbers (`parseNumberList`), or for a
+ * choice field its names as written (`full, frozen`), each checked later against the field.
+ */
+export function parseSweepValues(text: string, path: string): SweepValue[] {
+  if (sweepChoices(path).length === 0) return parseNumberList(text, 'values');
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (names.length === 0)
+    throw new Error(`values: give at least one of ${sweepChoices(path).join(', ')}, as a comma list`);
+  return names;
+}
+
+/** A value as a `--set` writes it (`Infinity` for an unbounded η). */
+const setText = (v: SweepValue): string =>
+  typeof v === 'string' ? v : Number.isFinite(v) ? String(v) : 'Infinity';
 
 /** A comma list of numbers (`0.1, 0.2,0.3`): throws naming `what` and the first entry that is not one. */
 export function parseNumberList(text: string, what: string): number[] {
@@ -62,9 +97,9 @@ export function parseNumberList(text: string, what: string): number[] {
 }
 
 /** `c` with `path` set to `value`, checked against the field's limits: throws naming the field. */
-function checked(c: RunConfig, path: string, value: number): RunOverrides {
+function checked(c: RunConfig, path: string, value: SweepValue): RunOverrides {
   try {
-    return overridesFromSets([`${path}=${Number.isFinite(value) ? value : 'Infinity'}`], c);
+    return overridesFromSets([`${path}=${setText(value)}`], c);
   } catch (err) {
     // withField says `--set path=v: path must be …`; the sweep names the field alone.
     const inner = err instanceof Error && err.cause instanceof Error ? err.cause : err;
@@ -80,14 +115,14 @@ function checked(c: RunConfig, path: string, value: number): RunOverrides {
 export function validateFieldSweep(c: RunConfig, spec: FieldSweep): void {
   if (!sweepableFields(c).some((f) => f.path === spec.path)) {
     const why =
-      fieldAt(c, spec.path) === undefined ? 'there is no such field' : 'it is not a numeric setting';
+      fieldAt(c, spec.path) === undefined ? 'there is no such field' : 'it is neither a number nor a choice';
     throw new Error(
-      `${spec.path}: ${why} (a sweep varies one of the numbers under Settings › Every setting)`,
+      `${spec.path}: ${why} (a sweep varies one of the numbers or choices under Settings › Every setting)`,
     );
   }
   if (spec.values.length === 0) throw new Error(`${spec.path}: the sweep needs at least one value`);
   if (spec.seeds.length === 0) throw new Error('seeds: the sweep needs at least one seed');
-  const twice = (xs: readonly number[]) => xs.find((x, i) => xs.indexOf(x) !== i);
+  const twice = <V>(xs: readonly V[]) => xs.find((x, i) => xs.indexOf(x) !== i);
   const again = twice(spec.values);
   if (again !== undefined) throw new Error(`${spec.path}: ${again} is listed twice`);
   const seedAgain = twice(spec.seeds);
@@ -104,10 +139,7 @@ export function fieldSweepLegs(c: RunConfig, spec: FieldSweep): FieldSweepLeg[] 
       path: spec.path,
       value,
       seed,
-      overrides: overridesFromSets(
-        [`${spec.path}=${Number.isFinite(value) ? value : 'Infinity'}`, `seed=${seed}`],
-        c,
-      ),
+      overrides: overridesFromSets([`${spec.path}=${setText(value)}`, `seed=${seed}`], c),
     })),
   );
 }

@@ -1,7 +1,7 @@
 import type { LegStrip } from '../stats/leg-strip';
 import type { RunConfig } from '../config/run-config';
 import type { SweepLegSettings } from '../config/presets';
-import type { FieldSweepLeg } from '../config/field-sweep';
+import type { FieldSweepLeg, SweepValue } from '../config/field-sweep';
 
 /**
  * One leg of a comparison (the sync-vs-async race, the staleness sweep): a run from fresh weights
@@ -15,7 +15,7 @@ export interface Leg {
   /** The leg's seed, where its plan set one (a sweep over seeds). */
   seed?: number;
   /** A field sweep's leg: the field it set and the value. */
-  field?: { path: string; value: number };
+  field?: { path: string; value: SweepValue };
   runId: string | null;
   samplesPerSec: number;
   seconds: number;
@@ -72,7 +72,7 @@ export interface LegPlan extends SweepLegSettings {
   eta: number;
   loss?: RunConfig['learner']['loss'];
   seed?: number;
-  field?: { path: string; value: number };
+  field?: { path: string; value: SweepValue };
 }
 
 /**
@@ -94,7 +94,7 @@ export const sweepPlan = (
 /** A field sweep's legs (`fieldSweepLegs`) as the comparison runs them, at the panel's η. */
 export const fieldSweepPlan = (legs: readonly FieldSweepLeg[], panelEta: number): LegPlan[] =>
   legs.map((l) => ({
-    eta: l.path === 'pipeline.eta' ? l.value : panelEta,
+    eta: l.path === 'pipeline.eta' && typeof l.value === 'number' ? l.value : panelEta,
     seed: l.seed,
     field: { path: l.path, value: l.value },
     config: l.overrides,

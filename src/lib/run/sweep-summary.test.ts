@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { band, summariseFieldSweep, summariseSweep, type SweepRun } from './sweep-summary';
+import { band, summariseFieldSweep, summariseSweep, sweepOrder, type SweepRun } from './sweep-summary';
 
 const run = (
   eta: number,
@@ -73,5 +73,18 @@ describe('the field sweep summary', () => {
       { value: 0.1, seeds: [1, 2], train: { mean: 0.5, sd: 0.141 }, heldOut: { mean: 0.2, sd: 0.141 } },
       { value: 0.3, seeds: [1, 2], train: { mean: 0.6, sd: 0.141 }, heldOut: null },
     ]);
+  });
+
+  it('keeps a choice field’s values in the order first given (a comparison: strategies)', () => {
+    const points = summariseFieldSweep([
+      { value: 'full', seed: 1, successTrain: 0.5, successHeldOut: null },
+      { value: 'frozen', seed: 1, successTrain: 0.3, successHeldOut: null },
+      { value: 'full', seed: 2, successTrain: 0.7, successHeldOut: null },
+    ]);
+    expect(points.map((p) => [p.value, p.seeds, p.train.mean])).toEqual([
+      ['full', [1, 2], 0.6],
+      ['frozen', [1], 0.3],
+    ]);
+    expect(sweepOrder([4, 0, 2, 0])).toEqual([0, 2, 4]);
   });
 });

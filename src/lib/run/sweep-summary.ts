@@ -1,3 +1,4 @@
+import type { SweepValue } from '../config/field-sweep';
 /**
  * The staleness sweep's figures (AReaL's Table 3): runs of η × {standard PPO, decoupled PPO} ×
  * seeds, each from fresh weights over the same samples, summarised per cell as mean ± sd, and the
@@ -101,7 +102,7 @@ export function summariseSweep(runs: readonly SweepRun[]): SweepSummary {
 
 /** One leg of a field sweep (`config/field-sweep.ts`): the field's value, its seed, what it came to. */
 export interface FieldSweepRun {
-  value: number;
+  value: SweepValue;
   seed: number;
   /** Final greedy success on the training tasks, and on the held-out tasks (null: not evaluated). */
   successTrain: number;
@@ -110,16 +111,22 @@ export interface FieldSweepRun {
 
 /** A value of a field sweep over its seeds: final greedy success (train, held-out) as mean ± sd. */
 export interface FieldSweepPoint {
-  value: number;
+  value: SweepValue;
   seeds: number[];
   train: Band;
   /** Null unless every seed's run has a held-out figure. */
   heldOut: Band | null;
 }
 
-/** A field sweep's points, one per value, in ascending order of value. */
+/** A sweep's distinct values in axis order: numbers ascending, a choice field's names as first given. */
+export function sweepOrder(values: readonly SweepValue[]): SweepValue[] {
+  const distinct = [...new Set(values)];
+  return distinct.every((v) => typeof v === 'number') ? distinct.sort((a, b) => a - b) : distinct;
+}
+
+/** A field sweep's points, one per value, in `sweepOrder`. */
 export function summariseFieldSweep(runs: readonly FieldSweepRun[]): FieldSweepPoint[] {
-  const values = [...new Set(runs.map((r) => r.value))].sort((a, b) => a - b);
+  const values = sweepOrder(runs.map((r) => r.value));
   return values.map((value) => {
     const rs = runs.filter((r) => r.value === value);
     const held = rs.map((r) => r.successHeldOut);

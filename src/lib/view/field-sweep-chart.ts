@@ -1,4 +1,5 @@
-import { summariseFieldSweep, type Band, type FieldSweepPoint } from '../run/sweep-summary';
+import type { SweepValue } from '../config/field-sweep';
+import { summariseFieldSweep, sweepOrder, type Band, type FieldSweepPoint } from '../run/sweep-summary';
 import { tickX, rateY, type PlotBox } from './sweep-chart';
 
 /**
@@ -8,34 +9,36 @@ import { tickX, rateY, type PlotBox } from './sweep-chart';
 
 /** What the chart reads of a leg. */
 export interface FieldLegView {
-  field?: { path: string; value: number };
+  field?: { path: string; value: SweepValue };
   seed?: number;
   success: { train: number; heldOut: number | null } | null;
 }
 
 /** A value on the axis: its label, and its summary once at least one of its legs has finished. */
 export interface FieldSweepTick {
-  value: number;
+  value: SweepValue;
   label: string;
   /** Legs of this value planned, and finished. */
   planned: number;
   point: FieldSweepPoint | null;
 }
 
-/** A value as the axis says it (∞ for an unbounded η; short for small and large numbers). */
-export const valueLabel = (v: number): string =>
-  !Number.isFinite(v)
-    ? '∞'
-    : Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3)
-      ? v.toExponential(1)
-      : String(v);
+/** A value as the axis says it (∞ for an unbounded η; short for small and large numbers; a choice's name). */
+export const valueLabel = (v: SweepValue): string =>
+  typeof v === 'string'
+    ? v
+    : !Number.isFinite(v)
+      ? '∞'
+      : Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3)
+        ? v.toExponential(1)
+        : String(v);
 
-/** The chart's ticks: each value of the plan once, ascending, with its finished legs summarised. */
+/** The chart's ticks: each value of the plan once (`sweepOrder`), with its finished legs summarised. */
 export function fieldSweepTicks(
-  plan: readonly { field?: { value: number } }[],
+  plan: readonly { field?: { value: SweepValue } }[],
   legs: readonly FieldLegView[],
 ): FieldSweepTick[] {
-  const values = [...new Set(plan.flatMap((p) => (p.field ? [p.field.value] : [])))].sort((a, b) => a - b);
+  const values = sweepOrder(plan.flatMap((p) => (p.field ? [p.field.value] : [])));
   const points = summariseFieldSweep(
     legs.flatMap((l) =>
       l.field && l.success
