@@ -572,11 +572,9 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       }));
     const bound = this.config.preemptAfterMs;
     const byClass = waiting.preemptions === 0 ? preemptionVictim(waiting, list, t, bound) : null;
-    const byReward =
-      this.config.schedule === 'expected-reward'
-        ? rewardVictim(waiting, list, t, bound, this.config.preemptMargin ?? Infinity)
-        : null;
-    const victim = byClass ?? byReward;
+    const margin =
+      this.config.schedule === 'expected-reward' ? (this.config.preemptMargin ?? Infinity) : Infinity;
+    const victim = byClass ?? rewardVictim(waiting, list, t, bound, margin);
     if (!victim) return;
     const { r } = victim;
     const worker = this.workers.get(r.workerId);

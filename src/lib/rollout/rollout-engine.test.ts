@@ -306,6 +306,34 @@ describe('RolloutEngine', () => {
     b.e.dispose();
   });
 
+  it('a job preempted with every episode already played resumes straight to its stored group', async () => {
+    const a = engine();
+    a.e.offer(0, initParams(args, 1), 0);
+    const whole = await a.e.play(job(11, 0, 2));
+    // Its episodes, whole, as a preemption just before it was stored would have kept them.
+    const kept = {
+      episodes: whole.trajectories.map((tr) => {
+        const own = tr.owned.flatMap((o, pos) => (o ? [pos] : []));
+        return {
+          tokens: own.map((pos) => tr.tokens[pos] ?? 0),
+          logProbs: own.map((pos) => tr.logProbs[pos] ?? 0),
+          versions: own.map((pos) => tr.versions[pos] ?? -1),
+          values: own.map((pos) => tr.values[pos] ?? 0),
+        };
+      }),
+      streams: [1, 2],
+    };
+    a.e.dispose();
+    const b = engine();
+    b.e.offer(1, initParams(args, 2), 0);
+    const again = await within(b.e.play({ ...job(11, 1, 2), resume: kept }), 2000);
+    if (again === 'pending') throw new Error('the resumed job never finished');
+    expect(again.status).toBe('done');
+    expect(again.trajectories.map((tr) => tr.tokens)).toEqual(whole.trajectories.map((tr) => tr.tokens));
+    expect(again.trajectories.map((tr) => tr.return)).toEqual(whole.trajectories.map((tr) => tr.return));
+    b.e.dispose();
+  });
+
   it('a preempted job still waiting for its version hands back what it was given to resume', async () => {
     const { e } = engine();
     e.offer(0, initParams(args, 1), 0);

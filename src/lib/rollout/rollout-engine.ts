@@ -128,7 +128,7 @@ export class RolloutEngine {
       };
       this.resuming.add(replay);
       try {
-        await this.replay(job, job.resume, episodes);
+        await this.replay(job.resume, episodes);
         job.resume.episodes.forEach((p, i) => {
           const ep = episodes[i];
           if (ep && p.tokens.length > 0) resumed.add(ep);
@@ -139,14 +139,7 @@ export class RolloutEngine {
         for (const ep of episodes) this.recorder.forget(ep);
         episodes = Array.from({ length: job.samples }, () => new Episode(job.task, job.env));
         resumed.clear();
-        const t = now();
-        this.emit({
-          kind: 'error',
-          t0: t,
-          t1: t,
-          version: this.version,
-          meta: { job: job.jobId, message: `could not resume its played prefix: ${errorMessage(err)}` },
-        });
+        this.errorMark(job.jobId, `could not resume its played prefix: ${errorMessage(err)}`);
       } finally {
         this.resuming.delete(replay);
       }
@@ -160,9 +153,10 @@ export class RolloutEngine {
           replay.keep ? job.resume : undefined,
         );
       }
+      // Rows taken meanwhile (the controller never sends more jobs than slots): checked again.
+      if (this.activeEpisodes() + job.samples > this.opts.rows)
+        throw new Error(`worker is full: ${this.activeEpisodes()} episodes running, ${this.opts.rows} rows`);
     }
-    if (this.activeEpisodes() + job.samples > this.opts.rows)
-      throw new Error(`worker is full: ${this.activeEpisodes()} episodes running, ${this.opts.rows} rows`);
     return new Promise<PlayedGroup>((resolve, reject) => {
       this.jobs.set(job.jobId, {
         job,
@@ -188,7 +182,7 @@ export class RolloutEngine {
    * stamp it was first written with (the sandbox answers as it did: the environment is
    * deterministic). Throws when a token is no longer legal.
    */
-  private async replay(job: RolloutJob, kept: KeptPrefix, episodes: readonly Episode[]): Promise<void> {
+  private async replay(kept: KeptPrefix, episodes: readonly Episode[]): Promise<void> {
     if (kept.episodes.length !== episodes.length || kept.streams.length !== episodes.length)
       throw new Error(`${kept.episodes.length} kept episodes for a job of ${episodes.length}`);
     for (const [i, ep] of episodes.entries()) {
@@ -199,7 +193,6 @@ export class RolloutEngine {
         await ep.step(token, this.sandbox);
       }
     }
-    if (episodes.some((ep) => ep.task.id !== job.task.id)) throw new Error('episode of another task');
   }
 
   /**
@@ -267,6 +260,12 @@ export class RolloutEngine {
 
   private emit(e: Omit<TimelineEvent, 'lane'>): void {
     this.opts.emit?.({ lane: this.opts.lane, ...e });
+  }
+
+  /** An `error` mark on the worker's lane, for a job's trouble that does not fail it. */
+  private errorMark(jobId: number, message: string): void {
+    const t = now();
+    this.emit({ kind: 'error', t0: t, t1: t, version: this.version, meta: { job: jobId, message } });
   }
 
   /** Switches to the pending weights; episodes in `live` that already started are interrupted. */
@@ -339,6 +338,9 @@ export class RolloutEngine {
     this.looping = true;
     try {
       for (;;) {
+        // Finished groups are stored and returned without holding up the others' decoding (a
+        // resumed job may arrive with every episode already played).
+        for (const a of [...this.jobs.values()]) if (a.episodes.every((e) => e.done)) void this.finish(a);
         const jobs = [...this.jobs.values()];
         const live = jobs.flatMap((a) => a.episodes.filter((e) => !e.done));
         const streams = jobs.flatMap((a) => a.streams.filter((_, i) => !a.episodes[i]?.done));
@@ -377,8 +379,6 @@ export class RolloutEngine {
         }
         // Let announces, aborts and heartbeats in between decode steps.
         await yieldToEventLoop();
-        // Finished groups are stored and returned without holding up the others' decoding.
-        for (const a of [...this.jobs.values()]) if (a.episodes.every((e) => e.done)) void this.finish(a);
       }
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
@@ -424,16 +424,7 @@ export class RolloutEngine {
       a.job,
       a.episodes.map((ep) => ep.turns.map((turn) => turn.program)),
       this.sandbox,
-      (err) => {
-        const t = now();
-        this.emit({
-          kind: 'error',
-          t0: t,
-          t1: t,
-          version: this.version,
-          meta: { job: a.job.jobId, message: `relabelling failed: ${errorMessage(err)}` },
-        });
-      },
+      (err) => this.errorMark(a.job.jobId, `relabelling failed: ${errorMessage(err)}`),
     );
     if (a.aborted) {
       // Aborted while it was relabelled: nothing is stored under seqs the controller dropped.
