@@ -210,7 +210,7 @@ test('a rollout worker that crashes or hangs is replaced and its work requeued; 
 test('scheduled by expected reward, a better job preempts a running one, which resumes with its first tokens kept; nothing is lost', async ({
   page,
 }) => {
-  test.setTimeout(240_000);
+  test.setTimeout(330_000);
   await openReady(page, QUERY);
   await startRun(page, {
     eta: 4,
@@ -226,7 +226,7 @@ test('scheduled by expected reward, a better job preempts a running one, which r
   // A resumed group whose stored episodes show the prefix they kept: written by an older version
   // than the tokens after it (a version was published while the job waited to resume).
   let shown: { job: number; kept: number[]; prefix: number[]; rest: number[] } | null = null;
-  for (let deadline = Date.now() + 180_000; !shown && Date.now() < deadline;) {
+  for (let deadline = Date.now() + 270_000; !shown && Date.now() < deadline;) {
     await page.waitForTimeout(1000);
     const events = await onLab(page, (l) => {
       if (l.run.error) throw new Error(`the run failed: ${l.run.error}`);
@@ -239,6 +239,8 @@ test('scheduled by expected reward, a better job preempts a running one, which r
       const job = Number(e.meta?.job);
       const kept = String(e.meta?.kept).split(' ').map(Number);
       const group = records.filter((r) => r.jobId === job).sort((a, b) => a.seq - b.seq);
+      // The span is drawn as the group goes to the store: read it once it is all there.
+      if (group.length < kept.length) continue;
       expect(group).toHaveLength(kept.length);
       for (const [i, r] of group.entries()) {
         const t = r.trajectory;
@@ -253,7 +255,7 @@ test('scheduled by expected reward, a better job preempts a running one, which r
       }
     }
   }
-  if (!shown) throw new Error('no resumed episode with an older prefix in 180 s');
+  if (!shown) throw new Error('no resumed episode with an older prefix in 270 s');
   const { job, prefix, rest } = shown;
   console.log(`job ${job} resumed: prefix versions ${prefix.join(',')}, then ${rest.join(',')}`);
   const events = await onLab(page, (l) => l.run.events);
@@ -281,7 +283,10 @@ test('scheduled by expected reward, a better job preempts a running one, which r
   expect(account(ledger, stored, unconsumed)).toMatchObject({ lost: [], orphans: [] });
   const settled = new Set([...ledger.trained, ...ledger.staleDropped, ...unconsumed]);
   expect(stored.filter((s) => !settled.has(s))).toEqual([]);
-  expect([...stored].sort((a, b) => a - b)).toEqual(ledger.written);
+  // Whatever the store no longer holds was consumed and trimmed by retention (the ring).
+  const kept = new Set(stored);
+  const trimmed = ledger.written.filter((s) => !kept.has(s));
+  expect(trimmed.filter((s) => !settled.has(s))).toEqual([]);
   await expect(page.getByTestId('run-error')).toHaveCount(0);
 });
 
