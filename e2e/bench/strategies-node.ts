@@ -6,7 +6,11 @@
  * and held-out tasks at the end, and `auto`'s switches with their reasons.
  *
  *   npx tsx e2e/bench/strategies-node.ts [--versions 100] [--seeds 1,2]
- *     [--strategies full,frozen,adaptive,selective,gradual,auto] [--set group.field=value]...
+ *     [--strategies full,frozen,adaptive,selective,selective:gradient,gradual,auto]
+ *     [--set group.field=value]...
+ *
+ * `selective` ranks tensors by the seed's importance, `selective:gradient` by the gradient-based one
+ * (`learner.selectiveBy`).
  *
  * Prints one JSON object last: the step times, every row, and per strategy the mean ± sd over
  * seeds of success, ms per step and per version, and bytes per stored version (the `strategies`
@@ -15,7 +19,8 @@
  * First, in this process, the optimiser step alone per strategy on one batch (32 rows of 64
  * tokens, `rl/synthetic.ts`), the strategies' steps interleaved round by round so that a load
  * that drifts (a shared machine) weighs on each alike: median ms per step (`--stepRounds 15`,
- * 0 skips it), `gradual` at its first stage (the heads) and its second (the top block too).
+ * 0 skips it), `selective` by either importance (by gradient after one full step has measured it),
+ * `gradual` at its first stage (the heads) and its second (the top block too).
  *
  * `lora` is left out: learn-node trains every parameter (the learn bench measures LoRA).
  */
@@ -34,12 +39,20 @@ import { flag, runLearnNode } from './node-kit.ts';
 const VERSIONS = Number(flag('versions', '100'));
 const STEP_ROUNDS = Number(flag('stepRounds', '15'));
 const SEEDS = flag('seeds', '1').split(',').map(Number);
-const STRATEGIES = flag('strategies', 'full,frozen,adaptive,selective,gradual,auto').split(',');
-for (const s of STRATEGIES)
-  if (!(UPDATE_STRATEGIES as readonly string[]).includes(s) || s === 'lora')
+const STRATEGIES = flag('strategies', 'full,frozen,adaptive,selective,selective:gradient,gradual,auto').split(
+  ',',
+);
+/** A `--strategies` entry: a strategy, or `selective:gradient` (selective by the gradient's importance). */
+function armOf(entry: string): { strategy: UpdateStrategy; byGradient: boolean } {
+  const [strategy = '', by] = entry.split(':');
+  const known = (UPDATE_STRATEGIES as readonly string[]).includes(strategy) && strategy !== 'lora';
+  if (!known || (by !== undefined && !(strategy === 'selective' && by === 'gradient')))
     throw new Error(
-      `--strategies takes ${UPDATE_STRATEGIES.filter((x) => x !== 'lora').join(', ')}, not ${s}`,
+      `--strategies takes ${UPDATE_STRATEGIES.filter((x) => x !== 'lora').join(', ')} or selective:gradient, not ${entry}`,
     );
+  return { strategy: strategy as UpdateStrategy, byGradient: by === 'gradient' };
+}
+STRATEGIES.forEach(armOf);
 // The --set flags pass through to every run.
 const sets = process.argv.flatMap((a, i) => (a === '--set' ? ['--set', process.argv[i + 1] ?? ''] : []));
 
@@ -60,7 +73,8 @@ interface LearnResult {
   };
 }
 
-function run(strategy: UpdateStrategy, seed: number): LearnResult {
+function run(entry: string, seed: number): LearnResult {
+  const { strategy, byGradient } = armOf(entry);
   return runLearnNode<LearnResult>(
     [
       '--seed',
@@ -73,9 +87,10 @@ function run(strategy: UpdateStrategy, seed: number): LearnResult {
       '100000',
       '--set',
       `learner.strategy=${strategy}`,
+      ...(byGradient ? ['--set', 'learner.selectiveBy=gradient'] : []),
       ...sets,
     ],
-    `${strategy} seed ${seed}`,
+    `${entry} seed ${seed}`,
   );
 }
 
@@ -90,21 +105,35 @@ async function stepTimes(): Promise<void> {
   if (!(await tf.setBackend('wasm'))) throw new Error('no wasm backend');
   const { learner, policy } = defaultRunConfig();
   const batch = imitationBatch(32, learner.contextLength, 1);
-  const arms: { label: string; trainer: PolicyTrainer; version: number }[] = [
-    ['full', 0],
-    ['frozen', 0],
-    ['selective', 0],
-    ['gradual', 0],
-    ['gradual', learner.gradualEvery],
-  ].map(([s, version]) => ({
-    label: version ? `${s}@v${version}` : String(s),
-    trainer: new PolicyTrainer(policy.model, {
-      ...trainerConfigOf(learner, 1),
-      strategy: s as UpdateStrategy,
-    }),
-    version: Number(version),
-  }));
-  for (const a of arms) await a.trainer.beginUpdate({ version: a.version });
+  const arms: { label: string; trainer: PolicyTrainer; version: number }[] = (
+    [
+      ['full', 0],
+      ['frozen', 0],
+      ['selective', 0],
+      ['selective:gradient', 1],
+      ['gradual', 0],
+      ['gradual', learner.gradualEvery],
+    ] as const
+  ).map(([entry, version]) => {
+    const { strategy, byGradient } = armOf(entry);
+    return {
+      label: strategy === 'gradual' && version ? `${entry}@v${version}` : entry,
+      trainer: new PolicyTrainer(policy.model, {
+        ...trainerConfigOf(learner, 1),
+        strategy,
+        selectiveBy: byGradient ? 'gradient' : 'seed',
+      }),
+      version,
+    };
+  });
+  for (const a of arms) {
+    // Selective by gradient trains every tensor once, to measure the importance it ranks by.
+    if (a.label === 'selective:gradient') {
+      await a.trainer.beginUpdate({ version: 0 });
+      await a.trainer.trainStep(batch);
+    }
+    await a.trainer.beginUpdate({ version: a.version });
+  }
   const ms = new Map<string, number[]>(arms.map((a) => [a.label, []]));
   for (let round = -2; round < STEP_ROUNDS; round++)
     for (const a of arms) {
@@ -147,7 +176,7 @@ interface Row {
 }
 const rows: Row[] = [];
 for (const seed of SEEDS)
-  for (const strategy of STRATEGIES as UpdateStrategy[]) {
+  for (const strategy of STRATEGIES) {
     const t0 = performance.now();
     const r = run(strategy, seed);
     const s = r.strategy;

@@ -9,7 +9,12 @@ import { isBuiltInBase, type BuiltInBase } from '../policy/bases';
 import { DEFAULT_MODEL_ARGS, validateModelArgs, type ModelArgs } from '../policy/config';
 import type { LoraConfig } from '../policy/lora';
 import { DEFAULT_HINDSIGHT, type HindsightConfig } from '../rl/hindsight';
-import { DEFAULT_LEARNER, UPDATE_STRATEGIES, type LearnerConfig } from '../rl/learner-config';
+import {
+  DEFAULT_LEARNER,
+  SELECTIVE_IMPORTANCES,
+  UPDATE_STRATEGIES,
+  type LearnerConfig,
+} from '../rl/learner-config';
 import { DEFAULT_REPLAY, type ReplayConfig } from '../rl/replay-config';
 import { DEFAULT_DOCTOR, type DoctorConfig } from './doctor-config';
 
@@ -394,6 +399,7 @@ export const RUN_CONFIG_CHOICES: Readonly<Record<string, readonly unknown[]>> = 
   'learner.loss': ['decoupled', 'ppo'],
   'learner.estimator': ['rloo', 'grpo', 'gae', 'turn'],
   'learner.strategy': UPDATE_STRATEGIES,
+  'learner.selectiveBy': SELECTIVE_IMPORTANCES,
   'learner.dropVoid': [true, false],
   'learner.freezeEmbeddings': [true, false],
   'learner.freezeHeads': [true, false],

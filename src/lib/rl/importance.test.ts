@@ -36,6 +36,7 @@ describe("the seed's importance", () => {
 describe('the gradient-based importance', () => {
   it('is the running mean of |Σ g·w| per tensor, normalised, and restarts after a read', async () => {
     const gi = new GradientImportance();
+    expect(gi.latest()).toBeNull();
     const w = new Map<string, tf.Tensor>([
       ['a', tf.tensor1d([3, 1])],
       ['b', tf.tensor1d([-2])],
@@ -58,6 +59,15 @@ describe('the gradient-based importance', () => {
     expect(gi.size).toBe(0);
     expect(tf.memory().numTensors).toBe(before);
     expect((await gi.read()).size).toBe(0);
+    // A tensor left out of the next window keeps its last mean in `latest`.
+    expect(gi.latest()?.get('a')).toBeCloseTo(1 / 3, 6);
+    const ga = new Map<string, tf.Tensor>([['a', tf.tensor1d([4, 0])]]); // a: 12
+    gi.observe(ga, w);
+    tf.dispose([...ga.values()]);
+    expect([...(await gi.read()).keys()]).toEqual(['a']);
+    const latest = gi.latest();
+    expect(latest?.get('a')).toBeCloseTo(1, 6);
+    expect(latest?.get('b')).toBeCloseTo(3 / 12, 6);
     gi.dispose();
     tf.dispose([...w.values()]);
   });

@@ -76,6 +76,8 @@ export async function seedImportance(tensors: ReadonlyMap<string, tf.Tensor>): P
 export class GradientImportance {
   private sums = new Map<string, tf.Variable>();
   private counts = new Map<string, number>();
+  /** Each tensor's running mean as last read (a tensor not observed since keeps its value). */
+  private carried = new Map<string, number>();
 
   /** Adds one step's |Σ g·w| of each tensor trained; `grads` and `values` are keyed alike. */
   observe(grads: ReadonlyMap<string, tf.Tensor>, values: ReadonlyMap<string, tf.Tensor>): void {
@@ -109,7 +111,16 @@ export class GradientImportance {
     packed.dispose();
     const raw = new Map(names.map((n, i) => [n, (sums[i] ?? 0) / Math.max(1, this.counts.get(n) ?? 1)]));
     this.reset();
+    for (const [n, v] of raw) this.carried.set(n, v);
     return normalised(raw);
+  }
+
+  /**
+   * Every tensor's running mean as last read, normalised across them: those observed in the last
+   * window and, for any left out of it, their value from an earlier one. Null before a first read.
+   */
+  latest(): Importance | null {
+    return this.carried.size > 0 ? normalised(this.carried) : null;
   }
 
   private reset(): void {

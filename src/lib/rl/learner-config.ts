@@ -93,8 +93,14 @@ export interface LearnerConfig {
    * (1: the seed's, the newest less the one before).
    */
   trendSpan: number;
-  /** `selective`: a tensor trains when its importance (the seed's, normalised to the largest) is above this. */
+  /** `selective`: a tensor trains when its importance (normalised to the largest) is above this. */
   selectiveThreshold: number;
+  /**
+   * `selective`: the importance that ranks the tensors: `seed` (of the values, the seed's formula)
+   * or `gradient` (the running mean of |Σ g·w| over the steps since it was last measured; the
+   * first update trains every tensor to measure it, and a tensor left out keeps its last value).
+   */
+  selectiveBy: SelectiveImportance;
   /** `gradual`: versions between unfreezing one more block, from the top down. */
   gradualEvery: number;
   /** `auto`: batches the statistics look back over (the seed's performance_window); no switch before it is full. */
@@ -103,10 +109,14 @@ export interface LearnerConfig {
   autoMinStability: number;
   /**
    * Parameter importance per tensor (the seed's and the gradient-based) is measured and reported
-   * every this many versions (0: never; `selective` then measures it once, at its first update).
+   * every this many versions (0: never; `selective` then measures its ranking once, when first needed).
    */
   importanceEvery: number;
 }
+
+/** The importances `selective` can rank tensors by (`LearnerConfig.selectiveBy`). */
+export const SELECTIVE_IMPORTANCES = ['seed', 'gradient'] as const;
+export type SelectiveImportance = (typeof SELECTIVE_IMPORTANCES)[number];
 
 /** The update strategies of `LearnerConfig.strategy`. */
 export const UPDATE_STRATEGIES = [
@@ -133,6 +143,7 @@ export const STRATEGY_FIELDS = [
   'trendThreshold',
   'trendSpan',
   'selectiveThreshold',
+  'selectiveBy',
   'gradualEvery',
   'autoWindow',
   'autoMinStability',
@@ -170,6 +181,7 @@ export const DEFAULT_LEARNER: LearnerConfig = {
   trendThreshold: 0.01,
   trendSpan: 4,
   selectiveThreshold: 0.2,
+  selectiveBy: 'seed',
   gradualEvery: 50,
   autoWindow: 20,
   autoMinStability: 0.9,

@@ -112,6 +112,38 @@ describe('the trainer under an update strategy', () => {
     t.dispose();
   });
 
+  it('selective by gradient: every tensor trains once to measure |Σ g·w|, then those above the threshold', async () => {
+    const t = new PolicyTrainer(args, {
+      ...base,
+      strategy: 'selective',
+      selectiveBy: 'gradient',
+      selectiveThreshold: 0.2,
+      importanceEvery: 1,
+    });
+    const snap0 = values(t);
+    await ppoUpdate(t, batch(1), { updates: 1, version: 0 });
+    expect(changed(snap0, values(t))).toHaveLength(t.params.size); // nothing measured yet: all train
+    const snap1 = values(t);
+    await ppoUpdate(t, batch(2), { updates: 1, version: 1 });
+    const ranked = t.strategyReport()?.importance?.gradient ?? {};
+    expect(Object.keys(ranked)).toHaveLength(t.params.size); // the first update observed every tensor
+    const above = Object.entries(ranked)
+      .filter(([, v]) => v > 0.2)
+      .map(([n]) => n);
+    expect(above.length).toBeGreaterThan(0);
+    expect(above.length).toBeLessThan(t.params.size);
+    const moved = changed(snap1, values(t));
+    expect(moved.length).toBeGreaterThan(0);
+    for (const n of moved) expect(above).toContain(n);
+    expect(t.strategyReport()?.tensorsTrained).toBe(above.length);
+    expect(t.optimizer.withState).toHaveLength(above.length);
+    // The next window observes only those; the ones left out keep their measured rank.
+    await ppoUpdate(t, batch(3), { updates: 1, version: 2 });
+    expect(Object.keys(t.strategyReport()?.importance?.gradient ?? {}).sort()).toEqual([...above].sort());
+    expect(t.strategyReport()?.tensorsTrained).toBeLessThan(t.params.size);
+    t.dispose();
+  });
+
   it('gradual: the heads first, then the top block at its version', async () => {
     const t = new PolicyTrainer(args, { ...base, strategy: 'gradual', gradualEvery: 2 });
     const snap0 = values(t);

@@ -46,7 +46,7 @@ export class PolicyTrainer implements PpoPolicy {
   private updates = 0;
   /** The tensors (by name) the next steps train; null: every one of `adapters ?? params`. */
   private trainSet: Set<string> | null = null;
-  /** The seed's importance as last measured (`selective` reads it). */
+  /** The seed's importance as last measured (`selective` by `seed` reads it). */
   private importance: Importance | null = null;
   private readonly gradientImportance = new GradientImportance();
   private report: StrategyReport | null = null;
@@ -179,8 +179,9 @@ export class PolicyTrainer implements PpoPolicy {
   /**
    * Before an update (`ppoUpdate`): the strategy records the batch's performance, may switch
    * (`auto`), sets the rate (`adaptive`) and the tensors that train; the importance is measured
-   * when due (every `importanceEvery` versions) or when `selective` has none yet. Returns the
-   * update's rate (undefined: the optimiser's as it is).
+   * when due (every `importanceEvery` versions) or when `selective` has none yet (by `gradient`:
+   * once the steps before have been observed). Returns the update's rate (undefined: the
+   * optimiser's as it is).
    */
   async beginUpdate(u: UpdateContext): Promise<number | undefined> {
     const cfg = this.config;
@@ -188,20 +189,20 @@ export class PolicyTrainer implements PpoPolicy {
     this.updates = version + 1;
     const plan = this.strategy.plan(version, u.performance, u.rate ?? this.optimizer.rate);
     const due = cfg.importanceEvery > 0 && version % cfg.importanceEvery === 0;
+    const selective = plan.strategy === 'selective';
+    const byGradient = cfg.selectiveBy === 'gradient';
     let measured: StrategyReport['importance'];
-    if (due || (plan.strategy === 'selective' && this.importance === null)) {
+    if (due || (selective && !byGradient && this.importance === null))
       this.importance = await this.seedImportance();
-      const gradient = due ? await this.gradientImportance.read() : new Map<string, number>();
-      if (due) measured = { seed: importanceRecord(this.importance), gradient: importanceRecord(gradient) };
+    const firstGradient = selective && byGradient && this.gradientImportance.latest() === null;
+    if (due || (firstGradient && this.gradientImportance.size > 0)) {
+      const gradient = await this.gradientImportance.read();
+      if (due && this.importance)
+        measured = { seed: importanceRecord(this.importance), gradient: importanceRecord(gradient) };
     }
+    const ranking = byGradient ? this.gradientImportance.latest() : this.importance;
     const names = [...(this.adapters ?? this.params).keys()];
-    this.trainSet = this.strategy.trainable(
-      plan.strategy,
-      names,
-      this.args.nLayers,
-      version,
-      this.importance,
-    );
+    this.trainSet = this.strategy.trainable(plan.strategy, names, this.args.nLayers, version, ranking);
     if (this.trainSet?.size === 0)
       throw new Error(`update strategy ${plan.strategy} leaves no tensor to train at version ${version}`);
     // A tensor left out keeps no optimiser state (if it trains again, its Adam starts afresh).
@@ -225,7 +226,11 @@ export class PolicyTrainer implements PpoPolicy {
 
   /** A step's gradients, before Adam applies them: the gradient-based importance's running mean. */
   observeGradients(grads: Readonly<Record<string, tf.Tensor>>): void {
-    if (!(this.config.importanceEvery > 0)) return;
+    const cfg = this.config;
+    const wanted =
+      cfg.importanceEvery > 0 ||
+      (cfg.selectiveBy === 'gradient' && this.gradientImportance.latest() === null);
+    if (!wanted) return;
     const byVariable = new Map([...(this.adapters ?? this.params)].map(([name, v]) => [v.name, name]));
     const g = new Map<string, tf.Tensor>();
     const w = new Map<string, tf.Tensor>();
