@@ -312,6 +312,9 @@ export const RUN_CONFIG_LIMITS: Readonly<Record<string, NumberLimits>> = {
   'learner.valueCoef': num(0, 100),
   'learner.entropyCoef': num(0, 10),
   'learner.entropyFloor': num(0, 10),
+  'learner.rewardQuality': num(0, 10),
+  'learner.rewardEfficiency': num(0, 10),
+  'learner.rewardResource': num(0, 10),
   'learner.contextLength': int(1, DEFAULT_MODEL_ARGS.contextLength),
   // At most the model's blocks (checked against it below).
   'learner.frozenBlocks': int(0, 64),
@@ -511,6 +514,7 @@ export function validateRunConfig(c: RunConfig): void {
     throw new Error(`task.valueWindow must be 0 or a number ≥ 1, got ${shown(valueWindow)}`);
   checkModel(c.policy.model);
   checkStrategy(c);
+  checkRewardMix(c);
   if (c.learner.contextLength > c.policy.model.contextLength)
     throw new Error(
       `learner.contextLength must be at most policy.model.contextLength (${c.policy.model.contextLength}), got ${c.learner.contextLength}`,
@@ -557,6 +561,19 @@ function checkStrategy(c: RunConfig): void {
   if (l.adaptiveMinRate > l.adaptiveMaxRate)
     throw new Error(
       `learner.adaptiveMinRate must be at most learner.adaptiveMaxRate (${l.adaptiveMaxRate}), got ${l.adaptiveMinRate}`,
+    );
+}
+
+/** The reward mix: its extra terms need a group estimator, its resource term a sandbox budget. */
+function checkRewardMix(c: RunConfig): void {
+  const l = c.learner;
+  if ((l.rewardEfficiency > 0 || l.rewardResource > 0) && l.estimator !== 'rloo' && l.estimator !== 'grpo')
+    throw new Error(
+      `learner.rewardEfficiency and rewardResource mix into an episode's return: they need learner.estimator rloo or grpo, not ${l.estimator}`,
+    );
+  if (l.rewardResource > 0 && !(c.pipeline.budgetSandboxMs > 0))
+    throw new Error(
+      'learner.rewardResource scores sandbox ms against the slot budget: set pipeline.budgetSandboxMs too',
     );
 }
 

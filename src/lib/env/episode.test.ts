@@ -58,6 +58,7 @@ describe('code-writing episode', () => {
       noSubmit: 0,
     });
     expect(ep.parts.total).toBeCloseTo(r, 10);
+    expect(ep.sandboxMs).toBeGreaterThan(0); // the submit's run, timed by the sandbox
     // The reward sits on the control token; the policy owns the program tokens and the control token.
     expect(ep.rewards[ep.rewards.length - 1]).toBeCloseTo(r, 10);
     expect(ep.owned.slice(ep.promptLength)).toEqual([1, 1, 1, 1, 1, 1]);

@@ -76,6 +76,8 @@ export class Episode {
   readonly promptLength: number;
   done = false;
   stop: StopReason | null = null;
+  /** Wall ms of the sandbox's runs of this episode's programs (0 for a cached result). */
+  sandboxMs = 0;
   private grammar: GrammarState = START;
   private program: ProgramToken[] = [];
 
@@ -224,6 +226,7 @@ export class Episode {
       inputs: tests.map((t) => t.input),
       limits: this.config.limits,
     });
+    this.sandboxMs += result.ms;
     const outputs = result.ok ? numericOutputs(result.outputs) : null;
     const error: SandboxErrorKind | undefined = result.ok
       ? outputs

@@ -9,6 +9,7 @@ import {
   runConfigToJson,
   withOverrides,
   type RunOverrides,
+  validateRunConfig,
 } from '../config/run-config';
 import { scheduledRate } from '../rl/learner-config';
 import { CodeJobSource } from './code-workload';
@@ -191,6 +192,26 @@ describe('CodeJobSource', () => {
     expect(b.advantages[4 * T]).toBe(0);
     expect(priorities[0]).toBeCloseTo((1 + 3 / 3) / 4, 6);
     expect(priorities[1]).toBe(0);
+  });
+
+  it('mixes the sandbox ms of each episode into its return when the resource term is on', () => {
+    const g = group(0, TASKS[0] as Task, () => true); // all solved alike: no signal from quality
+    g.episodeSandboxMs = [0, 2, 4, 8];
+    const plain = new CodeJobSource(TASKS).batch([g], [1]).batch;
+    for (let b = 0; b < 4; b++) expect(plain.advantages[b * plain.length]).toBe(0);
+    const mix = { learner: { rewardQuality: 0.6, rewardEfficiency: 0.3, rewardResource: 0.1 } };
+    const src = new CodeJobSource(TASKS, config({ ...mix, pipeline: { budgetSandboxMs: 8 } }));
+    const b = src.batch([g], [1]).batch;
+    // Resource shares 1, 0.75, 0.5, 0: RLOO against the mean of the other three, × 0.1.
+    const resource = [1, 0.75, 0.5, 0];
+    const sum = resource.reduce((a, x) => a + x, 0);
+    resource.forEach((r, i) => expect(b.advantages[i * b.length]).toBeCloseTo(0.1 * (r - (sum - r) / 3), 6));
+    expect(() => validateRunConfig(config({ ...mix }))).toThrow(/set pipeline.budgetSandboxMs/);
+    expect(() =>
+      validateRunConfig(
+        config({ ...mix, pipeline: { budgetSandboxMs: 8 }, learner: { ...mix.learner, estimator: 'gae' } }),
+      ),
+    ).toThrow(/need learner.estimator rloo or grpo, not gae/);
   });
 
   it('with dropVoid, leaves void episodes out of advantages and rows; all of them when none would stay', () => {

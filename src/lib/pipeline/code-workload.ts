@@ -7,6 +7,7 @@ import { openingOf } from '../rl/revise-imitation';
 
 import { grpoAdvantages, rlooAdvantages } from '../rl/advantages';
 import { turnAdvantages } from '../rl/turn-credit';
+import { mixedReturn, mixes, ownedTokens } from '../rl/reward-mix';
 import type { TokenBatch } from '../rl/batch';
 import { Rng } from '../random';
 import { HindsightPool, isRelabelledTask, validateHindsight } from '../rl/hindsight';
@@ -202,8 +203,19 @@ export class CodeJobSource implements JobSource {
     const trajs = groups.flatMap((g) => g.trajectories);
     const groupOf = groups.flatMap((g) => g.trajectories.map(() => String(g.jobId)));
     const weightOf = groups.flatMap((g, i) => g.trajectories.map(() => weights[i] ?? 1));
-    const returns = trajs.map((t) => t.return);
-    const { estimator, gamma, lambda, turnBonus } = this.config.learner;
+    const { estimator, gamma, lambda, turnBonus, contextLength } = this.config.learner;
+    const msOf = groups.flatMap((g) => g.trajectories.map((_, i) => g.episodeSandboxMs?.[i] ?? 0));
+    const budget = this.config.pipeline.budgetSandboxMs;
+    const returns = mixes(this.config.learner)
+      ? trajs.map((t, i) =>
+          mixedReturn(
+            { quality: t.return, tokens: ownedTokens(t), sandboxMs: msOf[i] ?? 0 },
+            this.config.learner,
+            contextLength,
+            budget,
+          ),
+        )
+      : trajs.map((t) => t.return);
     const raw =
       estimator === 'gae'
         ? gaeAdvantages(trajs, gamma, lambda)

@@ -91,6 +91,8 @@ export interface PlayedGroup<T extends EpisodeOutcome = Trajectory> {
   interrupted: number;
   /** What the group's episodes used, in all: sandbox ms and policy tokens (absent: not measured). */
   cost?: JobCost;
+  /** Each episode's sandbox ms, as `Episode.sandboxMs` (absent: not measured). */
+  episodeSandboxMs?: number[];
   /** Epoch ms the worker started and finished the group. */
   startedAt: number;
   endedAt: number;

@@ -59,6 +59,19 @@ export interface LearnerConfig {
    * context, its report never shown, or a program the sandbox failed on internally.
    */
   dropVoid: boolean;
+  /**
+   * The return an episode trains on (`rl/reward-mix.ts`, the seed's final reward): this weight on
+   * the environment's return, plus the two below. 1 / 0 / 0 (the default) is the return alone; the
+   * seed's split is 0.6 / 0.3 / 0.1. The mix applies to the group estimators (rloo, grpo).
+   */
+  rewardQuality: number;
+  /** Weight of efficiency: 1 − the policy's tokens / the context. */
+  rewardEfficiency: number;
+  /**
+   * Weight of resource use: 1 − the episode's sandbox ms / `pipeline.budgetSandboxMs` (a budget
+   * must be set). Measured wall time: runs with it are not bit-reproducible.
+   */
+  rewardResource: number;
   /** Batch length in tokens: at most the policy's context. */
   contextLength: number;
   /**
@@ -169,6 +182,9 @@ export const DEFAULT_LEARNER: LearnerConfig = {
   entropyCoef: 0.01,
   entropyFloor: 0,
   dropVoid: false,
+  rewardQuality: 1,
+  rewardEfficiency: 0,
+  rewardResource: 0,
   contextLength: 64,
   strategy: 'full',
   freezeEmbeddings: true,

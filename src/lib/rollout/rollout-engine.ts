@@ -438,6 +438,7 @@ export class RolloutEngine {
     const t = now();
     const group = doneGroup(a.job, trajectories, relabelled, {
       cost: { sandboxMs: Number(a.cost.sandboxMs.toFixed(2)), tokens: a.cost.tokens },
+      episodeSandboxMs: a.episodes.map((ep) => Number(ep.sandboxMs.toFixed(2))),
       interrupted: a.interrupted.size,
       startedAt: a.startedAt,
       endedAt: t,

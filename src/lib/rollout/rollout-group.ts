@@ -52,6 +52,7 @@ export function doneGroup(
     current: number;
     turns?: TurnRecord[][];
     cost?: JobCost;
+    episodeSandboxMs?: number[];
   },
 ): PlayedGroup {
   const versions = trajectories.flatMap((tr) => tr.versions.filter((v) => v >= 0));
@@ -68,6 +69,7 @@ export function doneGroup(
     endedAt: run.endedAt,
     ...(run.turns ? { turns: run.turns } : {}),
     ...(run.cost ? { cost: run.cost } : {}),
+    ...(run.episodeSandboxMs ? { episodeSandboxMs: run.episodeSandboxMs } : {}),
   };
 }
 
