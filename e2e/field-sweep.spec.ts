@@ -84,4 +84,13 @@ test('a sweep of a choice setting compares its choices: the update strategies, c
   await form.getByTestId('field-sweep-seeds').fill('1, 2, 3');
   await expect(check).toContainText('9 runs (3 values × 3 seeds)');
   await expect(form.getByTestId('field-sweep-start')).toBeEnabled();
+  // The named comparisons fill the setting and its choices in one click.
+  await form.getByTestId('field-sweep-compare').filter({ hasText: 'Scheduling' }).click();
+  await expect(form.getByTestId('field-sweep-field')).toHaveValue('pipeline.schedule');
+  await expect(form.getByTestId('field-sweep-values')).toHaveValue('learning-value, fifo, expected-reward');
+  await expect(check).toContainText('9 runs (3 values × 3 seeds)');
+  await form.getByTestId('field-sweep-compare').filter({ hasText: 'Strategies' }).click();
+  await expect(form.getByTestId('field-sweep-field')).toHaveValue('learner.strategy');
+  await expect(check).toContainText('12 runs (4 values × 3 seeds)');
+  await expect(form.getByTestId('field-sweep-start')).toBeEnabled();
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultRunConfig } from './run-config';
+import { defaultRunConfig, fieldAt, validateRunConfig, withOverrides } from './run-config';
 import {
   fieldSweepLegs,
   parseNumberList,
@@ -8,6 +8,7 @@ import {
   sweepChoices,
   sweepSeconds,
   sweepTimeText,
+  SWEEP_COMPARISONS,
   validateFieldSweep,
 } from './field-sweep';
 
@@ -40,6 +41,22 @@ describe('a field sweep', () => {
     );
     // Numbers still read as numbers.
     expect(parseSweepValues('0.1, inf', 'pipeline.eta')).toEqual([0.1, Infinity]);
+  });
+
+  it('offers the strategies and the schedules as comparisons that run as they are', () => {
+    expect(SWEEP_COMPARISONS.map((x) => x.label)).toEqual(['Strategies', 'Scheduling']);
+    for (const cmp of SWEEP_COMPARISONS) {
+      const spec = { path: cmp.path, values: [...cmp.values], seeds: [1, 2, 3] };
+      expect(() => validateFieldSweep(c, spec)).not.toThrow();
+      const legs = fieldSweepLegs(c, spec);
+      expect(legs).toHaveLength(cmp.values.length * 3);
+      expect(new Set(legs.map((l) => l.value))).toEqual(new Set(cmp.values));
+      for (const l of legs) {
+        const leg = withOverrides(c, l.overrides);
+        expect(() => validateRunConfig(leg)).not.toThrow();
+        expect(fieldAt(leg, cmp.path)).toBe(l.value);
+      }
+    }
   });
 
   it('runs every value with every seed, value by value, each leg setting its field and seed', () => {

@@ -3,6 +3,7 @@ import {
   fieldAt,
   overridesFromSets,
   RUN_CONFIG_CHOICES,
+  SCHEDULES,
   type ConfigField,
   type RunConfig,
   type RunOverrides,
@@ -57,6 +58,22 @@ export function sweepableFields(c: RunConfig): ConfigField[] {
         (typeof f.value === 'string' && RUN_CONFIG_CHOICES[f.path] !== undefined)),
   );
 }
+
+/** A named comparison the sweep form offers in one click: a choice field and the choices it runs. */
+export interface SweepComparison {
+  label: string;
+  path: string;
+  values: readonly string[];
+}
+
+/**
+ * The comparisons of the seed's two systems: the update strategies (LoRA aside: it needs
+ * `policy.lora`; auto starts as full), and the schedules of rollout jobs.
+ */
+export const SWEEP_COMPARISONS: readonly SweepComparison[] = [
+  { label: 'Strategies', path: 'learner.strategy', values: ['full', 'frozen', 'selective', 'gradual'] },
+  { label: 'Scheduling', path: 'pipeline.schedule', values: SCHEDULES },
+];
 
 /** The choices a sweep of `path` may give (empty for a numeric field). */
 export function sweepChoices(path: string): string[] {
