@@ -313,8 +313,11 @@ async function evaluate(version: number): Promise<EvalResult> {
 let lastMetrics: StepMetrics | null = null;
 /** Training and publishing (evaluations left out), ms over the run. */
 let trainMs = 0;
-/** The update strategy's figures over the run: ppoUpdate's wall ms, its steps' ms, tensors trained. */
-const strategyFigures = { updateMs: 0, stepMs: 0, steps: 0, tensorsTrained: 0 };
+/**
+ * The update strategy's figures over the run: ppoUpdate's wall ms, its steps' ms, tensors trained,
+ * and the batch positions (rows × length) the steps went over.
+ */
+const strategyFigures = { updateMs: 0, stepMs: 0, steps: 0, tensorsTrained: 0, positions: 0 };
 const trainerPort: PipelineTrainerPort = {
   async trainAndPublish(batch: TokenBatch, info) {
     const startedAt = performance.now();
@@ -327,6 +330,7 @@ const trainerPort: PipelineTrainerPort = {
         strategyFigures.stepMs += m.ms;
         strategyFigures.steps += 1;
         strategyFigures.tensorsTrained += m.tensorsTrained ?? trainer.params.size;
+        strategyFigures.positions += batch.batch * batch.length;
       },
     });
     strategyFigures.updateMs += performance.now() - startedAt;
@@ -467,6 +471,10 @@ console.log(
       // ppoUpdate's wall ms per version (the strategy's planning and importance included), and per optimiser step.
       updateMs: Number((strategyFigures.updateMs / Math.max(1, c.trainSteps)).toFixed(1)),
       stepMs: perStep(strategyFigures.stepMs),
+      // A step's ms per 1 000 batch positions: its cost apart from how many rows and tokens the run's batches had.
+      msPerKPositions: Number(
+        ((strategyFigures.stepMs / Math.max(1, strategyFigures.positions)) * 1000).toFixed(2),
+      ),
       tensorsTrained: perStep(strategyFigures.tensorsTrained),
       tensors: (trainer.adapters ?? trainer.params).size,
       bytesPerVersion: {

@@ -65,6 +65,7 @@ interface LearnResult {
   strategy: {
     updateMs: number;
     stepMs: number;
+    msPerKPositions: number;
     tensorsTrained: number;
     tensors: number;
     bytesPerVersion: { policy: number; optimizer: number };
@@ -165,6 +166,8 @@ interface Row {
   episodes: number;
   updateMsPerVersion: number;
   msPerStep: number;
+  /** ms per step per 1 000 batch positions (rows × length): the step's cost apart from its batch's size. */
+  msPerKPositions: number;
   tensorsTrained: string;
   bytesPerVersion: number;
   optimizerBytes: number;
@@ -187,6 +190,7 @@ for (const seed of SEEDS)
       episodes: r.episodes,
       updateMsPerVersion: s.updateMs,
       msPerStep: s.stepMs,
+      msPerKPositions: s.msPerKPositions,
       tensorsTrained: `${s.tensorsTrained}/${s.tensors}`,
       bytesPerVersion: s.bytesPerVersion.policy + s.bytesPerVersion.optimizer,
       optimizerBytes: s.bytesPerVersion.optimizer,
@@ -216,6 +220,7 @@ const perStrategy = Object.fromEntries(
       successTrain: figure(strategy, 'successTrain'),
       successHeldOut: figure(strategy, 'successHeldOut'),
       msPerStep: figure(strategy, 'msPerStep'),
+      msPerKPositions: figure(strategy, 'msPerKPositions'),
       updateMsPerVersion: figure(strategy, 'updateMsPerVersion'),
       bytesPerVersion: figure(strategy, 'bytesPerVersion'),
       tensorsTrained: rows.find((r) => r.strategy === strategy)?.tensorsTrained ?? null,
