@@ -949,6 +949,17 @@ describe('setting fields by path (--set group.field=value)', () => {
     expect(withField(base, 'task.level', 'null').task.level).toBeNull();
     expect(withField(base, 'replay.mode', 'prioritized').replay.mode).toBe('prioritized');
     expect(overridesFromSets(['learner.clipEps=0.1'])).toEqual({ learner: { clipEps: 0.1 } });
+    // A setting that needs one given after it: the list, checked whole, is valid.
+    expect(overridesFromSets(['learner.rewardResource=0.1', 'pipeline.budgetSandboxMs=2'])).toEqual({
+      learner: { rewardResource: 0.1 },
+      pipeline: { budgetSandboxMs: 2 },
+    });
+    expect(() => overridesFromSets(['learner.rewardResource=0.1'])).toThrow(
+      /--set learner.rewardResource=0.1: .*set pipeline.budgetSandboxMs too/,
+    );
+    expect(() => overridesFromSets(['learner.rewardResource=0.1', 'pipeline.nothing=2'])).toThrow(
+      /--set learner.rewardResource=0.1/,
+    );
     const two = overridesFromSets(['learner.clipEps=0.1', 'learner.wCap=3', 'pipeline.eta=0']);
     expect(two).toEqual({ learner: { clipEps: 0.1, wCap: 3 }, pipeline: { eta: 0 } });
     expect(withOverrides(base, two).learner).toEqual({ ...DEFAULT_LEARNER, clipEps: 0.1, wCap: 3 });

@@ -648,7 +648,9 @@ export function withField(c: RunConfig, path: string, text: string): RunConfig {
 
 /**
  * The overrides of a list of `path=value` settings (the bench's and the node scripts' `--set`),
- * each checked on `base` in turn: throws naming the field and its range at the first bad one.
+ * each checked on `base` in turn: throws naming the field and its range at the first bad one —
+ * unless the whole list, checked at once, is valid (a setting that needs another given after it,
+ * as the reward's resource term needs a sandbox budget).
  */
 export function overridesFromSets(
   sets: readonly string[],
@@ -656,16 +658,40 @@ export function overridesFromSets(
 ): RunOverrides {
   let config = base;
   let overrides: RunOverrides = {};
-  for (const set of sets) {
-    const eq = set.indexOf('=');
-    if (eq <= 0) throw new Error(`--set ${set}: write it as group.field=value, e.g. learner.clipEps=0.1`);
-    const path = set.slice(0, eq);
-    config = withField(config, path, set.slice(eq + 1));
-    let over: unknown = fieldAt(config, path);
-    for (const k of path.split('.').reverse()) over = { [k]: over };
-    overrides = withinOverrides(overrides, over as RunOverrides);
+  try {
+    for (const set of sets) {
+      const [path, text] = splitSet(set);
+      config = withField(config, path, text);
+      overrides = withinOverrides(overrides, nested(path, fieldAt(config, path)));
+    }
+    return overrides;
+  } catch (err) {
+    const all = sets.reduce<RunOverrides>((o, set) => {
+      const [path, text] = splitSet(set);
+      if (!hasPath(base, path.split('.')) && !OPTIONAL_FIELDS.includes(path)) throw err;
+      return withinOverrides(o, nested(path, parseValue(text)));
+    }, {});
+    try {
+      validateRunConfig(withOverrides(base, all));
+    } catch {
+      throw err;
+    }
+    return all;
   }
-  return overrides;
+}
+
+/** `path=value` as its two halves. */
+function splitSet(set: string): [string, string] {
+  const eq = set.indexOf('=');
+  if (eq <= 0) throw new Error(`--set ${set}: write it as group.field=value, e.g. learner.clipEps=0.1`);
+  return [set.slice(0, eq), set.slice(eq + 1)];
+}
+
+/** `value` at `path` as overrides (`a.b` → `{ a: { b: value } }`). */
+function nested(path: string, value: unknown): RunOverrides {
+  let over = value;
+  for (const k of path.split('.').reverse()) over = { [k]: over };
+  return over as RunOverrides;
 }
 
 function hasPath(obj: unknown, keys: readonly string[]): boolean {
