@@ -206,6 +206,15 @@ describe('CodeJobSource', () => {
     const resource = [1, 0.75, 0.5, 0];
     const sum = resource.reduce((a, x) => a + x, 0);
     resource.forEach((r, i) => expect(b.advantages[i * b.length]).toBeCloseTo(0.1 * (r - (sum - r) / 3), 6));
+    // Without its void episodes (1 and 3) a group keeps each episode's own ms: 0 and 4.
+    g.trajectories = g.trajectories.map((tr, i) => (i % 2 === 1 ? { ...tr, voidTurn: true as const } : tr));
+    const dropping = new CodeJobSource(
+      TASKS,
+      config({ ...mix, learner: { ...mix.learner, dropVoid: true }, pipeline: { budgetSandboxMs: 8 } }),
+    );
+    const d = dropping.batch([g], [1]).batch;
+    expect(d.advantages[0]).toBeCloseTo(0.1 * (1 - 0.5), 6);
+    expect(d.advantages[d.length]).toBeCloseTo(0.1 * (0.5 - 1), 6);
     expect(() => validateRunConfig(config({ ...mix }))).toThrow(/set pipeline.budgetSandboxMs/);
     expect(() =>
       validateRunConfig(

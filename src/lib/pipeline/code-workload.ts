@@ -273,6 +273,14 @@ export class CodeJobSource implements JobSource {
 
 /** The groups without their void episodes (`Trajectory.voidTurn`); all of them when that would leave none. */
 export function withoutVoid(groups: readonly PlayedGroup[]): readonly PlayedGroup[] {
-  const kept = groups.map((g) => ({ ...g, trajectories: g.trajectories.filter((t) => !t.voidTurn) }));
+  const kept = groups.map((g) => {
+    const keep = g.trajectories.map((t) => !t.voidTurn);
+    const ms = g.episodeSandboxMs?.filter((_, i) => keep[i]);
+    return {
+      ...g,
+      trajectories: g.trajectories.filter((_, i) => keep[i]),
+      ...(ms ? { episodeSandboxMs: ms } : {}),
+    };
+  });
   return kept.some((g) => g.trajectories.length > 0) ? kept : groups;
 }
