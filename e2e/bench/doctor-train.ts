@@ -5,7 +5,8 @@
  * the last step, the curriculum, and a step refused for a non-finite loss.
  */
 import * as tf from '@tensorflow/tfjs';
-import { defaultRunConfig, overridesFromSets, withOverrides } from '../../src/lib/config/run-config.ts';
+import { defaultRunConfig, withOverrides } from '../../src/lib/config/run-config.ts';
+import { overridesFromSetList } from '../../src/lib/config/set-list.ts';
 import { suiteTask } from '../../src/lib/env/families.ts';
 import type { TaskSuite } from '../../src/lib/env/suite.ts';
 import { builtInTasks } from '../../src/lib/env/task-kinds.ts';
@@ -33,7 +34,7 @@ export async function trainRecorded(
   // The learn bench's run (η 0, easy), the arm's changes, then the command line's `--set`s.
   const armed = withOverrides(
     { ...base, seed, pipeline: { ...base.pipeline, eta: 0 }, task: { ...base.task, level: 'easy' } },
-    overridesFromSets(arm.sets, base),
+    overridesFromSetList(arm.sets, base),
   );
   const builtIn = builtInTasks('examples', 1);
   // A level too easy: the easy level's constant tasks alone.

@@ -14,7 +14,8 @@ import { RolloutEngine } from '../../src/lib/rollout/rollout-engine.ts';
 import type { CachedSandbox } from '../../src/lib/sandbox/cache.ts';
 import type { Sandbox } from '../../src/lib/sandbox/types.ts';
 import { runNodeScript } from './node-scenario.ts';
-import { overridesFromSets, withOverrides, type RunConfig } from '../../src/lib/config/run-config.ts';
+import { withOverrides, type RunConfig } from '../../src/lib/config/run-config.ts';
+import { overridesFromSetList } from '../../src/lib/config/set-list.ts';
 
 const argv = process.argv.slice(2);
 
@@ -39,7 +40,7 @@ export function withSets(base: RunConfig): RunConfig {
         : [],
   );
   try {
-    return withOverrides(base, overridesFromSets(sets, base));
+    return withOverrides(base, overridesFromSetList(sets, base));
   } catch (err) {
     console.error(err instanceof Error ? err.message : String(err));
     process.exit(2);

@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { preview } from 'vite';
 import { BASE_ARGS, WEBGPU_ARGS, ensureChromium } from '../support/chromium.ts';
-import { overridesFromSets } from '../../src/lib/config/run-config.ts';
+import { overridesFromSetList } from '../../src/lib/config/set-list.ts';
 import type { BenchResult, Scenario } from './harness.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -51,7 +51,7 @@ async function loadScenarios(): Promise<Map<string, Scenario>> {
 async function main(): Promise<void> {
   const { scenarios: wanted, json, options } = parseArgs(process.argv.slice(2));
   // Every `--set` is checked before anything is built or run: a bad one names its field.
-  const config = overridesFromSets(options.set ?? []);
+  const config = overridesFromSetList(options.set ?? []);
   delete options.set;
   const available = await loadScenarios();
   const names = wanted.length ? wanted : [...available.keys()];

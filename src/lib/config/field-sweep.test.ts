@@ -6,11 +6,10 @@ import {
   parseSweepValues,
   sweepableFields,
   sweepChoices,
-  sweepSeconds,
-  sweepTimeText,
-  SWEEP_COMPARISONS,
   validateFieldSweep,
 } from './field-sweep';
+import { SWEEP_COMPARISONS } from './sweep-comparisons';
+import { sweepSeconds, sweepTimeText } from './sweep-time';
 
 const c = defaultRunConfig(2);
 

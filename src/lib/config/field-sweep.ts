@@ -3,7 +3,6 @@ import {
   fieldAt,
   overridesFromSets,
   RUN_CONFIG_CHOICES,
-  SCHEDULES,
   type ConfigField,
   type RunConfig,
   type RunOverrides,
@@ -37,14 +36,6 @@ export interface FieldSweepLeg {
 export const DEFAULT_SWEEP_SEEDS: readonly number[] = [1, 2, 3];
 
 /**
- * Seconds a leg takes per trained episode, as the staleness sweep measured it on the page's
- * defaults (one rollout worker, trainer on wasm, 2 shared cores: six legs of 1 600 episodes in
- * 250 s), and the seconds each leg spends starting (worker, weights) and evaluating.
- */
-export const SWEEP_SECONDS_PER_EPISODE = 0.026;
-export const SWEEP_SECONDS_PER_LEG = 10;
-
-/**
  * The fields a sweep may vary: every number `configFields` lists, the seed aside (seeds are the
  * sweep's other axis), and every field of named choices. Each value is checked as the whole config
  * is (`withField`): by its `RUN_CONFIG_LIMITS` or `RUN_CONFIG_CHOICES` entry, or for the
@@ -58,22 +49,6 @@ export function sweepableFields(c: RunConfig): ConfigField[] {
         (typeof f.value === 'string' && RUN_CONFIG_CHOICES[f.path] !== undefined)),
   );
 }
-
-/** A named comparison the sweep form offers in one click: a choice field and the choices it runs. */
-export interface SweepComparison {
-  label: string;
-  path: string;
-  values: readonly string[];
-}
-
-/**
- * The comparisons of the seed's two systems: the update strategies (LoRA aside: it needs
- * `policy.lora`; auto starts as full), and the schedules of rollout jobs.
- */
-export const SWEEP_COMPARISONS: readonly SweepComparison[] = [
-  { label: 'Strategies', path: 'learner.strategy', values: ['full', 'frozen', 'selective', 'gradual'] },
-  { label: 'Scheduling', path: 'pipeline.schedule', values: SCHEDULES },
-];
 
 /** The choices a sweep of `path` may give (empty for a numeric field). */
 export function sweepChoices(path: string): string[] {
@@ -159,16 +134,4 @@ export function fieldSweepLegs(c: RunConfig, spec: FieldSweep): FieldSweepLeg[] 
       overrides: overridesFromSets([`${spec.path}=${setText(value)}`, `seed=${seed}`], c),
     })),
   );
-}
-
-/** About how long `legs` legs of `samples` episodes take, seconds (`SWEEP_SECONDS_PER_EPISODE`). */
-export function sweepSeconds(legs: number, samples: number): number {
-  return legs * (samples * SWEEP_SECONDS_PER_EPISODE + SWEEP_SECONDS_PER_LEG);
-}
-
-/** A sweep's time as its estimate says it: `about 40 s`, `about 6 min`. */
-export function sweepTimeText(seconds: number): string {
-  return seconds < 90
-    ? `about ${Math.round(seconds / 5) * 5 || 5} s`
-    : `about ${Math.round(seconds / 60)} min`;
 }

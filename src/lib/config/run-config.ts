@@ -648,9 +648,8 @@ export function withField(c: RunConfig, path: string, text: string): RunConfig {
 
 /**
  * The overrides of a list of `path=value` settings (the bench's and the node scripts' `--set`),
- * each checked on `base` in turn: throws naming the field and its range at the first bad one —
- * unless the whole list, checked at once, is valid (a setting that needs another given after it,
- * as the reward's resource term needs a sandbox budget).
+ * each checked on `base` in turn: throws naming the field and its range at the first bad one.
+ * (`set-list.ts` checks a list whole where one setting needs another given after it.)
  */
 export function overridesFromSets(
   sets: readonly string[],
@@ -658,43 +657,29 @@ export function overridesFromSets(
 ): RunOverrides {
   let config = base;
   let overrides: RunOverrides = {};
-  try {
-    for (const set of sets) {
-      const [path, text] = splitSet(set);
-      config = withField(config, path, text);
-      overrides = withinOverrides(overrides, nested(path, fieldAt(config, path)));
-    }
-    return overrides;
-  } catch (err) {
-    const all = sets.reduce<RunOverrides>((o, set) => {
-      const [path, text] = splitSet(set);
-      if (!hasPath(base, path.split('.')) && !OPTIONAL_FIELDS.includes(path)) throw err;
-      return withinOverrides(o, nested(path, parseValue(text)));
-    }, {});
-    try {
-      validateRunConfig(withOverrides(base, all));
-    } catch {
-      throw err;
-    }
-    return all;
+  for (const set of sets) {
+    const [path, text] = splitSet(set);
+    config = withField(config, path, text);
+    overrides = withinOverrides(overrides, nested(path, fieldAt(config, path)));
   }
+  return overrides;
 }
 
 /** `path=value` as its two halves. */
-function splitSet(set: string): [string, string] {
+export function splitSet(set: string): [string, string] {
   const eq = set.indexOf('=');
   if (eq <= 0) throw new Error(`--set ${set}: write it as group.field=value, e.g. learner.clipEps=0.1`);
   return [set.slice(0, eq), set.slice(eq + 1)];
 }
 
 /** `value` at `path` as overrides (`a.b` → `{ a: { b: value } }`). */
-function nested(path: string, value: unknown): RunOverrides {
+export function nested(path: string, value: unknown): RunOverrides {
   let over = value;
   for (const k of path.split('.').reverse()) over = { [k]: over };
   return over as RunOverrides;
 }
 
-function hasPath(obj: unknown, keys: readonly string[]): boolean {
+export function hasPath(obj: unknown, keys: readonly string[]): boolean {
   let at: unknown = obj;
   for (const k of keys) {
     if (!isPlainObject(at) || !(k in at)) return false;
@@ -703,7 +688,7 @@ function hasPath(obj: unknown, keys: readonly string[]): boolean {
   return true;
 }
 
-function parseValue(text: string): unknown {
+export function parseValue(text: string): unknown {
   if (text === 'Infinity' || text === 'inf') return Infinity;
   try {
     return JSON.parse(text);

@@ -10,7 +10,7 @@ import { browserCodeRuns, type PageStorage } from '../run/browser';
 import { codeRunEntries, RunCatalog, showCodeRun, type RunListEntry } from '../run/catalog';
 import type { CodeRun, CodeRunEvent } from '../run/code-run';
 import { fieldSweepPlan, raceEtas, sweepPlan, RACE_SAMPLES } from '../run/comparison-plans';
-import { fieldSweepLegs, type FieldSweep } from '../config/field-sweep';
+import type { FieldSweep } from '../config/field-sweep';
 import type { SweepLegSettings } from '../config/presets';
 import {
   SWEEP_ETAS,
@@ -271,8 +271,10 @@ export class RunState extends RunSettingsState {
    * A sensitivity sweep: the panel's settings with `spec`'s field at each value, with each seed,
    * `samples` episodes a leg, each leg evaluated. Throws naming the field on a bad value or seed.
    */
-  fieldSweep(spec: FieldSweep, samples: number): Promise<Leg[]> {
+  async fieldSweep(spec: FieldSweep, samples: number): Promise<Leg[]> {
     const settings = $state.snapshot(this.settings) as RunConfig;
+    // The sweep's code loads with it (the first screen has only its time estimate).
+    const { fieldSweepLegs } = await import('../config/field-sweep');
     const plan = fieldSweepPlan(fieldSweepLegs(settings, spec), settings.pipeline.eta);
     return this.compare('field', plan, samples, true);
   }
