@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Pipeline } from './controller';
-import { FakeSource, FakeTrainer, FakeWorker, configOf, flush, task } from './controller.fakes';
+import { FakeSource, FakeTrainer, FakeWorker, configOf, flush, setup, task } from './controller.fakes';
 import { fitsBudget, overBudget } from './scheduler';
 import type { TimelineEvent } from './events';
 import { account } from './ledger';
@@ -144,6 +144,25 @@ describe('Pipeline preemption by expected reward', () => {
     const waiting = ledger.written.filter((s) => !ledger.trained.includes(s));
     expect(account(ledger, ledger.written, waiting)).toEqual({ lost: [], orphans: [], waiting });
     p.stop();
+  });
+
+  it('a group that finishes as the run stops, past the abort, counts as written and waits unconsumed', async () => {
+    const { p, ws } = setup({ eta: 4 });
+    const w = ws[0];
+    if (!w) throw new Error('no worker');
+    w.abortTooLate = true;
+    const [id, entry] = [...w.jobs.entries()][0] ?? [];
+    if (id === undefined || !entry) throw new Error('no job');
+    const seqs = Array.from({ length: entry.job.samples }, (_, i) => entry.job.seqBase + i);
+    p.stop();
+    w.finish(id);
+    await flush();
+    const ledger = p.ledger.view();
+    expect(ledger.written).toEqual(seqs);
+    expect(ledger.trained).toEqual([]);
+    expect(p.accepted).toBe(0);
+    // In the store and unconsumed: waiting for a resume, neither lost nor an orphan.
+    expect(account(ledger, seqs, seqs)).toEqual({ lost: [], orphans: [], waiting: seqs });
   });
 
   it('no preemption below the margin, nor under another schedule', () => {

@@ -48,8 +48,11 @@ export class FakeWorker implements RolloutPort {
   }
   /** Tokens a preempted job of this worker says it had played, per episode (`keep`). */
   playedTokens = 3;
+  /** Aborts come too late: the job is past storing its group, which `finish` still delivers. */
+  abortTooLate = false;
   async abort(jobId: number, keep = false): Promise<void> {
     this.aborted.push(jobId);
+    if (this.abortTooLate) return;
     const j = this.jobs.get(jobId);
     this.jobs.delete(jobId);
     if (!j) return;

@@ -76,6 +76,8 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   private nextSeq: number;
   private readonly link: TrainerLink<B, T>;
   private stopped = false;
+  /** Jobs running (or being preempted) when the run stopped: a group of theirs may still arrive. */
+  private readonly inFlightAtStop = new Set<RolloutJob>();
   /** Pause, Resume and Step (`hold.ts`): whether new rollout jobs and batches may start. */
   readonly hold = new HoldControl(this, (view) => this.hooks.onHold?.(view));
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -130,6 +132,8 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
     if (!this.stopped) this.drawStretches(this.slotBoard.stopAll(now()));
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    for (const r of this.running.values()) this.inFlightAtStop.add(r.job);
+    for (const { r } of this.suspending.values()) this.inFlightAtStop.add(r.job);
     for (const [jobId, r] of this.running) void this.workers.get(r.workerId)?.port.abort(jobId);
     this.running.clear();
     this.suspending.clear();
@@ -439,6 +443,12 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
   }
 
   private played(job: RolloutJob, worker: WorkerEntry<T>, group: PlayedGroup<T>): void {
+    if (this.stopped) {
+      // Finished as the run stopped, past the abort: the worker stored it, so it counts as
+      // written, and it waits unconsumed in the store for a resume.
+      if (this.inFlightAtStop.delete(job) && group.status === 'done') this.feed.written(group);
+      return;
+    }
     const suspended = this.suspending.get(job.jobId);
     if (suspended?.r.job === job && suspended.worker === worker && !this.stopped) {
       this.suspending.delete(job.jobId);

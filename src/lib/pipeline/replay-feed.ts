@@ -107,7 +107,8 @@ export class ReplayFeed<T extends EpisodeOutcome> {
     this.held.push(group);
   }
 
-  private written(group: PlayedGroup<T>): void {
+  /** Records a stored group's seqs as written (`accept` and `hold` do; a group that came in after Stop alone). */
+  written(group: PlayedGroup<T>): void {
     for (const s of group.seqs) this.ledger.written.add(s);
   }
 
