@@ -204,17 +204,8 @@ export class CodeJobSource implements JobSource {
     const groupOf = groups.flatMap((g) => g.trajectories.map(() => String(g.jobId)));
     const weightOf = groups.flatMap((g, i) => g.trajectories.map(() => weights[i] ?? 1));
     const { estimator, gamma, lambda, turnBonus, contextLength } = this.config.learner;
-    const msOf = groups.flatMap((g) => g.trajectories.map((_, i) => g.episodeSandboxMs?.[i] ?? 0));
-    const budget = this.config.pipeline.budgetSandboxMs;
     const returns = mixes(this.config.learner)
-      ? trajs.map((t, i) =>
-          mixedReturn(
-            { quality: t.return, tokens: ownedTokens(t), sandboxMs: msOf[i] ?? 0 },
-            this.config.learner,
-            contextLength,
-            budget,
-          ),
-        )
+      ? this.mixedReturns(groups, contextLength)
       : trajs.map((t) => t.return);
     const raw =
       estimator === 'gae'
@@ -253,6 +244,21 @@ export class CodeJobSource implements JobSource {
       ]),
       priorities,
     };
+  }
+
+  /** Each episode's return as the reward mix weighs it (`rl/reward-mix.ts`), in the groups' order. */
+  private mixedReturns(groups: readonly PlayedGroup[], contextLength: number): number[] {
+    const budget = this.config.pipeline.budgetSandboxMs;
+    return groups.flatMap((g) =>
+      g.trajectories.map((t, i) =>
+        mixedReturn(
+          { quality: t.return, tokens: ownedTokens(t), sandboxMs: g.episodeSandboxMs?.[i] ?? 0 },
+          this.config.learner,
+          contextLength,
+          budget,
+        ),
+      ),
+    );
   }
 
   /**

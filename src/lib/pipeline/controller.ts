@@ -450,7 +450,7 @@ export class Pipeline<B = TokenBatch, T extends EpisodeOutcome = Trajectory> {
       return;
     }
     const suspended = this.suspending.get(job.jobId);
-    if (suspended?.r.job === job && suspended.worker === worker && !this.stopped) {
+    if (suspended?.r.job === job && suspended.worker === worker) {
       this.suspending.delete(job.jobId);
       if (group.status !== 'done') {
         // Back in the queue with what it played (a worker that cannot keep it: from the start).

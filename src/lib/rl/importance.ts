@@ -115,6 +115,11 @@ export class GradientImportance {
     return normalised(raw);
   }
 
+  /** Whether a read has measured any tensor yet (`latest` is not null). */
+  get measured(): boolean {
+    return this.carried.size > 0;
+  }
+
   /**
    * Every tensor's running mean as last read, normalised across them: those observed in the last
    * window and, for any left out of it, their value from an earlier one. Null before a first read.

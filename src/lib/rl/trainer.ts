@@ -194,7 +194,7 @@ export class PolicyTrainer implements PpoPolicy {
     let measured: StrategyReport['importance'];
     if (due || (selective && !byGradient && this.importance === null))
       this.importance = await this.seedImportance();
-    const firstGradient = selective && byGradient && this.gradientImportance.latest() === null;
+    const firstGradient = selective && byGradient && !this.gradientImportance.measured;
     if (due || (firstGradient && this.gradientImportance.size > 0)) {
       const gradient = await this.gradientImportance.read();
       if (due && this.importance)
@@ -228,8 +228,7 @@ export class PolicyTrainer implements PpoPolicy {
   observeGradients(grads: Readonly<Record<string, tf.Tensor>>): void {
     const cfg = this.config;
     const wanted =
-      cfg.importanceEvery > 0 ||
-      (cfg.selectiveBy === 'gradient' && this.gradientImportance.latest() === null);
+      cfg.importanceEvery > 0 || (cfg.selectiveBy === 'gradient' && !this.gradientImportance.measured);
     if (!wanted) return;
     const byVariable = new Map([...(this.adapters ?? this.params)].map(([name, v]) => [v.name, name]));
     const g = new Map<string, tf.Tensor>();
