@@ -26,7 +26,8 @@
  * `--seconds` is training time: greedy evaluations pause the run and are not counted (the page
  * evaluates in a worker of its own, beside the run). Evaluations: every `evalEvery` versions and
  * at the end, greedy (argmax) play once per task on the easy training, held-out and generalisation
- * tasks of the built-in suite (`builtInTasks(kind, taskSeed)`; the page always uses seed 1), as the
+ * tasks of the built-in suite (`builtInTasks(kind, taskSeed, task.split)`; the page always uses seed 1;
+ * at most 512 training tasks, as `runEvaluationTasks` samples them), as the
  * page's evaluator does (CachedPolicyAgent, rows 32, sampler seed 1, the kind's env config).
  */
 import * as tf from '@tensorflow/tfjs';
@@ -41,12 +42,12 @@ import {
   type TaskKind,
   type TaskSuite,
 } from '../../src/lib/env/suite.ts';
-import { FAMILIES, suiteTask } from '../../src/lib/env/families.ts';
+import { FAMILIES, PROCEDURAL_FAMILIES, suiteTask } from '../../src/lib/env/families.ts';
 import { HeldOutIndex, PROBE_INPUTS } from '../../src/lib/env/decontaminate.ts';
 import { builtInTasks, generalisationOf } from '../../src/lib/env/task-kinds.ts';
 import { defaultRunConfig, withTaskKind, type RunConfig } from '../../src/lib/config/run-config.ts';
 import { assemblePipeline } from '../../src/lib/run/pipeline.ts';
-import { runHeldOutTasks } from '../../src/lib/pipeline/run-tasks.ts';
+import { evaluationSample, runHeldOutTasks } from '../../src/lib/pipeline/run-tasks.ts';
 import { runTrainingTasks } from '../../src/lib/pipeline/training-tasks.ts';
 import type { PipelineTrainerPort, RolloutPort, StepReport } from '../../src/lib/pipeline/types.ts';
 import type { Weights } from '../../src/lib/policy/model.ts';
@@ -109,7 +110,7 @@ try {
 }
 
 // ---- tasks -------------------------------------------------------------------------------
-const builtIn = builtInTasks(kind, TASK_SEED);
+const builtIn = builtInTasks(kind, TASK_SEED, settings.task.split);
 // `--mix examples`: the examples kind's training tasks train beside the run's own (as a suite of
 // the run's own would hold them); evaluations stay on the run's kind.
 const MIX = flag('mix', '');
@@ -118,7 +119,7 @@ if (MIX && MIX !== 'examples') throw new Error(`--mix takes examples, not ${MIX}
 // (held-out or generalisation, at every input 0–13) is left out.
 const heldOutIndex = new HeldOutIndex(runHeldOutTasks(builtIn));
 const functionOf = (program: string) => {
-  for (const f of FAMILIES)
+  for (const f of [...FAMILIES, ...PROCEDURAL_FAMILIES])
     for (const p of f.params) if (f.source(p) === program) return (x: number) => f.apply(p, x);
   throw new Error(`no family writes ${program}`);
 };
@@ -127,7 +128,7 @@ const mixed: TaskSuite | null = MIX
       name: `${kind} and examples`,
       tasks: [
         ...builtIn.filter((t) => !t.heldOut),
-        ...builtInTasks('examples', TASK_SEED).filter(
+        ...builtInTasks('examples', TASK_SEED, settings.task.split).filter(
           (t) =>
             !t.heldOut &&
             heldOutIndex.match((x) => (PROBE_INPUTS.includes(x) ? functionOf(t.program)(x) : undefined)) ===
@@ -141,7 +142,7 @@ const trainTasks = runTrainingTasks(
   builtIn,
 );
 const ofLevel = builtIn.filter((t) => t.level === LEVEL);
-const evalTrain = ofLevel.filter((t) => !t.heldOut);
+const evalTrain = evaluationSample(ofLevel.filter((t) => !t.heldOut));
 const evalHeld = ofLevel.filter((t) => t.heldOut);
 const evalGeneral = generalisationOf(builtIn).filter((t) => t.level === LEVEL);
 const plain = ({ id, level, kind, examples, tests, hidden }: Task): Task =>

@@ -1,22 +1,25 @@
 import { readFileSync } from 'node:fs';
 import { agentFigures, type EvalRow, type EvalTask } from '../../../src/lib/env/evaluate.ts';
-import { generateTasks } from '../../../src/lib/env/families.ts';
-import { generalisationTasks } from '../../../src/lib/env/generalisation.ts';
-import { parseSuite } from '../../../src/lib/env/suite.ts';
+import { parseSuite, type TaskSplit } from '../../../src/lib/env/suite.ts';
+import { builtInTasks, generalisationOf } from '../../../src/lib/env/task-kinds.ts';
+import { defaultRunConfig, withOverrides } from '../../../src/lib/config/run-config.ts';
 import type { Scenario } from '../harness.ts';
 import { TRAINED_POLICY, type PortableCheckpoint } from '../portable.ts';
 import { labHandle, untilLabExposed, type Lab } from '../../support/lab.ts';
 
 /**
- * The built-in suite (seed 1, with its split, and its generalisation suite), or a suite file
- * whose tasks all count as held-out.
+ * The built-in suite (seed 1, with its split — `split`, from `--set task.split=…` — and its
+ * generalisation suite), or a suite file whose tasks all count as held-out.
  */
-export function benchTasks(file: string | undefined): { tasks: EvalTask[]; source: string } {
+export function benchTasks(
+  file: string | undefined,
+  split: TaskSplit = 'families',
+): { tasks: EvalTask[]; source: string } {
   if (!file) {
-    const suite = generateTasks(1);
+    const suite = builtInTasks('examples', 1, split);
     return {
-      tasks: [...suite, ...generalisationTasks(suite)].map(({ family: _f, program: _p, ...t }) => t),
-      source: 'built-in (seed 1)',
+      tasks: [...suite, ...generalisationOf(suite)].map(({ family: _f, program: _p, ...t }) => t),
+      source: `built-in (seed 1, ${split} split)`,
     };
   }
   const parsed = parseSuite(readFileSync(file, 'utf8'));
@@ -31,8 +34,9 @@ const scenario: Scenario = {
   name: 'tasks',
   description:
     'evaluates a task suite (built-in, or --tasks FILE) with random tokens, the untrained policy, brute force and the policy',
-  async run({ baseUrl, launch, options, log, shared }) {
-    const { tasks, source } = benchTasks(options.tasks?.[0]);
+  async run({ baseUrl, launch, options, log, shared, config }) {
+    const split = withOverrides(defaultRunConfig(), config).task.split;
+    const { tasks, source } = benchTasks(options.tasks?.[0], split);
     const samples = Number(options.samples?.[0] ?? 2);
     const bruteMaxRuns = options.bruteMaxRuns?.[0] ? Number(options.bruteMaxRuns[0]) : undefined;
     log(`tasks: ${tasks.length} from ${source}`);

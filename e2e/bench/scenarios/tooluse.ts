@@ -139,9 +139,10 @@ const scenario: Scenario = {
     // The suite file is read and checked before any training: a bad one stops the scenario here.
     // Every arm's easy training tasks, the wide families' functions too where an arm trains on them.
     const wide = [fromBase, config].some((o) => withOverrides(defaultRunConfig(), o).task.wide);
+    const split = withOverrides(defaultRunConfig(), config).task.split;
     const training = runTrainingTasks(
       { suite: null, level: 'easy', wide },
-      builtInTasks('tooluse', BUILT_IN_SEED),
+      builtInTasks('tooluse', BUILT_IN_SEED, split),
     );
     const file = options.tasks?.[0]
       ? readToolUseFile(options.tasks[0], (p) => readFileSync(p, 'utf8'), training)

@@ -1,7 +1,15 @@
 import { shown, shownNumber } from '../errors';
 import { DEFAULT_ENV_CONFIG, MAX_REWARD_WEIGHT, validateEnvConfig, type EnvConfig } from '../env/config';
 import { DEFAULT_CURRICULUM, type CurriculumConfig } from '../env/curriculum';
-import { parseSuite, TASK_KINDS, type Level, type TaskKind, type TaskSuite } from '../env/suite';
+import {
+  parseSuite,
+  TASK_KINDS,
+  TASK_SPLITS,
+  type Level,
+  type TaskKind,
+  type TaskSplit,
+  type TaskSuite,
+} from '../env/suite';
 import { envConfigOf } from '../env/task-kinds';
 import { BIG } from '../env/tokenizer';
 import { VOCAB_SIZE } from '../env/vocab';
@@ -96,6 +104,12 @@ export interface TaskConfig {
    * training tasks are too many to look up.
    */
   wide: boolean;
+  /**
+   * How the built-in tasks split into training and held-out: `families`, a seeded quarter of each
+   * of the eight families; `compositional`, a procedural space of ~1 500 functions whose held-out
+   * tasks combine parts (a constant in a role) that training tasks of their level use apart.
+   */
+  split: TaskSplit;
 }
 
 /** The policy a run trains (DESIGN §4). */
@@ -202,6 +216,7 @@ export function defaultRunConfig(cores?: number): RunConfig {
       hintFraction: 0,
       openingFraction: 0,
       wide: false,
+      split: 'families',
     },
     env: DEFAULT_ENV_CONFIG,
     policy: { model: DEFAULT_MODEL_ARGS, startFrom: null, lora: null, temperature: 1 },
@@ -399,6 +414,7 @@ export const RUN_CONFIG_CHOICES: Readonly<Record<string, readonly unknown[]>> = 
   'task.level': [null, 'easy', 'medium', 'hard'],
   'task.curriculum.enabled': [true, false],
   'task.wide': [true, false],
+  'task.split': TASK_SPLITS,
   'learner.loss': ['decoupled', 'ppo'],
   'learner.estimator': ['rloo', 'grpo', 'gae', 'turn'],
   'learner.strategy': UPDATE_STRATEGIES,

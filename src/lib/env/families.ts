@@ -11,7 +11,15 @@ export interface Family {
   /** The target program as a JavaScript expression in x (DESIGN §3 token alphabet). */
   source(p: readonly number[]): string;
   apply(p: readonly number[], x: number): number;
+  /** What each parameter does in the program (the compositional split matches parts by it). */
+  roles?: readonly Role[];
 }
+
+/**
+ * A parameter's part in a program: the number added (`x+b`, a constant), the factor (`a*x`), the
+ * number added before a product (`(x+a)*b`), the modulus, the threshold of a comparison.
+ */
+export type Role = 'offset' | 'scale' | 'shift' | 'modulus' | 'threshold';
 
 const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
 const pairs = (as: number[], bs: number[]) => as.flatMap((a) => bs.map((b) => [a, b] as const));
@@ -80,6 +88,91 @@ export const FAMILIES: readonly Family[] = [
   },
 ];
 
+/**
+ * The procedural function space of the compositional split (`compositional.ts`): the families'
+ * shapes over constants far wider than the built-in tasks' (too many functions to look up), plus
+ * `x%a+b`, each parameter in a named role; a role's values recur across shapes (an offset of
+ * `x+b` is an offset of `a*x+b`, `x*x+b`, a constant), so a held-out task can be a new
+ * combination of parts that training uses in the same role.
+ */
+export const PROCEDURAL_FAMILIES: readonly Family[] = [
+  {
+    name: 'constant',
+    level: 'easy',
+    params: range(0, 99).map((c) => [c]),
+    source: (p) => `${at(p, 0)}`,
+    apply: (p) => at(p, 0),
+    roles: ['offset'],
+  },
+  {
+    name: 'x+b',
+    level: 'easy',
+    params: range(-40, 60)
+      .filter((b) => b !== 0)
+      .map((b) => [b]),
+    source: (p) => `x${sign(at(p, 0))}`,
+    apply: (p, x) => x + at(p, 0),
+    roles: ['offset'],
+  },
+  {
+    name: 'a*x',
+    level: 'easy',
+    params: range(2, 19).map((a) => [a]),
+    source: (p) => `${at(p, 0)}*x`,
+    apply: (p, x) => at(p, 0) * x,
+    roles: ['scale'],
+  },
+  {
+    name: 'a*x+b',
+    level: 'medium',
+    params: pairs(range(2, 15), range(1, 40)),
+    source: (p) => `${at(p, 0)}*x+${at(p, 1)}`,
+    apply: (p, x) => at(p, 0) * x + at(p, 1),
+    roles: ['scale', 'offset'],
+  },
+  {
+    name: '(x+a)*b',
+    level: 'medium',
+    params: pairs(range(1, 15), range(2, 12)),
+    source: (p) => `(x+${at(p, 0)})*${at(p, 1)}`,
+    apply: (p, x) => (x + at(p, 0)) * at(p, 1),
+    roles: ['shift', 'scale'],
+  },
+  {
+    name: 'x*x+b',
+    level: 'medium',
+    params: range(0, 60).map((b) => [b]),
+    source: (p) => `x*x+${at(p, 0)}`,
+    apply: (p, x) => x * x + at(p, 0),
+    roles: ['offset'],
+  },
+  {
+    name: 'x%a',
+    level: 'hard',
+    params: range(2, 9).map((a) => [a]),
+    source: (p) => `x%${at(p, 0)}`,
+    apply: (p, x) => x % at(p, 0),
+    roles: ['modulus'],
+  },
+  {
+    name: 'x%a+b',
+    level: 'hard',
+    // Not x%9+b: at the tool-use tasks' shown and test inputs (0–8) it is x+b.
+    params: pairs(range(2, 8), range(1, 30)),
+    source: (p) => `x%${at(p, 0)}+${at(p, 1)}`,
+    apply: (p, x) => (x % at(p, 0)) + at(p, 1),
+    roles: ['modulus', 'offset'],
+  },
+  {
+    name: 'x>a?x:b',
+    level: 'hard',
+    params: pairs(range(1, 6), range(0, 40)),
+    source: (p) => `x>${at(p, 0)}?x:${at(p, 1)}`,
+    apply: (p, x) => (x > at(p, 0) ? x : at(p, 1)),
+    roles: ['threshold', 'offset'],
+  },
+];
+
 /** Inputs shown to the policy, and inputs of the hidden tests. */
 export const VISIBLE_INPUTS = [1, 2, 4];
 export const HIDDEN_INPUTS = [0, 3, 5, 7, 10, 13];
@@ -133,48 +226,70 @@ export function generateLayoutTasks(
   seed: number,
   families: readonly Family[] = FAMILIES,
 ): GeneratedTask[] {
-  // A function two tasks compute (`(x+1)*2` and `2*x+2`) is never held out: it would be trained on.
+  const { byFamily, shared } = layoutTasks(layout, families);
+  for (const [f, tasks] of byFamily) {
+    const order = shuffled(
+      tasks.filter((t) => !shared.has(t.id)),
+      familyRng(seed, layout, f),
+    );
+    const heldOut = Math.max(1, Math.ceil(tasks.length * HELD_OUT_FRACTION));
+    for (const t of order.slice(0, heldOut)) t.heldOut = true;
+  }
+  // One shuffle of the whole list so suites do not list families in blocks.
+  return shuffled([...byFamily.values()].flat(), new Rng(seed));
+}
+
+/**
+ * Every family's tasks at `layout`'s inputs, none held out yet, and the ids of those whose
+ * function another task also computes there (`(x+1)*2` and `2*x+2`): such a task always trains.
+ */
+export function layoutTasks(
+  layout: TaskLayout,
+  families: readonly Family[],
+): { byFamily: Map<Family, GeneratedTask[]>; shared: Set<string> } {
   const inputs = [...layout.shown, ...(layout.tests ?? []), ...layout.hidden];
   const signature = (f: Family, p: readonly number[]) => inputs.map((x) => f.apply(p, x)).join(',');
   const seen = new Map<string, number>();
   for (const f of families)
     for (const p of f.params) seen.set(signature(f, p), (seen.get(signature(f, p)) ?? 0) + 1);
-  const out: GeneratedTask[] = [];
-  const idOf = (f: Family, p: readonly number[]) => `${layout.idPrefix}${f.name}:${p.join(',')}`;
+  const byFamily = new Map<Family, GeneratedTask[]>();
+  const shared = new Set<string>();
   for (const f of families) {
-    const tasks = f.params.map((p): GeneratedTask => {
-      const task: GeneratedTask = {
-        id: idOf(f, p),
-        level: f.level,
-        examples: examplesOf(f, p, layout.shown),
-        hidden: examplesOf(f, p, layout.hidden),
-        family: f.name,
-        program: f.source(p),
-        heldOut: false,
-      };
-      if (layout.kind === 'examples') return task;
-      return { ...task, kind: layout.kind, tests: examplesOf(f, p, layout.tests ?? []) };
-    });
-    const shared = new Set(
-      f.params.filter((p) => (seen.get(signature(f, p)) ?? 0) > 1).map((p) => idOf(f, p)),
+    byFamily.set(
+      f,
+      f.params.map((p): GeneratedTask => {
+        const id = `${layout.idPrefix}${f.name}:${p.join(',')}`;
+        if ((seen.get(signature(f, p)) ?? 0) > 1) shared.add(id);
+        const task: GeneratedTask = {
+          id,
+          level: f.level,
+          examples: examplesOf(f, p, layout.shown),
+          hidden: examplesOf(f, p, layout.hidden),
+          family: f.name,
+          program: f.source(p),
+          heldOut: false,
+        };
+        if (layout.kind === 'examples') return task;
+        return { ...task, kind: layout.kind, tests: examplesOf(f, p, layout.tests ?? []) };
+      }),
     );
-    // A seeded shuffle of each family: a uniform sample. (Sorting by a hash of similar ids held out
-    // clusters, such as every large constant.)
-    const order = [...tasks].filter((t) => !shared.has(t.id));
-    const rng = new Rng(parseInt(fnv1a(`${seed}:${layout.idPrefix}${f.name}`), 16));
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [order[i], order[j]] = [order[j] as GeneratedTask, order[i] as GeneratedTask];
-    }
-    const heldOut = Math.max(1, Math.ceil(tasks.length * HELD_OUT_FRACTION));
-    for (const t of order.slice(0, heldOut)) t.heldOut = true;
-    out.push(...tasks);
   }
-  // One shuffle of the whole list so suites do not list families in blocks.
-  const rng = new Rng(seed);
+  return { byFamily, shared };
+}
+
+/**
+ * The random stream of one family's split. A seeded shuffle of each family is a uniform sample
+ * (sorting by a hash of similar ids held out clusters, such as every large constant).
+ */
+export const familyRng = (seed: number, layout: TaskLayout, f: Family): Rng =>
+  new Rng(parseInt(fnv1a(`${seed}:${layout.idPrefix}${f.name}`), 16));
+
+/** A Fisher–Yates shuffle of a copy of `items`. */
+export function shuffled<T>(items: readonly T[], rng: Rng): T[] {
+  const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
-    [out[i], out[j]] = [out[j] as GeneratedTask, out[i] as GeneratedTask];
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { FAMILIES, HIDDEN_INPUTS, VISIBLE_INPUTS, type GeneratedTask } from './families';
+import { FAMILIES, HIDDEN_INPUTS, PROCEDURAL_FAMILIES, VISIBLE_INPUTS, type GeneratedTask } from './families';
 import type { Example, Level } from './suite';
 
 /**
@@ -87,9 +87,17 @@ export function generalisationTasks(suite: readonly GeneratedTask[]): GeneratedT
   return [...shifted, ...outside];
 }
 
-/** The value at x of the family task with this id (`family:params`, as `generateTasks` names them). */
+/** Every family task's value by id (`family:params`, as the generators name them), built once. */
+let valueById: Map<string, (x: number) => number> | null = null;
+
+/** The value at x of the family task with this id, of the built-in or the procedural families. */
 function familyValue(id: string): (x: number) => number {
-  for (const fam of FAMILIES)
-    for (const p of fam.params) if (`${fam.name}:${p.join(',')}` === id) return (x) => fam.apply(p, x);
-  throw new Error(`no built-in family makes the task ${id}`);
+  if (!valueById) {
+    valueById = new Map();
+    for (const fam of [...FAMILIES, ...PROCEDURAL_FAMILIES])
+      for (const p of fam.params) valueById.set(`${fam.name}:${p.join(',')}`, (x) => fam.apply(p, x));
+  }
+  const value = valueById.get(id);
+  if (!value) throw new Error(`no built-in family makes the task ${id}`);
+  return value;
 }

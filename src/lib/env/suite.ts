@@ -19,6 +19,15 @@ export type TaskKind = 'examples' | 'tooluse';
 
 export const TASK_KINDS: readonly TaskKind[] = ['examples', 'tooluse'];
 
+/**
+ * How the built-in tasks split into training and held-out (`env/task-kinds.ts`): a seeded quarter
+ * of each of the eight families, or held-out combinations of parts over the procedural function
+ * space (`env/compositional.ts`).
+ */
+export type TaskSplit = 'families' | 'compositional';
+
+export const TASK_SPLITS: readonly TaskSplit[] = ['families', 'compositional'];
+
 /** A task: write `f` that maps every input to its output. */
 export interface Task {
   id: string;

@@ -1,12 +1,23 @@
+import { generateCompositionalTasks } from './compositional';
 import { DEFAULT_ENV_CONFIG, TOOLUSE_ENV_CONFIG, type EnvConfig } from './config';
-import { generateTasks, type GeneratedTask } from './families';
+import { EXAMPLES_LAYOUT, generateTasks, type GeneratedTask } from './families';
 import { generalisationTasks } from './generalisation';
-import { kindOf, type TaskKind } from './suite';
-import { generateToolUseTasks, toolUseGeneralisationTasks } from './tooluse';
+import { BUILT_IN_SEED } from './suite-entries';
+import { kindOf, type TaskKind, type TaskSplit } from './suite';
+import { generateToolUseTasks, TOOLUSE_LAYOUT, toolUseGeneralisationTasks } from './tooluse';
 
 /** The built-in tasks of a kind (DESIGN §3, §3.1), with their split. */
-export function builtInTasks(kind: TaskKind, seed: number): GeneratedTask[] {
+export function builtInTasks(kind: TaskKind, seed: number, split: TaskSplit = 'families'): GeneratedTask[] {
+  if (split === 'compositional')
+    return kind === 'tooluse'
+      ? generateCompositionalTasks(TOOLUSE_LAYOUT, seed, toolUseGeneralisationTasks)
+      : generateCompositionalTasks(EXAMPLES_LAYOUT, seed, generalisationTasks);
   return kind === 'tooluse' ? generateToolUseTasks(seed) : generateTasks(seed);
+}
+
+/** The built-in tasks a run of these task settings uses: its kind's, seed `BUILT_IN_SEED`, its split. */
+export function runBuiltInTasks(task: { kind: TaskKind; split?: TaskSplit }): GeneratedTask[] {
+  return builtInTasks(task.kind, BUILT_IN_SEED, task.split ?? 'families');
 }
 
 /** The generalisation tasks of built-in tasks of either kind (or both): each kind's own. */

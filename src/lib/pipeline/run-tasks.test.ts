@@ -3,6 +3,7 @@ import { splitOf } from '../env/evaluate';
 import { generateTasks } from '../env/families';
 import { generalisationTasks } from '../env/generalisation';
 import { generateToolUseTasks, toolUseGeneralisationTasks } from '../env/tooluse';
+import { builtInTasks, runBuiltInTasks } from '../env/task-kinds';
 import type { Task, TaskSuite } from '../env/suite';
 import { CodeJobSource } from './code-workload';
 import {
@@ -31,6 +32,22 @@ const mine: TaskSuite = {
 };
 
 describe("a run's tasks", () => {
+  it('come from the compositional split with task.split, its training tasks scored on a sample', () => {
+    const settings = withOverrides(defaultRunConfig(), { task: { split: 'compositional' } });
+    const tasks = runBuiltInTasks(settings.task);
+    expect(tasks).toEqual(builtInTasks('examples', 1, 'compositional'));
+    expect(runBuiltInTasks(defaultRunConfig().task)).toEqual(builtIn);
+    const scored = runEvaluationTasks(settings.task, tasks, 'all');
+    const heldOut = tasks.filter((t) => t.heldOut).map((t) => t.id);
+    expect(scored.filter((t) => t.heldOut && !t.generalisation).map((t) => t.id)).toEqual(heldOut);
+    expect(scored.filter((t) => !t.heldOut)).toHaveLength(EVAL_TRAINING_TASKS);
+    expect(tasks.filter((t) => !t.heldOut).length).toBeGreaterThan(EVAL_TRAINING_TASKS);
+    // The families split's levels are scored whole, as before.
+    expect(runEvaluationTasks({ suite: null }, builtIn, 'all').filter((t) => !t.heldOut)).toHaveLength(
+      builtIn.filter((t) => !t.heldOut).length,
+    );
+  });
+
   it('add the wide functions on tool-use tasks with task.wide, none computing a held-out task', () => {
     const tool = generateToolUseTasks(1);
     const plainTraining = runTrainingTasks({ suite: null, level: 'easy' }, tool);

@@ -38,7 +38,8 @@ export function heldOutOf(builtIn: readonly GeneratedTask[]): GeneratedTask[] {
 
 /**
  * What an evaluation during a run scores, at `level` (the curriculum's, the run's, or `all`):
- * with the built-in tasks, the level's training and held-out tasks; with the run's own suite,
+ * with the built-in tasks, the level's training and held-out tasks (the training tasks of the
+ * compositional split's larger space sampled as a suite's are); with the run's own suite,
  * every task of it as training tasks (the user chose them, whatever their level) and the
  * built-in held-out tasks of the levels the suite has. The generalisation suite's tasks of the
  * same levels follow (marked `generalisation`). A suite of more than `EVAL_TRAINING_TASKS`
@@ -54,10 +55,10 @@ export function runEvaluationTasks(
       .filter((t) => keep(t.level))
       .map((t) => ({ ...plain(t), heldOut: true, generalisation: true }));
   if (!s.suite) {
+    const ofLevel = builtIn.filter((t) => level === 'all' || t.level === level);
+    const scored = new Set(evaluationSample(ofLevel.filter((t) => !t.heldOut)));
     return [
-      ...builtIn
-        .filter((t) => level === 'all' || t.level === level)
-        .map((t) => ({ ...plain(t), heldOut: t.heldOut })),
+      ...ofLevel.filter((t) => t.heldOut || scored.has(t)).map((t) => ({ ...plain(t), heldOut: t.heldOut })),
       ...general((l) => level === 'all' || l === level),
     ];
   }

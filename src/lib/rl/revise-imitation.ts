@@ -1,7 +1,7 @@
 import type { EnvConfig } from '../env/config';
 import { HeldOutIndex, PROBE_INPUTS } from '../env/decontaminate';
 import { Episode } from '../env/episode';
-import type { Family, GeneratedTask } from '../env/families';
+import { PROCEDURAL_FAMILIES, type Family, type GeneratedTask } from '../env/families';
 import type { Example, Level, Task } from '../env/suite';
 import { sourceToTokens } from '../env/tokenizer';
 import { TOOLUSE_HIDDEN, TOOLUSE_SHOWN, TOOLUSE_TESTS } from '../env/tooluse';
@@ -17,59 +17,13 @@ import type { TokenBatch } from './batch';
  * making: the run then tells which one it is), never a near miss made only to be fixed.
  */
 
-const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
 const signed = (n: number) => (n < 0 ? `-${-n}` : `+${n}`);
 
 /**
- * The easy and medium families over constants far wider than the built-in tasks': too many to
- * memorise, and each constant seen in every place, so that reading it off the report pays.
+ * The easy and medium shapes of the procedural space: too many functions to memorise, and each
+ * constant seen in every place, so that reading it off the report pays.
  */
-export const WIDE_FAMILIES: readonly Family[] = [
-  {
-    name: 'constant',
-    level: 'easy',
-    params: range(0, 99).map((c) => [c]),
-    source: (p) => `${p[0]}`,
-    apply: (p) => p[0] ?? 0,
-  },
-  {
-    name: 'x+b',
-    level: 'easy',
-    params: range(-40, 60)
-      .filter((b) => b !== 0)
-      .map((b) => [b]),
-    source: (p) => `x${signed(p[0] ?? 0)}`,
-    apply: (p, x) => x + (p[0] ?? 0),
-  },
-  {
-    name: 'a*x',
-    level: 'easy',
-    params: range(2, 19).map((a) => [a]),
-    source: (p) => `${p[0]}*x`,
-    apply: (p, x) => (p[0] ?? 0) * x,
-  },
-  {
-    name: 'a*x+b',
-    level: 'medium',
-    params: range(2, 15).flatMap((a) => range(1, 40).map((b) => [a, b])),
-    source: (p) => `${p[0]}*x+${p[1]}`,
-    apply: (p, x) => (p[0] ?? 0) * x + (p[1] ?? 0),
-  },
-  {
-    name: '(x+a)*b',
-    level: 'medium',
-    params: range(1, 15).flatMap((a) => range(2, 12).map((b) => [a, b])),
-    source: (p) => `(x+${p[0]})*${p[1]}`,
-    apply: (p, x) => (x + (p[0] ?? 0)) * (p[1] ?? 0),
-  },
-  {
-    name: 'x*x+b',
-    level: 'medium',
-    params: range(0, 60).map((b) => [b]),
-    source: (p) => `x*x+${p[0]}`,
-    apply: (p, x) => x * x + (p[0] ?? 0),
-  },
-];
+export const WIDE_FAMILIES: readonly Family[] = PROCEDURAL_FAMILIES.filter((f) => f.level !== 'hard');
 
 const at = (inputs: readonly number[], f: (x: number) => number): Example[] =>
   inputs.map((x) => ({ input: x, output: f(x) }));

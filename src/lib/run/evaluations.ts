@@ -1,7 +1,7 @@
 import type { GreedyExportRequest, GreedyPlayed, RolloutApi } from '../../../workers/rollout.worker';
 import { agentFigures, type EvalRow, type EvalTask } from '../env/evaluate';
 import type { Level } from '../env/suite';
-import { builtInTasks, playEnvOf } from '../env/task-kinds';
+import { playEnvOf, runBuiltInTasks } from '../env/task-kinds';
 import { errorMessage } from '../errors';
 import { CoalescingQueue } from '../pipeline/coalescing-queue';
 import type { RunConfig } from '../config/run-config';
@@ -13,7 +13,6 @@ import type { Checkpoint } from '../policy/weights';
 import type { LabDB, WeightsRecord } from '../storage/db';
 import { getVersion, latestVersion, loraBaseOf } from '../storage/weights-store';
 import { CrashSafeWorker } from './crash-safe-worker';
-import { BUILT_IN_SEED } from '../env/suite-entries';
 import type { Called } from './rollout-pool';
 
 /** The evaluation worker as the evaluations drive it (the page's `RolloutBridge`; a fake in tests). */
@@ -71,7 +70,7 @@ export class VersionGone extends Error {
  * level (training, held-out and generalisation tasks, each marked with its split).
  */
 export function playableTasks(settings: Pick<RunConfig, 'task'>): EvalTask[] {
-  return runEvaluationTasks(settings.task, builtInTasks(settings.task.kind, BUILT_IN_SEED), 'all');
+  return runEvaluationTasks(settings.task, runBuiltInTasks(settings.task), 'all');
 }
 
 export interface EvaluationsDeps {
@@ -185,7 +184,7 @@ export class Evaluations {
     // A LoRA version holds only adapters: the evaluator merges them into the run's base.
     const base = await loraBaseOf(db, record);
     const kind = r.settings.task.kind;
-    const tasks = runEvaluationTasks(r.settings.task, builtInTasks(kind, BUILT_IN_SEED), r.level);
+    const tasks = runEvaluationTasks(r.settings.task, runBuiltInTasks(r.settings.task), r.level);
     const rows = await this.worker.use(async (worker) => {
       await worker.api.loadPolicy(record.checkpoint, record.version, base);
       return worker.api.evaluate({

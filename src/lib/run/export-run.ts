@@ -16,7 +16,7 @@ import { observationTokens } from '../env/tokenizer';
 import { SEP, tokenId } from '../env/vocab';
 import type { EnvConfig } from '../env/config';
 import type { EvalTask } from '../env/evaluate';
-import { builtInTasks, generalisationOf, playEnvOf } from '../env/task-kinds';
+import { generalisationOf, playEnvOf, runBuiltInTasks } from '../env/task-kinds';
 import { heldOutOf } from '../pipeline/run-tasks';
 import { wideTrainingTasks } from '../pipeline/training-tasks';
 import { defaultRunConfig, runConfigFromJson, runConfigToJson, type RunConfig } from '../config/run-config';
@@ -30,7 +30,6 @@ import type { Checkpoint, PackedTensors } from '../policy/weights';
 import type { Trajectory } from '../rl/trajectory';
 import type { LabDB, RunRecord, TrajectoryRecord, WeightsRecord } from '../storage/db';
 import { getVersion, latestVersion, loraBaseOf, runKind } from '../storage/weights-store';
-import { BUILT_IN_SEED } from './pipeline';
 
 /** What exporting a run made: the archive and what is in it. */
 export interface RunExport {
@@ -62,7 +61,7 @@ export type GreedyPlayer = (
 
 /** The tasks an export plays greedily: the run kind's built-in held-out and generalisation tasks. */
 export function greedyTasks(settings: RunConfig): EvalTask[] {
-  return heldOutOf(builtInTasks(settings.task.kind, BUILT_IN_SEED));
+  return heldOutOf(runBuiltInTasks(settings.task));
 }
 
 const text = (s: string) => new TextEncoder().encode(s);
@@ -116,7 +115,7 @@ export function hostPolicy(ckpt: Checkpoint, base: Checkpoint | undefined): Poli
 
 /** The run's tasks with their splits: its own suite's (train) or the built-in training tasks, then the held-out and generalisation tasks. */
 export function runTasks(settings: RunConfig): (Task | GeneratedTask)[] {
-  const built = builtInTasks(settings.task.kind, BUILT_IN_SEED);
+  const built = runBuiltInTasks(settings.task);
   const suite = settings.task.suite;
   if (suite) return [...suite.tasks, ...heldOutOf(built)];
   return [...built, ...wideTrainingTasks(settings.task, built), ...generalisationOf(built)];

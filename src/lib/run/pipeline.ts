@@ -1,5 +1,5 @@
 import type { GeneratedTask } from '../env/families';
-import { builtInTasks } from '../env/task-kinds';
+import { runBuiltInTasks } from '../env/task-kinds';
 import { CodeJobSource, pipelineConfigOf } from '../pipeline/code-workload';
 import { Pipeline, type PipelineHooks } from '../pipeline/controller';
 import { CustomJobSource, customPipelineConfig, type CustomTrajectory } from '../custom/workload';
@@ -44,7 +44,7 @@ export { newRunId, runInit } from './run-init';
 export function jobSourceOf(
   settings: RunConfig,
   progress: RunProgress | undefined,
-  suite: readonly GeneratedTask[] = builtInTasks(settings.task.kind, BUILT_IN_SEED),
+  suite: readonly GeneratedTask[] = runBuiltInTasks(settings.task),
 ): CodeJobSource {
   const source = new CodeJobSource(runTrainingTasks(settings.task, suite), settings, runHeldOutTasks(suite));
   source.restore(progress);
