@@ -22,7 +22,7 @@ import {
   type RunOverrides,
 } from '../../../src/lib/config/run-config.ts';
 import { openLab } from './pipeline.ts';
-import { PRESETS } from '../../../src/lib/config/presets.ts';
+import { applyPreset, PRESETS } from '../../../src/lib/config/presets.ts';
 
 const round = (v: number | null | undefined, d = 3) =>
   v === null || v === undefined || !Number.isFinite(v) ? null : Math.round(v * 10 ** d) / 10 ** d;
@@ -134,8 +134,12 @@ const scenario: Scenario = {
     const seconds = Number(options.seconds?.[0] ?? 600);
     const multi: EnvConfig = TOOLUSE_ENV_CONFIG;
     const single = oneTurn(TOOLUSE_ENV_CONFIG);
-    const preset = PRESETS.find((p) => p.id === 'tooluse')?.config ?? {};
-    const fromBase = withinOverrides(preset, config);
+    const toolUse = PRESETS.find((p) => p.id === 'tooluse');
+    if (!toolUse) throw new Error('no tool-use preset');
+    // The preset as the page applies it: its config, and on tool-use tasks hindsight relabelling
+    // off (`withTaskKind`), where the other arms relabel.
+    const { hindsight } = applyPreset(defaultRunConfig(), toolUse);
+    const fromBase = withinOverrides({ ...toolUse.config, hindsight }, config);
     // The suite file is read and checked before any training: a bad one stops the scenario here.
     // Every arm's easy training tasks, the wide families' functions too where an arm trains on them.
     const wide = [fromBase, config].some((o) => withOverrides(defaultRunConfig(), o).task.wide);
