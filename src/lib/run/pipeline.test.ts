@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { generateTasks } from '../env/families';
+import { builtInTasks } from '../env/task-kinds';
 import { fakeTrajectory } from '../custom/fixture';
 import { CustomJobSource, customGroup, type CustomTrajectory } from '../custom/workload';
 import { defaultRunConfig, withOverrides } from '../config/run-config';
@@ -139,5 +140,16 @@ describe('the pieces of a run', () => {
     const source = jobSourceOf(s, undefined);
     const builtIn = new Set(generateTasks(BUILT_IN_SEED).map((t) => t.id));
     expect(builtIn.has(source.nextTask().task.id)).toBe(true);
+  });
+
+  it('draws a run with the compositional split from its training tasks, never a held-out one', () => {
+    const s = withOverrides(defaultRunConfig(2), { task: { split: 'compositional', level: 'easy' } });
+    const source = jobSourceOf(s, undefined);
+    const tasks = builtInTasks('examples', BUILT_IN_SEED, 'compositional');
+    const training = new Set(tasks.filter((t) => !t.heldOut).map((t) => t.id));
+    const drawn = Array.from({ length: 200 }, () => source.nextTask().task.id);
+    expect(drawn.every((id) => training.has(id))).toBe(true);
+    // Far more distinct functions than the families split's 27 easy training tasks.
+    expect(new Set(drawn).size).toBeGreaterThan(27);
   });
 });
