@@ -15,8 +15,8 @@ import { Rng } from '../random';
  * The compositional split (`task.split`, DESIGN §3): tasks drawn from the procedural function
  * space (`PROCEDURAL_FAMILIES`), where a held-out task is a combination of parts that training
  * tasks of its level use in the same role, never seen together: `x+23` is held out only while
- * some training task of the easy level adds 23 (a constant 23, or `x+23` of another family),
- * `4*x+9` only while 4 scales and 9 offsets in medium training tasks. Memorising the training
+ * some training task of the easy level has the offset 23 (the constant 23), `4*x+9` only while 4
+ * scales and 9 offsets in medium training tasks. Memorising the training
  * functions cannot answer it; reading the examples can.
  */
 
