@@ -48,6 +48,9 @@ interface Arm {
   file?: FileFigures;
 }
 
+/** The arms `--arms` picks from: from the base, from fresh weights, and with one turn. */
+const ARMS = ['base', 'scratch', 'one'] as const;
+
 /**
  * Trains one arm from fresh weights on the easy tool-use tasks (DESIGN §3.1) with `env`, until
  * `limit` (seconds of training, or trained episodes), then evaluates its newest version greedily,
@@ -132,6 +135,14 @@ const scenario: Scenario = {
     const seeds = (options.seeds?.[0] ?? '1,2,3').split(',').map(Number);
     const samples = options.samples?.[0] ? Number(options.samples[0]) : null;
     const seconds = Number(options.seconds?.[0] ?? 600);
+    // `--arms base,scratch,one`: which arms train (all three by default); without the base arm the
+    // others train `--samples` episodes, as many as a base arm of an earlier invocation trained.
+    const arms = new Set((options.arms?.[0] ?? ARMS.join(',')).split(','));
+    const unknown = [...arms].filter((a) => !(ARMS as readonly string[]).includes(a));
+    if (unknown.length || arms.size === 0)
+      throw new Error(`--arms takes some of ${ARMS.join(', ')}, not ${options.arms?.[0]}`);
+    if (!arms.has('base') && !samples)
+      throw new Error('--arms without base needs --samples N: the episodes the other arms train');
     const multi: EnvConfig = TOOLUSE_ENV_CONFIG;
     const single = oneTurn(TOOLUSE_ENV_CONFIG);
     const toolUse = PRESETS.find((p) => p.id === 'tooluse');
@@ -161,30 +172,33 @@ const scenario: Scenario = {
     }
     const fileTasks = file?.tasks ?? null;
     const { lab, close } = await openLab(launch, baseUrl, options.backend?.[0]);
-    const rows: { seed: number; multiTurn: Arm; fromScratch: Arm; oneTurn: Arm }[] = [];
+    const rows: { seed: number; multiTurn: Arm | null; fromScratch: Arm | null; oneTurn: Arm | null }[] = [];
     try {
       for (const seed of seeds) {
         // The base arm trains `--samples` episodes, or `--seconds`; the others then as many episodes.
         const limit = samples ? { episodes: samples } : { seconds };
-        const m = await trainArm(lab, seed, { ...multi, autoRun: true }, limit, fromBase, fileTasks);
-        log(`seed ${seed}, ${multi.maxTurns} turns from the base: ${JSON.stringify(m)}`);
-        const f = await trainArm(lab, seed, multi, { episodes: samples ?? m.episodes }, config, fileTasks);
-        log(`seed ${seed}, ${multi.maxTurns} turns from scratch: ${JSON.stringify(f)}`);
-        const o = await trainArm(lab, seed, single, { episodes: samples ?? m.episodes }, config, fileTasks);
-        log(`seed ${seed}, one turn: ${JSON.stringify(o)}`);
+        const m = arms.has('base')
+          ? await trainArm(lab, seed, { ...multi, autoRun: true }, limit, fromBase, fileTasks)
+          : null;
+        if (m) log(`seed ${seed}, ${multi.maxTurns} turns from the base: ${JSON.stringify(m)}`);
+        const episodes = { episodes: samples ?? m?.episodes ?? 0 };
+        const f = arms.has('scratch') ? await trainArm(lab, seed, multi, episodes, config, fileTasks) : null;
+        if (f) log(`seed ${seed}, ${multi.maxTurns} turns from scratch: ${JSON.stringify(f)}`);
+        const o = arms.has('one') ? await trainArm(lab, seed, single, episodes, config, fileTasks) : null;
+        if (o) log(`seed ${seed}, one turn: ${JSON.stringify(o)}`);
         rows.push({ seed, multiTurn: m, fromScratch: f, oneTurn: o });
       }
     } finally {
       await close();
     }
-    const held = (arm: 'multiTurn' | 'fromScratch' | 'oneTurn') => rows.map((r) => r[arm].successHeldOut);
-    const gain = rows.map((r) =>
-      r.multiTurn.successHeldOut === null || r.oneTurn.successHeldOut === null
-        ? null
-        : r.multiTurn.successHeldOut - r.oneTurn.successHeldOut,
-    );
-    const of = (arm: 'multiTurn' | 'fromScratch', key: Exclude<keyof Arm, 'file'>) =>
-      meanSd(rows.map((r) => r[arm][key]));
+    const held = (arm: 'multiTurn' | 'fromScratch' | 'oneTurn') =>
+      rows.map((r) => r[arm]?.successHeldOut ?? null);
+    const gain = rows.map((r) => {
+      const [m, o] = [r.multiTurn?.successHeldOut ?? null, r.oneTurn?.successHeldOut ?? null];
+      return m === null || o === null ? null : m - o;
+    });
+    const of = (arm: 'multiTurn' | 'fromScratch' | 'oneTurn', key: Exclude<keyof Arm, 'file'>) =>
+      meanSd(rows.map((r) => r[arm]?.[key] ?? null));
     const runFraction = of('multiTurn', 'runFraction');
     const reviseRate = of('multiTurn', 'reviseRate');
     const successMultiTurn = meanSd(held('multiTurn'));
@@ -194,6 +208,7 @@ const scenario: Scenario = {
     return {
       'tooluse.seeds': seeds,
       'tooluse.limit': samples ? { samples } : { seconds },
+      'tooluse.arms': ARMS.filter((a) => arms.has(a)),
       'tooluse.turns': multi.maxTurns,
       'tooluse.rows': rows,
       'tooluse.successMultiTurn': successMultiTurn,
@@ -205,8 +220,8 @@ const scenario: Scenario = {
       'tooluse.successForcedOneTurn': of('multiTurn', 'successForcedOneTurn'),
       'tooluse.solvedWithRun': of('multiTurn', 'solvedWithRun'),
       'tooluse.meanTurns': of('multiTurn', 'meanTurns'),
-      'tooluse.successTrainMultiTurn': meanSd(rows.map((r) => r.multiTurn.successTrain)),
-      'tooluse.successTrainOneTurn': meanSd(rows.map((r) => r.oneTurn.successTrain)),
+      'tooluse.successTrainMultiTurn': of('multiTurn', 'successTrain'),
+      'tooluse.successTrainOneTurn': of('oneTurn', 'successTrain'),
       'tooluse.fromScratch': {
         successHeldOut: meanSd(held('fromScratch')),
         successTrain: of('fromScratch', 'successTrain'),
@@ -218,9 +233,9 @@ const scenario: Scenario = {
         ? fileSummary(
             file,
             rows.map((r) => ({
-              multiTurn: r.multiTurn.file ?? fileFigures([]),
-              fromScratch: r.fromScratch.file ?? fileFigures([]),
-              oneTurn: r.oneTurn.file ?? fileFigures([]),
+              multiTurn: r.multiTurn?.file ?? fileFigures([]),
+              fromScratch: r.fromScratch?.file ?? fileFigures([]),
+              oneTurn: r.oneTurn?.file ?? fileFigures([]),
             })),
           )
         : {}),
