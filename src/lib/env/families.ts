@@ -22,71 +22,101 @@ export interface Family {
 export type Role = 'offset' | 'scale' | 'shift' | 'modulus' | 'threshold';
 
 const range = (lo: number, hi: number) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
-const pairs = (as: number[], bs: number[]) => as.flatMap((a) => bs.map((b) => [a, b] as const));
+const pairs = (as: number[], bs: number[]) => as.flatMap((a) => bs.map((b) => [a, b]));
 const at = (p: readonly number[], i: number) => p[i] ?? 0;
 const sign = (n: number) => (n < 0 ? `-${-n}` : `+${n}`);
 
-/** The built-in families: constant, x+b, a·x, a·x+b, (x+a)·b, x·x+b, x%a, a conditional. */
-export const FAMILIES: readonly Family[] = [
-  {
+/** A family without its parameters: what a program of that shape is and computes. */
+type Shape = Omit<Family, 'params'>;
+
+/** Every shape of the built-in and the procedural families, by name. */
+const SHAPES: Record<string, Shape> = {
+  constant: {
     name: 'constant',
     level: 'easy',
-    params: range(0, 9).map((c) => [c]),
     source: (p) => `${at(p, 0)}`,
     apply: (p) => at(p, 0),
+    roles: ['offset'],
   },
-  {
+  'x+b': {
     name: 'x+b',
     level: 'easy',
-    params: range(-9, 9)
-      .filter((b) => b !== 0)
-      .map((b) => [b]),
     source: (p) => `x${sign(at(p, 0))}`,
     apply: (p, x) => x + at(p, 0),
+    roles: ['offset'],
   },
-  {
+  'a*x': {
     name: 'a*x',
     level: 'easy',
-    params: range(2, 9).map((a) => [a]),
     source: (p) => `${at(p, 0)}*x`,
     apply: (p, x) => at(p, 0) * x,
+    roles: ['scale'],
   },
-  {
+  'a*x+b': {
     name: 'a*x+b',
     level: 'medium',
-    params: pairs(range(2, 9), range(1, 9)),
     source: (p) => `${at(p, 0)}*x+${at(p, 1)}`,
     apply: (p, x) => at(p, 0) * x + at(p, 1),
+    roles: ['scale', 'offset'],
   },
-  {
+  '(x+a)*b': {
     name: '(x+a)*b',
     level: 'medium',
-    params: pairs(range(1, 9), range(2, 9)),
     source: (p) => `(x+${at(p, 0)})*${at(p, 1)}`,
     apply: (p, x) => (x + at(p, 0)) * at(p, 1),
+    roles: ['shift', 'scale'],
   },
-  {
+  'x*x+b': {
     name: 'x*x+b',
     level: 'medium',
-    params: range(0, 9).map((b) => [b]),
     source: (p) => `x*x+${at(p, 0)}`,
     apply: (p, x) => x * x + at(p, 0),
+    roles: ['offset'],
   },
-  {
+  'x%a': {
     name: 'x%a',
     level: 'hard',
-    params: range(2, 9).map((a) => [a]),
     source: (p) => `x%${at(p, 0)}`,
     apply: (p, x) => x % at(p, 0),
+    roles: ['modulus'],
   },
-  {
+  'x%a+b': {
+    name: 'x%a+b',
+    level: 'hard',
+    source: (p) => `x%${at(p, 0)}+${at(p, 1)}`,
+    apply: (p, x) => (x % at(p, 0)) + at(p, 1),
+    roles: ['modulus', 'offset'],
+  },
+  'x>a?x:b': {
     name: 'x>a?x:b',
     level: 'hard',
-    params: pairs(range(1, 6), range(0, 9)),
     source: (p) => `x>${at(p, 0)}?x:${at(p, 1)}`,
     apply: (p, x) => (x > at(p, 0) ? x : at(p, 1)),
+    roles: ['threshold', 'offset'],
   },
-];
+};
+
+/** Families of these shapes, each over its parameter tuples. */
+const familiesOf = (params: Record<string, (readonly number[])[]>): Family[] =>
+  Object.entries(params).map(([name, p]) => {
+    const shape = SHAPES[name];
+    if (!shape) throw new Error(`no shape ${name}`);
+    return { ...shape, params: p };
+  });
+
+const ones = (xs: number[]) => xs.map((x) => [x]);
+
+/** The built-in families: constant, x+b, a·x, a·x+b, (x+a)·b, x·x+b, x%a, a conditional. */
+export const FAMILIES: readonly Family[] = familiesOf({
+  constant: ones(range(0, 9)),
+  'x+b': ones(range(-9, 9).filter((b) => b !== 0)),
+  'a*x': ones(range(2, 9)),
+  'a*x+b': pairs(range(2, 9), range(1, 9)),
+  '(x+a)*b': pairs(range(1, 9), range(2, 9)),
+  'x*x+b': ones(range(0, 9)),
+  'x%a': ones(range(2, 9)),
+  'x>a?x:b': pairs(range(1, 6), range(0, 9)),
+});
 
 /**
  * The procedural function space of the compositional split (`compositional.ts`): the families'
@@ -95,83 +125,18 @@ export const FAMILIES: readonly Family[] = [
  * `x+b` is an offset of `a*x+b`, `x*x+b`, a constant), so a held-out task can be a new
  * combination of parts that training uses in the same role.
  */
-export const PROCEDURAL_FAMILIES: readonly Family[] = [
-  {
-    name: 'constant',
-    level: 'easy',
-    params: range(0, 99).map((c) => [c]),
-    source: (p) => `${at(p, 0)}`,
-    apply: (p) => at(p, 0),
-    roles: ['offset'],
-  },
-  {
-    name: 'x+b',
-    level: 'easy',
-    params: range(-40, 60)
-      .filter((b) => b !== 0)
-      .map((b) => [b]),
-    source: (p) => `x${sign(at(p, 0))}`,
-    apply: (p, x) => x + at(p, 0),
-    roles: ['offset'],
-  },
-  {
-    name: 'a*x',
-    level: 'easy',
-    params: range(2, 19).map((a) => [a]),
-    source: (p) => `${at(p, 0)}*x`,
-    apply: (p, x) => at(p, 0) * x,
-    roles: ['scale'],
-  },
-  {
-    name: 'a*x+b',
-    level: 'medium',
-    params: pairs(range(2, 15), range(1, 40)),
-    source: (p) => `${at(p, 0)}*x+${at(p, 1)}`,
-    apply: (p, x) => at(p, 0) * x + at(p, 1),
-    roles: ['scale', 'offset'],
-  },
-  {
-    name: '(x+a)*b',
-    level: 'medium',
-    params: pairs(range(1, 15), range(2, 12)),
-    source: (p) => `(x+${at(p, 0)})*${at(p, 1)}`,
-    apply: (p, x) => (x + at(p, 0)) * at(p, 1),
-    roles: ['shift', 'scale'],
-  },
-  {
-    name: 'x*x+b',
-    level: 'medium',
-    params: range(0, 60).map((b) => [b]),
-    source: (p) => `x*x+${at(p, 0)}`,
-    apply: (p, x) => x * x + at(p, 0),
-    roles: ['offset'],
-  },
-  {
-    name: 'x%a',
-    level: 'hard',
-    params: range(2, 9).map((a) => [a]),
-    source: (p) => `x%${at(p, 0)}`,
-    apply: (p, x) => x % at(p, 0),
-    roles: ['modulus'],
-  },
-  {
-    name: 'x%a+b',
-    level: 'hard',
-    // Not x%9+b: at the tool-use tasks' shown and test inputs (0–8) it is x+b.
-    params: pairs(range(2, 8), range(1, 30)),
-    source: (p) => `x%${at(p, 0)}+${at(p, 1)}`,
-    apply: (p, x) => (x % at(p, 0)) + at(p, 1),
-    roles: ['modulus', 'offset'],
-  },
-  {
-    name: 'x>a?x:b',
-    level: 'hard',
-    params: pairs(range(1, 6), range(0, 40)),
-    source: (p) => `x>${at(p, 0)}?x:${at(p, 1)}`,
-    apply: (p, x) => (x > at(p, 0) ? x : at(p, 1)),
-    roles: ['threshold', 'offset'],
-  },
-];
+export const PROCEDURAL_FAMILIES: readonly Family[] = familiesOf({
+  constant: ones(range(0, 99)),
+  'x+b': ones(range(-40, 60).filter((b) => b !== 0)),
+  'a*x': ones(range(2, 19)),
+  'a*x+b': pairs(range(2, 15), range(1, 40)),
+  '(x+a)*b': pairs(range(1, 15), range(2, 12)),
+  'x*x+b': ones(range(0, 60)),
+  'x%a': ones(range(2, 9)),
+  // Not x%9+b: at the tool-use tasks' shown and test inputs (0–8) it is x+b.
+  'x%a+b': pairs(range(2, 8), range(1, 30)),
+  'x>a?x:b': pairs(range(1, 6), range(0, 40)),
+});
 
 /** Inputs shown to the policy, and inputs of the hidden tests. */
 export const VISIBLE_INPUTS = [1, 2, 4];
